@@ -1,0 +1,321 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Handler serves incoming requests and notifications. The Conn calls it
+// from its read loop, one frame at a time and in arrival order, so it must
+// not block: work that waits returns a Later and is answered when it ends.
+// For a notification the result is discarded.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle implements Handler.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// Later is a result that defers the answer: the Conn runs the function on
+// its own goroutine, with a context that ends with the connection, and sends
+// what it returns as the response.
+type Later func(ctx context.Context) (any, error)
+
+// Options configure a Conn. The zero value is usable.
+type Options struct {
+	MaxFrame int          // largest incoming frame; 0 means DefaultMaxFrame
+	Logger   *slog.Logger // nil discards logs
+	IDPrefix string       // prefix of outgoing request ids; "" means "zc-out-"
+}
+
+// Conn is one JSON-RPC 2.0 peer over an NDJSON stream. It serves incoming
+// requests through its Handler and sends its own calls, matching responses
+// only against its own pending map.
+type Conn struct {
+	rwc     io.ReadWriteCloser
+	r       *Reader
+	w       *Writer
+	handler Handler
+	log     *slog.Logger
+	prefix  string
+
+	nextID  atomic.Uint64
+	mu      sync.Mutex
+	pending map[string]chan *Response // keyed by ID.key
+
+	ctx      context.Context // ends when the connection does
+	cancel   context.CancelFunc
+	later    sync.WaitGroup
+	done     chan struct{}
+	doneOnce sync.Once
+	err      error // why the connection ended; set before done closes
+}
+
+// NewConn returns a Conn on rwc. Nothing is read until Run is called.
+// A nil handler answers every request with "method not found".
+func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
+	if h == nil {
+		h = HandlerFunc(func(context.Context, *Request) (any, error) { return nil, ErrMethodNotFound })
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	prefix := opts.IDPrefix
+	if prefix == "" {
+		prefix = "zc-out-"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Conn{
+		rwc: rwc, r: NewReader(rwc, opts.MaxFrame), w: NewWriter(rwc),
+		handler: h, log: log, prefix: prefix,
+		pending: map[string]chan *Response{},
+		ctx:     ctx, cancel: cancel, done: make(chan struct{}),
+	}
+}
+
+// Run reads and dispatches frames until the stream ends, ctx is cancelled
+// or Close is called, then fails every pending call, waits for the deferred
+// handlers, and returns why it stopped (nil for a clean end of stream or Close).
+func (c *Conn) Run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { c.finish(ctx.Err()) })
+	defer stop()
+	var err error
+	for {
+		var line []byte
+		line, err = c.r.Read()
+		if err != nil {
+			break
+		}
+		c.dispatch(line)
+	}
+	var tooLarge *FrameTooLargeError
+	if errors.As(err, &tooLarge) {
+		c.log.Warn("frame too large; closing connection", "limit", tooLarge.Limit)
+		_ = c.sendError(NullID, &Error{Code: CodeInvalidRequest, Message: tooLarge.Error()})
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	c.finish(err)
+	c.later.Wait()
+	return c.Err()
+}
+
+// finish ends the connection once: it records why, closes the stream,
+// cancels handler contexts and wakes every waiting call.
+func (c *Conn) finish(err error) {
+	c.doneOnce.Do(func() {
+		c.err = err
+		c.cancel()
+		_ = c.rwc.Close()
+		close(c.done)
+	})
+}
+
+// Close ends the connection. Pending calls fail with ErrClosed.
+func (c *Conn) Close() error {
+	c.finish(nil)
+	return nil
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended, once Done is closed.
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+		if c.err != nil && (errors.Is(c.err, io.ErrClosedPipe) || errors.Is(c.err, context.Canceled)) {
+			return nil
+		}
+		return c.err
+	default:
+		return nil
+	}
+}
+
+func (c *Conn) dispatch(line []byte) {
+	msg, v := classify(line)
+	switch {
+	case v != nil && v.reply != nil:
+		_ = c.sendError(v.id, v.reply)
+	case v != nil:
+		c.log.Warn("dropped frame", "reason", v.drop, "bytes", len(line))
+	case msg.resp != nil:
+		c.resolve(msg.resp, len(line))
+	default:
+		c.serve(msg.req)
+	}
+}
+
+func (c *Conn) serve(req *Request) {
+	result, err := c.handler.Handle(c.ctx, req)
+	if later, ok := result.(Later); ok && err == nil {
+		c.later.Add(1)
+		go func() {
+			defer c.later.Done()
+			res, err := later(c.ctx)
+			c.reply(req, res, err)
+		}()
+		return
+	}
+	c.reply(req, result, err)
+}
+
+func (c *Conn) reply(req *Request, result any, err error) {
+	if req.IsNotification() {
+		if err != nil && !errors.Is(err, ErrMethodNotFound) {
+			c.log.Debug("notification failed", "method", req.Method, "err", err)
+		}
+		return
+	}
+	if err != nil {
+		_ = c.sendError(req.ID, toWire(req.Method, err))
+		return
+	}
+	raw, merr := marshalResult(result)
+	if merr != nil {
+		_ = c.sendError(req.ID, &Error{Code: CodeInternalError, Message: "internal error: " + merr.Error()})
+		return
+	}
+	buf := make([]byte, 0, len(raw)+len(req.ID.Raw())+40)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, req.ID.Raw()...)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, raw...)
+	buf = append(buf, '}')
+	_ = c.write(buf)
+}
+
+func marshalResult(v any) (json.RawMessage, error) {
+	switch r := v.(type) {
+	case nil:
+		return json.RawMessage("null"), nil
+	case json.RawMessage:
+		return r, nil
+	}
+	return json.Marshal(v)
+}
+
+func (c *Conn) sendError(id ID, e *Error) error {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, len(body)+len(id.Raw())+40)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id.Raw()...)
+	buf = append(buf, `,"error":`...)
+	buf = append(buf, body...)
+	buf = append(buf, '}')
+	return c.write(buf)
+}
+
+// write sends one frame; a failed write ends the connection, since the
+// stream can no longer be trusted to hold whole frames.
+func (c *Conn) write(frame []byte) error {
+	if err := c.w.Write(frame); err != nil {
+		c.finish(err)
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Conn) resolve(resp *Response, size int) {
+	if string(resp.ID.Raw()) == "null" {
+		c.log.Warn("dropped response with null id", "bytes", size)
+		return
+	}
+	k := resp.ID.key()
+	c.mu.Lock()
+	ch, ok := c.pending[k]
+	delete(c.pending, k)
+	c.mu.Unlock()
+	if !ok {
+		c.log.Warn("dropped response to unknown id", "bytes", size)
+		return
+	}
+	ch <- resp
+}
+
+// Call sends a request and waits for its response, decoding a successful
+// result into result (which may be nil). An error response is returned as
+// *Error; a connection that ends first returns ErrClosed.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	id := StringID(c.prefix + strconv.FormatUint(c.nextID.Add(1)-1, 10))
+	ch := make(chan *Response, 1)
+	k := id.key()
+	c.mu.Lock()
+	c.pending[k] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, k)
+		c.mu.Unlock()
+	}
+	if err := c.send(id, method, params); err != nil {
+		forget()
+		return err
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return resp.Error
+		}
+		if result == nil || string(resp.Result) == "null" {
+			return nil
+		}
+		return json.Unmarshal(resp.Result, result)
+	case <-ctx.Done():
+		forget()
+		return ctx.Err()
+	case <-c.done:
+		forget()
+		return ErrClosed
+	}
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(method string, params any) error {
+	return c.send(ID{}, method, params)
+}
+
+func (c *Conn) send(id ID, method string, params any) error {
+	select {
+	case <-c.done:
+		return ErrClosed
+	default:
+	}
+	m, err := json.Marshal(method)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 128)
+	buf = append(buf, `{"jsonrpc":"2.0"`...)
+	if !id.IsZero() {
+		buf = append(buf, `,"id":`...)
+		buf = append(buf, id.raw...)
+	}
+	buf = append(buf, `,"method":`...)
+	buf = append(buf, m...)
+	if params != nil {
+		p, err := marshalResult(params)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, p...)
+	}
+	buf = append(buf, '}')
+	return c.write(buf)
+}

@@ -1,0 +1,120 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxFrame is the largest frame accepted unless configured otherwise.
+const DefaultMaxFrame = 8 << 20
+
+// FrameTooLargeError is returned by a Reader whose peer sent a line longer
+// than the limit. The connection cannot be resynchronised after it.
+type FrameTooLargeError struct{ Limit int }
+
+func (e *FrameTooLargeError) Error() string { return fmt.Sprintf("frame exceeds %d bytes", e.Limit) }
+
+// Reader reads NDJSON frames: one message per line, a trailing \r tolerated,
+// blank lines skipped.
+type Reader struct {
+	br    *bufio.Reader
+	max   int
+	long  []byte // reused for lines longer than the bufio buffer
+	fatal error
+}
+
+// NewReader returns a Reader of frames of at most max bytes (0: DefaultMaxFrame).
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMaxFrame
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Read returns the next non-blank frame without its line ending. The slice
+// is valid until the next call. At the end of the stream it returns io.EOF;
+// a final line without "\n" is still returned first.
+func (r *Reader) Read() ([]byte, error) {
+	if r.fatal != nil {
+		return nil, r.fatal
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			r.fatal = err
+			return nil, err
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				r.fatal = err
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			r.fatal = err // deliver this last line now, EOF next time
+		}
+		return line, nil
+	}
+}
+
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == nil {
+		line = line[:len(line)-1]
+		if len(line) > r.max {
+			return nil, &FrameTooLargeError{Limit: r.max}
+		}
+		return line, nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if len(line) > r.max {
+			return nil, &FrameTooLargeError{Limit: r.max}
+		}
+		return line, err
+	}
+	r.long = append(r.long[:0], line...)
+	for {
+		line, err = r.br.ReadSlice('\n')
+		r.long = append(r.long, line...)
+		// The "\n" itself does not count against the limit.
+		if n := len(r.long); n > r.max+1 || (n == r.max+1 && r.long[n-1] != '\n') {
+			return nil, &FrameTooLargeError{Limit: r.max}
+		}
+		switch {
+		case err == nil:
+			return r.long[:len(r.long)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return r.long, err
+		}
+	}
+}
+
+// Writer writes NDJSON frames; concurrent writes never interleave.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write writes frame followed by "\n" in one write call.
+func (w *Writer) Write(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(append(w.buf[:0], frame...), '\n')
+	_, err := w.w.Write(w.buf)
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not pin a huge frame's buffer
+	}
+	return err
+}
