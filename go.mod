@@ -2,4 +2,9 @@ module github.com/zeroclaw/zeroclaw
 
 go 1.26.8
 
-require go.uber.org/goleak v1.3.0
+require (
+	github.com/BurntSushi/toml v1.6.0
+	go.uber.org/goleak v1.3.0
+)
+
+require golang.org/x/sys v0.50.0

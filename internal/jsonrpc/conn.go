@@ -104,6 +104,9 @@ func (c *Conn) Run(ctx context.Context) error {
 		_ = c.sendError(NullID, &Error{Code: CodeInvalidRequest, Message: tooLarge.Error()})
 	}
 	if errors.Is(err, io.EOF) {
+		// The peer has finished sending (it may only have half-closed):
+		// answer what is still running before closing our side.
+		c.later.Wait()
 		err = nil
 	}
 	c.finish(err)

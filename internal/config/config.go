@@ -1,0 +1,225 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the whole of config.toml after defaults are applied.
+type Config struct {
+	Daemon    Daemon              `toml:"daemon"`
+	Providers map[string]Provider `toml:"providers"`
+	Agents    map[string]Agent    `toml:"agents"`
+	Gateway   Gateway             `toml:"gateway"`
+
+	// Source is the file it was read from, "" for built-in defaults.
+	Source string `toml:"-"`
+}
+
+// Daemon holds the [daemon] table.
+type Daemon struct {
+	MaxSessions         int `toml:"max_sessions"`
+	PromptQueue         int `toml:"prompt_queue"`
+	ApprovalTimeoutSecs int `toml:"approval_timeout_secs"`
+	MaxFrameBytes       int `toml:"max_frame_bytes"`
+}
+
+// Provider is one [providers.<name>] table.
+type Provider struct {
+	Kind      string `toml:"kind"`
+	BaseURL   string `toml:"base_url"`
+	APIKeyEnv string `toml:"api_key_env"`
+	Model     string `toml:"model"`
+}
+
+// Agent is one [agents.<alias>] table.
+type Agent struct {
+	Provider        string   `toml:"provider"`
+	SystemPrompt    string   `toml:"system_prompt"`
+	Risk            string   `toml:"risk"`
+	Tools           []string `toml:"tools"`
+	MaxTurnRequests int      `toml:"max_turn_requests"`
+}
+
+// Gateway holds the [gateway] table.
+type Gateway struct {
+	Enabled bool   `toml:"enabled"`
+	Listen  string `toml:"listen"`
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+}
+
+// Known values.
+var (
+	ProviderKinds = []string{"openai", "anthropic", "echo"}
+	RiskLevels    = []string{"readonly", "supervised", "full"}
+	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "list_dir", "search", "ask_user", "poll", "plan"}
+)
+
+// Default returns the built-in configuration: one agent "default" on the
+// provider the environment offers (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+// OLLAMA_HOST, in that order), else the offline echo provider.
+func Default(getenv func(string) string) *Config {
+	c := &Config{
+		Daemon: Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
+		Gateway: Gateway{Listen: "127.0.0.1:42617"},
+	}
+	var p Provider
+	switch {
+	case getenv("ANTHROPIC_API_KEY") != "":
+		p = Provider{Kind: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Model: "claude-sonnet-4-5"}
+	case getenv("OPENAI_API_KEY") != "":
+		p = Provider{Kind: "openai", APIKeyEnv: "OPENAI_API_KEY", Model: "gpt-4o-mini"}
+	case getenv("OLLAMA_HOST") != "":
+		host := strings.TrimSuffix(getenv("OLLAMA_HOST"), "/")
+		if !strings.Contains(host, "://") {
+			host = "http://" + host
+		}
+		p = Provider{Kind: "openai", BaseURL: host + "/v1", Model: "qwen2.5-coder:7b"}
+	default:
+		p = Provider{Kind: "echo"}
+	}
+	c.Providers = map[string]Provider{p.Kind: p}
+	c.Agents = map[string]Agent{"default": defaultAgent(p.Kind)}
+	return c
+}
+
+func defaultAgent(provider string) Agent {
+	return Agent{Provider: provider, Risk: "supervised", Tools: slices.Clone(ToolNames), MaxTurnRequests: 50}
+}
+
+// Load reads path, or returns the defaults when it does not exist. A file
+// that does not parse, has an unknown key or a bad value is an error that
+// names the file, the line where known, and the key.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	def := Default(getenv)
+	text, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return def, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Source: path}
+	md, err := toml.Decode(string(text), c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		key := und[0].String()
+		return nil, fmt.Errorf("%s:%d: unknown key %s", path, lineOf(string(text), und[0]), key)
+	}
+	// An agents table given in the file replaces the built-in one; with no
+	// agents at all, the default agent runs on the environment's provider.
+	if len(c.Agents) == 0 {
+		c.Agents = def.Agents
+		for k, v := range def.Providers {
+			if c.Providers == nil {
+				c.Providers = map[string]Provider{}
+			}
+			if _, ok := c.Providers[k]; !ok {
+				c.Providers[k] = v
+			}
+		}
+	}
+	for alias, a := range c.Agents {
+		if a.Risk == "" {
+			a.Risk = "supervised"
+		}
+		if a.Tools == nil {
+			a.Tools = slices.Clone(ToolNames)
+		}
+		if a.MaxTurnRequests == 0 {
+			a.MaxTurnRequests = 50
+		}
+		c.Agents[alias] = a
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// lineOf finds the line that sets the last part of key, for error messages;
+// 0 when it cannot tell.
+func lineOf(text string, key toml.Key) int {
+	last := key[len(key)-1]
+	for i, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, last+" ") || strings.HasPrefix(l, last+"=") || strings.HasPrefix(l, `"`+last+`"`) {
+			return i + 1
+		}
+		if strings.HasPrefix(l, "[") && strings.Contains(l, key.String()) && len(key) > 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (c *Config) validate() error {
+	d := c.Daemon
+	for _, f := range []struct {
+		key string
+		v   int
+		min int
+	}{
+		{"daemon.max_sessions", d.MaxSessions, 1},
+		{"daemon.prompt_queue", d.PromptQueue, 1},
+		{"daemon.approval_timeout_secs", d.ApprovalTimeoutSecs, 0},
+		{"daemon.max_frame_bytes", d.MaxFrameBytes, 1024},
+	} {
+		if f.v < f.min {
+			return fmt.Errorf("%s = %d: must be at least %d", f.key, f.v, f.min)
+		}
+	}
+	for name, p := range c.Providers {
+		if !slices.Contains(ProviderKinds, p.Kind) {
+			return fmt.Errorf("providers.%s.kind = %q: must be one of %s", name, p.Kind, strings.Join(ProviderKinds, ", "))
+		}
+	}
+	if _, ok := c.Agents["default"]; !ok {
+		return fmt.Errorf("agents: no [agents.default]; the default agent is required")
+	}
+	for alias, a := range c.Agents {
+		if _, ok := c.Providers[a.Provider]; !ok {
+			return fmt.Errorf("agents.%s.provider = %q: no [providers.%s] (known: %s)", alias, a.Provider, a.Provider, strings.Join(c.ProviderNames(), ", "))
+		}
+		if !slices.Contains(RiskLevels, a.Risk) {
+			return fmt.Errorf("agents.%s.risk = %q: must be one of %s", alias, a.Risk, strings.Join(RiskLevels, ", "))
+		}
+		for _, t := range a.Tools {
+			if !slices.Contains(ToolNames, t) {
+				return fmt.Errorf("agents.%s.tools: unknown tool %q (known: %s)", alias, t, strings.Join(ToolNames, ", "))
+			}
+		}
+		if a.MaxTurnRequests < 1 {
+			return fmt.Errorf("agents.%s.max_turn_requests = %d: must be at least 1", alias, a.MaxTurnRequests)
+		}
+	}
+	return nil
+}
+
+// ProviderNames returns the configured provider names, sorted.
+func (c *Config) ProviderNames() []string { return sortedKeys(c.Providers) }
+
+// AgentAliases returns the configured agent aliases, sorted.
+func (c *Config) AgentAliases() []string { return sortedKeys(c.Agents) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,145 @@
+// Package daemon runs the zeroclaw daemon: it owns the listener, the
+// accept loop, every connection's goroutine, ephemeral mode and graceful
+// stop. The methods themselves live in package rpc.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/rpc"
+	"github.com/zeroclaw/zeroclaw/internal/transport"
+)
+
+// Options configure a daemon run.
+type Options struct {
+	Version   string
+	Dirs      config.Dirs
+	Config    *config.Config
+	Ephemeral bool
+	// Grace is how long an ephemeral daemon waits after its last client
+	// leaves; 0 means one second.
+	Grace  time.Duration
+	Logger *slog.Logger
+	// Ready, if set, is called once the socket accepts connections.
+	Ready func(endpoint string)
+}
+
+// StopTimeout bounds a graceful stop: connections still open after it are
+// abandoned and Run returns.
+const StopTimeout = 5 * time.Second
+
+// Run listens on the endpoint and serves until ctx is cancelled, a client
+// asks for shutdown, or (ephemeral) the last client has been gone for the
+// grace period. It returns nil after a graceful stop.
+func Run(ctx context.Context, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln, err := transport.Listen(o.Dirs.Endpoint)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	return Serve(ctx, ln, o)
+}
+
+// Serve is Run on a listener the caller made; it closes ln when it returns.
+func Serve(ctx context.Context, ln net.Listener, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	grace := o.Grace
+	if grace <= 0 {
+		grace = time.Second
+	}
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	srv := rpc.NewServer(rpc.Options{
+		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
+		Logger: log, Shutdown: stop,
+	})
+	life := newLifetime(grace)
+	var conns sync.WaitGroup
+	connCtx, cancelConns := context.WithCancel(context.Background())
+	defer cancelConns()
+
+	acceptErr := make(chan error, 1) // the accept loop's end, and why
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				acceptErr <- err
+				close(acceptErr)
+				return
+			}
+			peer, err := transport.Authorize(nc)
+			if err != nil {
+				log.Warn("connection refused", "peer", peer.Label, "err", err)
+				nc.Close()
+				continue
+			}
+			life.connect()
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				defer life.disconnect()
+				log.Info("client connected", "peer", peer.Label)
+				err := srv.ServeConn(connCtx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID})
+				log.Info("client disconnected", "peer", peer.Label, "err", err)
+			}()
+		}
+	}()
+	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", pidNow(), "ephemeral", o.Ephemeral,
+		"config", configSource(o.Config))
+	if o.Ready != nil {
+		o.Ready(o.Dirs.Endpoint)
+	}
+
+	var expired <-chan struct{}
+	if o.Ephemeral {
+		expired = life.expired
+	}
+	var runErr error
+	select {
+	case <-stopCtx.Done():
+		log.Info("daemon stopping")
+	case <-expired:
+		log.Info("ephemeral daemon: last client gone, stopping", "grace", grace)
+	case err := <-acceptErr:
+		runErr = fmt.Errorf("accept: %w", err)
+	}
+	// Graceful stop: no new connections, end the open ones, wait (bounded).
+	// The accept loop is gone before we wait, so no connection is added to
+	// the group after the wait starts.
+	ln.Close()
+	for range acceptErr {
+	}
+	cancelConns()
+	waited := make(chan struct{})
+	go func() { conns.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(StopTimeout):
+		log.Warn("connections still open after the stop timeout; exiting anyway")
+	}
+	if runErr != nil && errors.Is(runErr, net.ErrClosed) {
+		runErr = nil
+	}
+	return runErr
+}
+
+func configSource(c *config.Config) string {
+	if c.Source == "" {
+		return "built-in defaults"
+	}
+	return c.Source
+}

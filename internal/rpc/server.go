@@ -1,0 +1,216 @@
+// Package rpc binds the daemon's methods to JSON-RPC connections: one
+// binding per connection, the initialize gate, and the one table that turns
+// errors into wire codes.
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// Server holds what every connection's binding shares.
+type Server struct {
+	version   string
+	dirs      config.Dirs
+	cfg       *config.Config
+	ephemeral bool
+	started   time.Time
+	log       *slog.Logger
+	shutdown  func() // asks the daemon to stop; may be nil
+
+	clients atomic.Int64
+	connWG  sync.WaitGroup
+}
+
+// Options configure a Server.
+type Options struct {
+	Version   string
+	Dirs      config.Dirs
+	Config    *config.Config
+	Ephemeral bool
+	Logger    *slog.Logger
+	// Shutdown is called (once per request) when a client asks the daemon
+	// to stop. It must not block.
+	Shutdown func()
+}
+
+// NewServer returns a Server; the uptime clock starts now.
+func NewServer(o Options) *Server {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
+		started: time.Now(), log: log, shutdown: o.Shutdown}
+}
+
+// Clients returns the number of connected clients.
+func (s *Server) Clients() int { return int(s.clients.Load()) }
+
+// Peer identifies the far end of a connection.
+type Peer struct {
+	Label string
+	UID   int // -1 when unknown
+}
+
+// ServeConn serves one connection until it ends or ctx is cancelled.
+func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Peer) error {
+	s.clients.Add(1)
+	defer s.clients.Add(-1)
+	b := &binding{srv: s, peer: peer}
+	b.conn = jsonrpc.NewConn(rwc, b, jsonrpc.Options{
+		MaxFrame: s.cfg.Daemon.MaxFrameBytes,
+		Logger:   s.log.With("peer", peer.Label),
+	})
+	return b.conn.Run(ctx)
+}
+
+// binding is one connection's view of the daemon.
+type binding struct {
+	srv  *Server
+	peer Peer
+	conn *jsonrpc.Conn
+
+	mu          sync.Mutex
+	initialized bool
+	clientID    string
+	caps        protocol.ClientCapabilities
+}
+
+// methods lists every method served, in the order the capability list shows.
+var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown}
+
+// events lists the session/update types the daemon emits.
+var events = []string{}
+
+// Handle implements jsonrpc.Handler.
+func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if req.Method == protocol.MethodInitialize {
+		return b.initialize(req)
+	}
+	b.mu.Lock()
+	ok := b.initialized
+	b.mu.Unlock()
+	if !ok {
+		if req.IsNotification() {
+			return nil, nil // silence, as for every notification that fails
+		}
+		return nil, errNotInitialized
+	}
+	switch req.Method {
+	case protocol.MethodStatus:
+		return b.status(), nil
+	case protocol.MethodShutdown:
+		return b.shutdownReq()
+	}
+	return nil, jsonrpc.ErrMethodNotFound
+}
+
+func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
+	var p protocol.InitializeParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, wire(err)
+	}
+	if p.ProtocolVersion != nil && *p.ProtocolVersion != protocol.Version {
+		return nil, jsonrpc.NewError(protocol.CodeVersionMismatch,
+			protocol.VersionMismatchData{Supported: protocol.SupportedVersions, Kind: "version_mismatch"},
+			"protocol version %d is not supported (supported: %v)", *p.ProtocolVersion, protocol.SupportedVersions)
+	}
+	id := p.ClientID
+	if id != "" && !ValidID(id) {
+		return nil, wire(&protocol.ParamsError{Field: "clientId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"})
+	}
+	b.mu.Lock()
+	if id == "" {
+		id = b.clientID // a repeated initialize without an id keeps the one we gave
+	}
+	if id == "" {
+		id = newClientID()
+	}
+	b.initialized, b.clientID = true, id
+	if p.ClientCapabilities != nil {
+		b.caps = *p.ClientCapabilities
+	} else {
+		b.caps = protocol.ClientCapabilities{}
+	}
+	b.mu.Unlock()
+	name := ""
+	if p.ClientInfo != nil {
+		name = p.ClientInfo.Name
+	}
+	b.srv.log.Info("client initialized", "peer", b.peer.Label, "clientId", id, "client", name)
+	return protocol.InitializeResult{
+		ProtocolVersion: protocol.Version,
+		ServerVersion:   b.srv.version,
+		ServerPID:       os.Getpid(),
+		ClientID:        id,
+		Capabilities:    protocol.Capabilities{Methods: methods, Events: events},
+	}, nil
+}
+
+func (b *binding) status() protocol.StatusResult {
+	s := b.srv
+	provider := ""
+	if a, ok := s.cfg.Agents["default"]; ok {
+		provider = s.cfg.Providers[a.Provider].Kind
+	}
+	return protocol.StatusResult{
+		ServerVersion:   s.version,
+		ProtocolVersion: protocol.Version,
+		PID:             os.Getpid(),
+		UptimeMs:        time.Since(s.started).Milliseconds(),
+		Endpoint:        s.dirs.Endpoint,
+		ConfigDir:       s.dirs.ConfigDir,
+		DataDir:         s.dirs.DataDir,
+		Ephemeral:       s.ephemeral,
+		Clients:         s.Clients(),
+		ActiveSessions:  0,
+		Sessions:        []protocol.SessionSummary{},
+		Provider:        provider,
+	}
+}
+
+func (b *binding) shutdownReq() (any, error) {
+	if b.peer.UID != os.Geteuid() {
+		return nil, jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
+			"shutdown is allowed only to the daemon's own user")
+	}
+	b.srv.log.Info("shutdown requested", "peer", b.peer.Label)
+	if b.srv.shutdown != nil {
+		b.srv.shutdown()
+	}
+	return protocol.ShutdownResult{ShuttingDown: true}, nil
+}
+
+// ValidID reports whether s is a valid client or session id:
+// 1-128 characters of [A-Za-z0-9._-].
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func newClientID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "cl_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,216 @@
+//go:build unix
+
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxPathLen is the longest socket path the OS accepts (sun_path less NUL).
+var maxPathLen = len(unix.RawSockaddrUnix{}.Path) - 1
+
+// umaskMu serialises the process-wide umask change around bind.
+var umaskMu sync.Mutex
+
+// Listener is a listening Unix socket that owns its path: it holds the
+// lock file and removes the socket on Close only if it is still its own.
+type Listener struct {
+	*net.UnixListener
+	path      string
+	lock      *os.File
+	dev, ino  uint64
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Path returns the socket path.
+func (l *Listener) Path() string { return l.path }
+
+// Listen prepares path's directory, takes the lock, clears a stale socket
+// and listens, following the protocol's start-up order.
+func Listen(path string) (*Listener, error) {
+	if len(path) > maxPathLen {
+		return nil, fmt.Errorf("socket path %s is %d bytes, over the OS limit of %d bytes; set ZEROCLAW_SOCKET to a shorter path", path, len(path), maxPathLen)
+	}
+	if err := secureDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	lock, err := takeLock(path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := listenLocked(path)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	l.lock = lock
+	return l, nil
+}
+
+// secureDir creates dir with mode 0700, or checks that an existing one is
+// safe: not a symlink, owned by us (or root, for a shared sticky dir such
+// as /tmp), and not group/other-writable unless sticky.
+func secureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create socket directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("socket directory: %w", err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("socket directory %s is a symlink; refusing it", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("socket directory %s is not a directory", dir)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	uid := uint32(os.Geteuid())
+	if st.Uid != uid && st.Uid != 0 {
+		return fmt.Errorf("socket directory %s is owned by uid %d, not by us (uid %d); refusing it", dir, st.Uid, uid)
+	}
+	perm := fi.Mode()
+	if perm.Perm()&0o022 != 0 && perm&os.ModeSticky == 0 {
+		return fmt.Errorf("socket directory %s is writable by others (mode %04o) without the sticky bit; refusing it", dir, perm.Perm())
+	}
+	if st.Uid == 0 && uid != 0 && perm&os.ModeSticky == 0 {
+		return fmt.Errorf("socket directory %s is owned by root and not a sticky shared directory; refusing it", dir)
+	}
+	return nil
+}
+
+// takeLock takes an exclusive flock on path+".lock" and records our pid.
+func takeLock(path string) (*os.File, error) {
+	lp := path + ".lock"
+	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file %s: %w", lp, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &LockedError{Path: path, PID: readPID(f)}
+		}
+		return nil, fmt.Errorf("lock %s: %w", lp, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("write lock file %s: %w", lp, err)
+		}
+	}
+	return f, nil
+}
+
+func readPID(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid
+}
+
+func fileID(fi os.FileInfo) (dev, ino uint64) {
+	st := fi.Sys().(*syscall.Stat_t)
+	return uint64(st.Dev), uint64(st.Ino)
+}
+
+// listenLocked clears a stale socket and binds; the caller holds the lock.
+func listenLocked(path string) (*Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; refusing to remove it", path)
+		}
+		dev, ino := fileID(fi)
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w at %s", ErrAlreadyServing, path)
+		}
+		// Refused: stale. Remove it only if nobody replaced it meanwhile.
+		if fi2, err := os.Lstat(path); err == nil {
+			if d2, i2 := fileID(fi2); d2 == dev && i2 == ino {
+				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+				}
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("stat socket %s: %w", path, err)
+	}
+	umaskMu.Lock()
+	old := unix.Umask(0o077)
+	nl, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	unix.Umask(old)
+	umaskMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	nl.SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o600); err != nil {
+		nl.Close()
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		nl.Close()
+		return nil, fmt.Errorf("stat socket %s: %w", path, err)
+	}
+	l := &Listener{UnixListener: nl, path: path}
+	l.dev, l.ino = fileID(fi)
+	return l, nil
+}
+
+// Close stops listening, unlinks the socket if it is still ours (same
+// dev/inode) and releases the lock.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() {
+		l.closeErr = l.UnixListener.Close()
+		if fi, err := os.Lstat(l.path); err == nil {
+			if dev, ino := fileID(fi); dev == l.dev && ino == l.ino {
+				os.Remove(l.path)
+			}
+		}
+		if l.lock != nil {
+			l.lock.Close()
+		}
+	})
+	return l.closeErr
+}
+
+// Dial connects to the daemon socket at path.
+func Dial(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", path)
+}
+
+// Authorize reads the peer's credentials and refuses a peer whose uid is
+// neither ours nor root's. Connections that are not Unix sockets pass with
+// a label naming their address.
+func Authorize(c net.Conn) (Peer, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return Peer{Label: c.RemoteAddr().Network() + ":" + c.RemoteAddr().String(), UID: -1}, nil
+	}
+	p, err := peerCred(uc)
+	if err != nil {
+		return Peer{Label: "unix:unknown", UID: -1}, fmt.Errorf("read peer credentials: %w", err)
+	}
+	if p.UID != os.Geteuid() && p.UID != 0 {
+		return p, ErrPeerRefused
+	}
+	return p, nil
+}
