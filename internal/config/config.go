@@ -67,7 +67,7 @@ var (
 // OLLAMA_HOST, in that order), else the offline echo provider.
 func Default(getenv func(string) string) *Config {
 	c := &Config{
-		Daemon: Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
+		Daemon:  Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
 		Gateway: Gateway{Listen: "127.0.0.1:42617"},
 	}
 	var p Provider

@@ -101,6 +101,6 @@ type ShutdownResult struct {
 
 // VersionMismatchData is the data of a -32011 error.
 type VersionMismatchData struct {
-	Supported []int `json:"supported"`
+	Supported []int  `json:"supported"`
 	Kind      string `json:"kind"`
 }
