@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+)
+
+// The test binary doubles as the zeroclaw binary: with ZEROCLAW_TEST_MAIN
+// set it runs the command line, so tests start real daemon processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
+		os.Exit(Main(context.Background(), os.Args[1:], OSEnv()))
+	}
+	os.Exit(m.Run())
+}
+
+func testEnv(t *testing.T, stdin string) (Env, *bytes.Buffer, *bytes.Buffer, string) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir}
+	var out, errb bytes.Buffer
+	environ := append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+	return Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return vars[k] }, Environ: environ}, &out, &errb, dir
+}
+
+// startDaemon runs `zeroclaw daemon` as a real process.
+func startDaemon(t *testing.T, env Env, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, append([]string{"daemon"}, args...)...)
+	cmd.Env = env.Environ
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sock := filepath.Join(env.Getenv("ZEROCLAW_CONFIG_DIR"), "data", "daemon.sock")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := client.Dial(context.Background(), sock, client.Options{})
+		if err == nil {
+			c.Close()
+			return cmd, &logs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon not ready: %v\n%s", err, logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStatusWithoutDaemon(t *testing.T) {
+	env, out, errb, _ := testEnv(t, "")
+	if code := Main(context.Background(), []string{"status"}, env); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if !strings.Contains(errb.String(), "no daemon is running") || out.Len() != 0 {
+		t.Fatalf("stderr %q stdout %q", errb, out)
+	}
+}
+
+func TestStatusAndRPCAgainstDaemonProcess(t *testing.T) {
+	env, out, _, dir := testEnv(t, "")
+	cmd, logs := startDaemon(t, env)
+	if code := Main(context.Background(), []string{"status", "--output-format", "json"}, env); code != 0 {
+		t.Fatalf("status exit %d", code)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("status json %q: %v", out, err)
+	}
+	if st["pid"] != float64(cmd.Process.Pid) || st["configDir"] != dir || st["provider"] != "echo" {
+		t.Fatalf("status %v", st)
+	}
+	// The seed's quick test, line by line, through `zeroclaw rpc --no-init`.
+	env2, out2, _, _ := testEnv(t, `{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}
+{"jsonrpc":"2.0","method":"status","params":{},"id":2}
+`)
+	env2.Getenv = env.Getenv
+	if code := Main(context.Background(), []string{"rpc", "--no-init"}, env2); code != 0 {
+		t.Fatalf("rpc exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out2.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":1,"result":{"protocolVersion":1`) || !strings.Contains(lines[1], `"id":2,"result":{"serverVersion"`) {
+		t.Fatalf("rpc output:\n%s", out2)
+	}
+	// Graceful SIGTERM: exit 0, socket removed, logged.
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon did not stop within 10s of SIGTERM")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "data", "daemon.sock")); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+	if !strings.Contains(logs.String(), "client connected") || !strings.Contains(logs.String(), `peer="unix:pid=`) {
+		t.Fatalf("log lacks the peer label:\n%s", logs)
+	}
+}
+
+func TestStatusStartsEphemeralDaemon(t *testing.T) {
+	env, out, errb, dir := testEnv(t, "")
+	if code := Main(context.Background(), []string{"status", "--start"}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	if !strings.Contains(out.String(), "ephemeral") || !strings.Contains(out.String(), "echo (offline") {
+		t.Fatalf("status text:\n%s", out)
+	}
+	// The started daemon exits by itself once we are gone.
+	sock := filepath.Join(dir, "data", "daemon.sock")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Lstat(sock); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ephemeral daemon still running 10s after its last client left")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBadConfigIsClearError(t *testing.T) {
+	env, _, errb, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[daemon]\nmax_sessions = 64\nmax_sesions = 3\n"), 0o600)
+	if code := Main(context.Background(), []string{"daemon"}, env); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	want := filepath.Join(dir, "config.toml") + ":3: unknown key daemon.max_sesions"
+	if !strings.Contains(errb.String(), want) {
+		t.Fatalf("stderr %q, want %q", errb, want)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	env, out, errb, _ := testEnv(t, "")
+	if Main(context.Background(), []string{"version"}, env) != 0 || !strings.HasPrefix(out.String(), "zeroclaw ") {
+		t.Fatalf("version: %q", out)
+	}
+	if Main(context.Background(), []string{"frobnicate"}, env) != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: %q", errb)
+	}
+}
