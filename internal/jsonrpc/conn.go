@@ -56,6 +56,7 @@ type Conn struct {
 	cancel   context.CancelFunc
 	later    sync.WaitGroup
 	done     chan struct{}
+	readDone chan struct{} // closed when the peer can send nothing more
 	doneOnce sync.Once
 	err      error // why the connection ended; set before done closes
 }
@@ -79,7 +80,7 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 		rwc: rwc, r: NewReader(rwc, opts.MaxFrame), w: NewWriter(rwc),
 		handler: h, log: log, prefix: prefix,
 		pending: map[string]chan *Response{},
-		ctx:     ctx, cancel: cancel, done: make(chan struct{}),
+		ctx:     ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
 }
 
@@ -103,6 +104,7 @@ func (c *Conn) Run(ctx context.Context) error {
 		c.log.Warn("frame too large; closing connection", "limit", tooLarge.Limit)
 		_ = c.sendError(NullID, &Error{Code: CodeInvalidRequest, Message: tooLarge.Error()})
 	}
+	close(c.readDone) // no response can arrive any more: pending calls fail now
 	if errors.Is(err, io.EOF) {
 		// The peer has finished sending (it may only have half-closed):
 		// answer what is still running before closing our side.
@@ -283,6 +285,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		forget()
 		return ctx.Err()
 	case <-c.done:
+		forget()
+		return ErrClosed
+	case <-c.readDone:
 		forget()
 		return ErrClosed
 	}

@@ -219,7 +219,6 @@ func TestCloseCancelsLaterAndFailsCalls(t *testing.T) {
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("pending call: got %v, want ErrClosed", err)
 	}
-	<-c.Done()
 }
 
 // TestSameIDBothDirections: both peers have zc-out-0 in flight; a malformed
