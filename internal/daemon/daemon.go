@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -39,10 +40,6 @@ const StopTimeout = 5 * time.Second
 // asks for shutdown, or (ephemeral) the last client has been gone for the
 // grace period. It returns nil after a graceful stop.
 func Run(ctx context.Context, o Options) error {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	ln, err := transport.Listen(o.Dirs.Endpoint)
 	if err != nil {
 		return err
@@ -98,7 +95,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 			}()
 		}
 	}()
-	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", pidNow(), "ephemeral", o.Ephemeral,
+	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", os.Getpid(), "ephemeral", o.Ephemeral,
 		"config", configSource(o.Config))
 	if o.Ready != nil {
 		o.Ready(o.Dirs.Endpoint)

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"sync"
 	"time"
 )
@@ -52,5 +51,3 @@ func (l *lifetime) disconnect() {
 	})
 	l.timer = t
 }
-
-func pidNow() int { return os.Getpid() }
