@@ -177,7 +177,21 @@ func (c *Conn) serve(req *Request) {
 	c.reply(req, result, err)
 }
 
+// Then is a result that runs After once the response has been written (or
+// failed to be): for a method such as shutdown whose effect would otherwise
+// race its own answer.
+type Then struct {
+	Result any
+	After  func()
+}
+
 func (c *Conn) reply(req *Request, result any, err error) {
+	if t, ok := result.(Then); ok {
+		result = t.Result
+		if t.After != nil {
+			defer t.After()
+		}
+	}
 	if req.IsNotification() {
 		if err != nil && !errors.Is(err, ErrMethodNotFound) {
 			c.log.Debug("notification failed", "method", req.Method, "err", err)

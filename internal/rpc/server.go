@@ -187,10 +187,13 @@ func (b *binding) shutdownReq() (any, error) {
 			"shutdown is allowed only to the daemon's own user")
 	}
 	b.srv.log.Info("shutdown requested", "peer", b.peer.Label)
-	if b.srv.shutdown != nil {
-		b.srv.shutdown()
-	}
-	return protocol.ShutdownResult{ShuttingDown: true}, nil
+	// Stop only once the answer is on the wire, or the stop would close
+	// this connection before the client hears it.
+	return jsonrpc.Then{Result: protocol.ShutdownResult{ShuttingDown: true}, After: func() {
+		if b.srv.shutdown != nil {
+			b.srv.shutdown()
+		}
+	}}, nil
 }
 
 // ValidID reports whether s is a valid client or session id:
