@@ -207,6 +207,28 @@ func TestSlowHandlerDoesNotBlockReadLoop(t *testing.T) {
 	}
 }
 
+// A handler that answers later must still see its own id and params after
+// the read loop has read (into the same buffer) the frames that follow.
+func TestLaterKeepsItsFrame(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, r *Request) (any, error) {
+		if r.Method != "hold" {
+			return r.Params, nil
+		}
+		return Later(func(ctx context.Context) (any, error) { <-release; return r.Params, nil }), nil
+	})
+	_, p := startConn(t, h, Options{})
+	p.send(`{"jsonrpc":"2.0","method":"hold","params":{"mine":"AAAA"},"id":"first"}`)
+	p.send(`{"jsonrpc":"2.0","method":"echo","params":{"next":"BBBB"},"id":"other"}`)
+	if got := canon(t, p.next("echo")); got != `{"id":"other","jsonrpc":"2.0","result":{"next":"BBBB"}}` {
+		t.Fatalf("got %s", got)
+	}
+	close(release)
+	if got := canon(t, p.next("held")); got != `{"id":"first","jsonrpc":"2.0","result":{"mine":"AAAA"}}` {
+		t.Fatalf("held reply %s: the request changed under its handler", got)
+	}
+}
+
 func TestCloseCancelsLaterAndFailsCalls(t *testing.T) {
 	c, p := startConn(t, echoHandler(make(chan struct{})), Options{})
 	p.send(`{"jsonrpc":"2.0","method":"slow","id":1}`)

@@ -39,6 +39,7 @@ func FuzzFrames(f *testing.F) {
 			if len(line) > max || bytes.IndexByte(line, '\n') >= 0 || len(bytes.TrimSpace(line)) == 0 {
 				t.Fatalf("bad frame %q", line)
 			}
+			checkScanner(t, line)
 			msg, v := classify(line)
 			switch {
 			case v != nil && v.reply != nil:
@@ -68,4 +69,33 @@ func FuzzFrames(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkScanner compares the envelope scanner with encoding/json on every
+// valid object: same members, same raw values.
+func checkScanner(t *testing.T, line []byte) {
+	if !json.Valid(line) || kindOf(line) != '{' {
+		return
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(line, &want); err != nil {
+		t.Fatalf("valid object %q: %v", line, err)
+	}
+	env, ok := scanEnvelope(line)
+	if !ok {
+		t.Fatalf("scanner refused %q", line)
+	}
+	for _, m := range []struct {
+		name string
+		f    field
+		got  json.RawMessage
+	}{
+		{"jsonrpc", fVersion, env.version}, {"method", fMethod, env.method}, {"id", fID, env.id},
+		{"params", fParams, env.params}, {"result", fResult, env.result}, {"error", fError, env.err},
+	} {
+		w, has := want[m.name]
+		if has != env.has(m.f) || has && !bytes.Equal(bytes.TrimSpace(w), m.got) {
+			t.Fatalf("%q: member %s: scanner %v %q, encoding/json %v %q", line, m.name, env.has(m.f), m.got, has, w)
+		}
+	}
 }

@@ -99,11 +99,28 @@ func validID(raw json.RawMessage) bool {
 }
 
 func isJSONString(raw json.RawMessage, want string) bool {
-	var s string
-	return kindOf(raw) == '"' && json.Unmarshal(raw, &s) == nil && s == want
+	s, ok := jsonString(raw)
+	return ok && s == want
 }
 
-// classify applies the envelope rules of the protocol to one frame.
+// jsonString decodes a JSON string value; the fast path takes strings
+// without escapes as they are.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// classify applies the envelope rules of the protocol to one frame. The
+// message it returns does not alias line, which the framer reuses.
 func classify(line []byte) (message, *verdict) {
 	if !json.Valid(line) {
 		var v any
@@ -121,21 +138,19 @@ func classify(line []byte) (message, *verdict) {
 	default:
 		return message{}, invalid(ID{}, "frame must be a JSON object")
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(line, &env); err != nil {
+	// One copy serves every raw value the message keeps.
+	env, ok := scanEnvelope(bytes.Clone(line))
+	if !ok {
 		return message{}, invalid(ID{}, "frame must be a JSON object")
 	}
-	method, hasMethod := env["method"]
-	_, hasResult := env["result"]
-	_, hasError := env["error"]
 	switch {
-	case hasMethod && kindOf(method) == '"' && !hasResult && !hasError:
-		return classifyRequest(env)
-	case !hasMethod && (hasResult || hasError):
-		return classifyResponse(env)
-	case hasMethod && kindOf(method) != '"':
+	case env.has(fMethod) && kindOf(env.method) == '"' && !env.has(fResult) && !env.has(fError):
+		return classifyRequest(&env)
+	case !env.has(fMethod) && (env.has(fResult) || env.has(fError)):
+		return classifyResponse(&env)
+	case env.has(fMethod) && kindOf(env.method) != '"':
 		return message{}, invalid(ID{}, "method must be a string")
-	case hasMethod:
+	case env.has(fMethod):
 		return message{}, invalid(ID{}, "a frame cannot have both method and result/error")
 	default:
 		return message{}, invalid(ID{}, "frame is neither a request nor a response")
@@ -146,24 +161,23 @@ func invalid(id ID, rule string) *verdict {
 	return &verdict{reply: &Error{Code: CodeInvalidRequest, Message: "invalid request: " + rule}, id: id}
 }
 
-func classifyRequest(env map[string]json.RawMessage) (message, *verdict) {
+func classifyRequest(env *envelope) (message, *verdict) {
 	var id ID
-	rawID, hasID := env["id"]
-	if hasID {
-		if !validID(rawID) {
+	if env.has(fID) {
+		if !validID(env.id) {
 			return message{}, invalid(ID{}, "id must be a string, number or null")
 		}
-		id = ID{raw: bytes.TrimSpace(rawID)}
+		id = ID{raw: env.id}
 	}
-	if v, ok := env["jsonrpc"]; !ok || !isJSONString(v, "2.0") {
+	if !env.has(fVersion) || !isJSONString(env.version, "2.0") {
 		return message{}, invalid(id, `jsonrpc must be "2.0"`)
 	}
-	var method string
-	if err := json.Unmarshal(env["method"], &method); err != nil {
+	method, ok := jsonString(env.method)
+	if !ok {
 		return message{}, invalid(id, "method must be a string")
 	}
-	params, hasParams := env["params"]
-	if hasParams {
+	params := env.params
+	if env.has(fParams) {
 		switch kindOf(params) {
 		case '{', '[':
 		case 'n':
@@ -175,31 +189,28 @@ func classifyRequest(env map[string]json.RawMessage) (message, *verdict) {
 	return message{req: &Request{ID: id, Method: method, Params: params}}, nil
 }
 
-func classifyResponse(env map[string]json.RawMessage) (message, *verdict) {
+func classifyResponse(env *envelope) (message, *verdict) {
 	drop := func(reason string) (message, *verdict) { return message{}, &verdict{drop: reason} }
-	if v, ok := env["jsonrpc"]; !ok || !isJSONString(v, "2.0") {
+	if !env.has(fVersion) || !isJSONString(env.version, "2.0") {
 		return drop(`response without jsonrpc "2.0"`)
 	}
-	result, hasResult := env["result"]
-	rawErr, hasError := env["error"]
-	if hasResult && hasError {
+	if env.has(fResult) && env.has(fError) {
 		return drop("response with both result and error")
 	}
-	if _, ok := env["params"]; ok {
+	if env.has(fParams) {
 		return drop("response with params")
 	}
-	rawID, ok := env["id"]
-	if !ok {
+	if !env.has(fID) {
 		return drop("response without id")
 	}
-	if !validID(rawID) {
+	if !validID(env.id) {
 		return drop("response with an invalid id")
 	}
-	resp := &Response{ID: ID{raw: bytes.TrimSpace(rawID)}}
-	if hasResult {
-		resp.Result = result
+	resp := &Response{ID: ID{raw: env.id}}
+	if env.has(fResult) {
+		resp.Result = env.result
 	} else {
-		e, err := decodeError(rawErr)
+		e, err := decodeError(env.err)
 		if err != nil {
 			return drop("response with a malformed error: " + err.Error())
 		}
