@@ -5,7 +5,11 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 )
@@ -15,12 +19,17 @@ const statusFrame = `{"jsonrpc":"2.0","method":"status","params":{},"id":1}` + "
 // BenchmarkEchoFloor is the floor: a bare NDJSON line echo over the same
 // kind of socket, one line in, one line out.
 func BenchmarkEchoFloor(b *testing.B) {
+	roundTrips(b, echoFloor(b), false)
+}
+
+// echoFloor serves the bare line echo and returns its socket path.
+func echoFloor(b *testing.B) string {
 	path := filepath.Join(b.TempDir(), "echo.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ln.Close()
+	b.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -40,11 +49,11 @@ func BenchmarkEchoFloor(b *testing.B) {
 			}()
 		}
 	}()
-	roundTrips(b, path, false)
+	return path
 }
 
-// BenchmarkRoundTrip: sequential status calls over the daemon's socket.
-func BenchmarkRoundTrip(b *testing.B) {
+// benchDaemon runs a daemon in-process and returns its socket path.
+func benchDaemon(b *testing.B) string {
 	dirs, _ := config.ResolveDirs(filepath.Join(b.TempDir(), "c"), func(string) string { return "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -54,9 +63,87 @@ func BenchmarkRoundTrip(b *testing.B) {
 		Run(ctx, Options{Dirs: dirs, Config: config.Default(func(string) string { return "" }), Ready: func(string) { close(ready) }})
 	}()
 	<-ready
-	roundTrips(b, dirs.Endpoint, true)
-	cancel()
-	<-done
+	b.Cleanup(func() { cancel(); <-done })
+	return dirs.Endpoint
+}
+
+// BenchmarkRoundTrip: sequential status calls over the daemon's socket.
+func BenchmarkRoundTrip(b *testing.B) {
+	roundTrips(b, benchDaemon(b), true)
+}
+
+// The throughput pair: 64 connections, each a sequential caller, sharing
+// b.N calls; lines/s is the aggregate.
+const throughputConns = 64
+
+func BenchmarkThroughputFloor(b *testing.B) { throughput(b, echoFloor(b), false) }
+func BenchmarkThroughput(b *testing.B)      { throughput(b, benchDaemon(b), true) }
+
+func throughput(b *testing.B, path string, init bool) {
+	type peer struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	peers := make([]peer, throughputConns)
+	for i := range peers {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		peers[i] = peer{c, bufio.NewReader(c)}
+		if init {
+			c.Write([]byte(initFrame + "\n"))
+			peers[i].br.ReadSlice('\n')
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	frame := []byte(statusFrame)
+	b.ResetTimer()
+	start := time.Now()
+	for _, p := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if _, err := p.c.Write(frame); err != nil {
+					b.Error(err)
+					return
+				}
+				if _, err := p.br.ReadSlice('\n'); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "lines/s")
+}
+
+// BenchmarkConnectInitialize: dial a warm daemon and complete the
+// handshake; p50-ns is the median of the b.N tries.
+func BenchmarkConnectInitialize(b *testing.B) {
+	path := benchDaemon(b)
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Write([]byte(initFrame + "\n"))
+		if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t0))
+		c.Close()
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
 }
 
 func roundTrips(b *testing.B, path string, init bool) {
@@ -67,7 +154,7 @@ func roundTrips(b *testing.B, path string, init bool) {
 	defer c.Close()
 	br := bufio.NewReader(c)
 	if init {
-		c.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{},"id":0}` + "\n"))
+		c.Write([]byte(initFrame + "\n"))
 		br.ReadSlice('\n')
 	}
 	frame := []byte(statusFrame)

@@ -32,7 +32,8 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxFrame
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	// A small buffer keeps idle connections cheap; longer lines go to long.
+	return &Reader{br: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // Read returns the next non-blank frame without its line ending. The slice
@@ -64,6 +65,9 @@ func (r *Reader) Read() ([]byte, error) {
 }
 
 func (r *Reader) readLine() ([]byte, error) {
+	if cap(r.long) > 1<<20 {
+		r.long = nil // do not hold a huge frame's buffer for the connection's life
+	}
 	line, err := r.br.ReadSlice('\n')
 	if err == nil {
 		line = line[:len(line)-1]
