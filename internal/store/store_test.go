@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestEventsCommittedBeforeCallbackAndKeptAcrossReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data", "zc.db")
+	s := open(t, path)
+	if err := s.CreateSession(&Session{ID: "s1", AgentAlias: "default", Mode: "code", Cwd: "/tmp", Owner: "cl_1"}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []int64
+	var wg sync.WaitGroup
+	for i := int64(1); i <= 2000; i++ {
+		wg.Add(1)
+		seq := i
+		s.AppendEvent("s1", Event{Seq: seq, Type: "agent_message_chunk", Body: fmt.Appendf(nil, `{"seq":%d}`, seq)}, func(err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Error(err)
+			}
+			// Committed: a reader on another connection sees it now.
+			evs, err := s.Events(context.Background(), "s1", seq-1, 1)
+			if err != nil || len(evs) != 1 || evs[0].Seq != seq {
+				t.Errorf("event %d not readable in its callback: %v %v", seq, evs, err)
+			}
+			mu.Lock()
+			order = append(order, seq)
+			mu.Unlock()
+		})
+	}
+	s.AppendMessage("s1", 0, []byte(`{"role":"user"}`))
+	s.AppendMessage("s1", 1, []byte(`{"role":"assistant"}`))
+	wg.Wait()
+	for i, seq := range order {
+		if seq != int64(i+1) {
+			t.Fatalf("callback %d was for seq %d: callbacks out of order", i, seq)
+		}
+	}
+	s.SetState("s1", StateRunning)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("db file mode %v %v, want 0600", fi.Mode(), err)
+	}
+
+	s = open(t, path)
+	defer s.Close()
+	ids, err := s.MarkInterrupted()
+	if err != nil || len(ids) != 1 || ids[0] != "s1" {
+		t.Fatalf("interrupted %v %v, want [s1]", ids, err)
+	}
+	ss, err := s.GetSession(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.LastSeq != 2000 || ss.MessageCount != 2 || ss.State != StateInterrupted || ss.Owner != "cl_1" {
+		t.Errorf("session after reopen %+v", ss)
+	}
+	evs, err := s.Events(context.Background(), "s1", 1990, 0)
+	if err != nil || len(evs) != 10 || evs[0].Seq != 1991 || string(evs[9].Body) != `{"seq":2000}` {
+		t.Fatalf("events since 1990: %v %v", evs, err)
+	}
+	msgs, err := s.Messages(context.Background(), "s1")
+	if err != nil || len(msgs) != 2 || string(msgs[1]) != `{"role":"assistant"}` {
+		t.Fatalf("messages %q %v", msgs, err)
+	}
+}
+
+func TestDuplicateSeqFailsItsBatch(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "zc.db"))
+	defer s.Close()
+	if err := s.CreateSession(&Session{ID: "s", AgentAlias: "default", Mode: "chat", Cwd: "/", Owner: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(&Session{ID: "s", AgentAlias: "default", Mode: "chat", Cwd: "/", Owner: "c"}); err == nil {
+		t.Fatal("a second session with the same id was stored")
+	}
+	errs := make(chan error, 2)
+	s.AppendEvent("s", Event{Seq: 1, Type: "x", Body: []byte(`{}`)}, func(err error) { errs <- err })
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	s.AppendEvent("s", Event{Seq: 1, Type: "x", Body: []byte(`{}`)}, func(err error) { errs <- err })
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "UNIQUE") {
+		t.Fatalf("duplicate seq: %v, want a constraint error", err)
+	}
+}
+
+func TestListDeleteAndNotFound(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "zc.db"))
+	defer s.Close()
+	for i, id := range []string{"a", "b", "c"} {
+		if err := s.CreateSession(&Session{ID: id, AgentAlias: "default", Mode: "chat", Cwd: "/", Owner: "c", CreatedMs: int64(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, total, err := s.ListSessions(context.Background(), 0, 2)
+	if err != nil || total != 3 || len(list) != 2 || list[0].ID != "c" || list[1].ID != "b" {
+		t.Fatalf("page 1: %v total %d %v", list, total, err)
+	}
+	list, _, _ = s.ListSessions(context.Background(), 2, 2)
+	if len(list) != 1 || list[0].ID != "a" {
+		t.Fatalf("page 2: %v", list)
+	}
+	s.AppendEvent("b", Event{Seq: 1, Type: "x", Body: []byte(`{}`)}, nil)
+	if ok, err := s.DeleteSession("b"); !ok || err != nil {
+		t.Fatalf("delete b: %v %v", ok, err)
+	}
+	if ok, _ := s.DeleteSession("b"); ok {
+		t.Fatal("deleted b twice")
+	}
+	if _, err := s.GetSession(context.Background(), "b"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get deleted: %v", err)
+	}
+	if evs, _ := s.Events(context.Background(), "b", 0, 0); len(evs) != 0 {
+		t.Fatalf("events of a deleted session: %v", evs)
+	}
+}
+
+func TestSchemaVersioned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	s := open(t, path)
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	db.QueryRow(`PRAGMA user_version`).Scan(&v)
+	if v != SchemaVersion || v < 1 {
+		t.Fatalf("user_version %d, want %d", v, SchemaVersion)
+	}
+	db.Exec(`PRAGMA user_version = 99`)
+	db.Close()
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("open of a newer schema: %v", err)
+	}
+}
+
+func TestClosedStoreFailsWrites(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "zc.db"))
+	s.Close()
+	errs := make(chan error, 1)
+	s.AppendEvent("s", Event{Seq: 1}, func(err error) { errs <- err })
+	if err := <-errs; err == nil {
+		t.Fatal("write after close succeeded")
+	}
+}
