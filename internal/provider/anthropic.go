@@ -1,0 +1,217 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+)
+
+// Anthropic speaks the Messages API with streaming.
+type Anthropic struct {
+	model string
+	http  *httpClient
+}
+
+func newAnthropic(name string, p config.Provider, getenv func(string) string) *Anthropic {
+	base := strings.TrimSuffix(p.BaseURL, "/")
+	if base == "" {
+		base = "https://api.anthropic.com"
+	}
+	base = strings.TrimSuffix(base, "/v1")
+	headers := map[string]string{"anthropic-version": "2023-06-01"}
+	if p.APIKeyEnv != "" {
+		if key := getenv(p.APIKeyEnv); key != "" {
+			headers["x-api-key"] = key
+		}
+	}
+	model := p.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	return &Anthropic{model: model, http: newHTTPClient(name, base+"/v1/messages", headers)}
+}
+
+// MaxContextTokens implements Provider.
+func (*Anthropic) MaxContextTokens() int64 { return 200000 }
+
+type anBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type anMessage struct {
+	Role    string    `json:"role"`
+	Content []anBlock `json:"content"`
+}
+
+func (a *Anthropic) request(req Request) map[string]any {
+	var msgs []anMessage
+	add := func(role string, b anBlock) {
+		// Consecutive blocks of one role form one message (tool results
+		// travel as user content).
+		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+			msgs[n-1].Content = append(msgs[n-1].Content, b)
+			return
+		}
+		msgs = append(msgs, anMessage{Role: role, Content: []anBlock{b}})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			add("user", anBlock{Type: "text", Text: nonEmpty(m.Text)})
+		case RoleAssistant:
+			if m.Text != "" || len(m.ToolCalls) == 0 {
+				add("assistant", anBlock{Type: "text", Text: nonEmpty(m.Text)})
+			}
+			for _, tc := range m.ToolCalls {
+				add("assistant", anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: tc.Input})
+			}
+		case RoleTool:
+			add("user", anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: nonEmpty(m.Text), IsError: m.IsError})
+		}
+	}
+	body := map[string]any{
+		"model":      a.model,
+		"max_tokens": 8192,
+		"stream":     true,
+		"messages":   msgs,
+	}
+	if req.System != "" {
+		body["system"] = req.System
+	}
+	if len(req.Tools) > 0 {
+		var tools []map[string]any
+		for _, t := range req.Tools {
+			tools = append(tools, map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.Schema})
+		}
+		body["tools"] = tools
+	}
+	return body
+}
+
+// The API refuses empty text blocks.
+func nonEmpty(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+type anEvent struct {
+	Type    string `json:"type"`
+	Message struct {
+		Usage struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+	Index        int `json:"index"`
+	ContentBlock struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage struct {
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Stream implements Provider.
+func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	resp := &Response{}
+	var text strings.Builder
+	type block struct {
+		kind, id, name string
+		json           strings.Builder
+	}
+	blocks := map[int]*block{}
+	var order []int
+	stop := ""
+	complete := false
+	err := a.http.sse(ctx, a.request(req), func(event string, data []byte) (bool, error) {
+		var ev anEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, a.http.fail(0, "bad stream event %q: %v", event, err)
+		}
+		switch ev.Type {
+		case "message_start":
+			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+		case "content_block_start":
+			blocks[ev.Index] = &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
+			order = append(order, ev.Index)
+		case "content_block_delta":
+			switch ev.Delta.Type {
+			case "text_delta":
+				text.WriteString(ev.Delta.Text)
+				onDelta(Delta{Text: ev.Delta.Text})
+			case "thinking_delta":
+				onDelta(Delta{Thought: ev.Delta.Thinking})
+			case "input_json_delta":
+				if b := blocks[ev.Index]; b != nil {
+					b.json.WriteString(ev.Delta.PartialJSON)
+				}
+			}
+		case "message_delta":
+			if ev.Delta.StopReason != "" {
+				stop = ev.Delta.StopReason
+			}
+			resp.Usage.OutputTokens = ev.Usage.OutputTokens
+		case "message_stop":
+			complete = true
+			return true, nil
+		case "error":
+			return false, a.http.fail(0, "%s: %s", ev.Error.Type, ev.Error.Message)
+		}
+		return false, nil
+	})
+	resp.Text = text.String()
+	if err != nil {
+		return resp, err
+	}
+	if !complete {
+		return resp, a.http.fail(0, "stream ended before message_stop")
+	}
+	for _, i := range order {
+		b := blocks[i]
+		if b.kind != "tool_use" {
+			continue
+		}
+		args := strings.TrimSpace(b.json.String())
+		if args == "" {
+			args = "{}"
+		}
+		if !json.Valid([]byte(args)) {
+			return resp, a.http.fail(0, "tool call %s: arguments are not valid JSON: %q", b.name, args)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.id, Name: b.name, Input: json.RawMessage(args)})
+	}
+	switch stop {
+	case "tool_use":
+		resp.StopReason = StopToolUse
+	case "max_tokens":
+		resp.StopReason = StopMaxTokens
+	case "refusal":
+		resp.StopReason = StopRefusal
+	default:
+		resp.StopReason = StopEndTurn
+	}
+	return resp, nil
+}

@@ -1,0 +1,161 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Echo is the offline provider: it streams a deterministic reply built
+// from the last user message, so the daemon works with no model at all.
+//
+// A plain prompt is answered "echo: <prompt>", streamed a word at a time.
+// Lines of the prompt that start with a directive steer it instead:
+//
+//	/tool NAME {json}   call tool NAME with those arguments (several lines: several calls)
+//	/think TEXT         stream TEXT as a thought first
+//	/chunks N           stream N chunks of "ok " as the reply
+//	/delay MS           wait MS milliseconds before each chunk
+//	/fail TEXT          fail the model call with TEXT
+//
+// After a tool call, the next call answers "tool NAME returned: <output>"
+// (the first 200 bytes of each result), or "tool NAME failed: ..." for an
+// error result.
+type Echo struct{}
+
+// MaxContextTokens implements Provider.
+func (*Echo) MaxContextTokens() int64 { return 32768 }
+
+// Stream implements Provider.
+func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	resp := &Response{StopReason: StopEndTurn}
+	for _, m := range req.Messages {
+		resp.Usage.InputTokens += int64(len(strings.Fields(m.Text)))
+	}
+	if len(req.Messages) == 0 {
+		return resp, nil
+	}
+	var chunks []string
+	var delay time.Duration
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == RoleTool {
+		// Answer every result of the last assistant message's calls.
+		i := len(req.Messages) - 1
+		for i > 0 && req.Messages[i-1].Role == RoleTool {
+			i--
+		}
+		var b strings.Builder
+		for _, m := range req.Messages[i:] {
+			verb := "returned"
+			if m.IsError {
+				verb = "failed"
+			}
+			out := m.Text
+			if len(out) > 200 {
+				out = out[:200] + "..."
+			}
+			fmt.Fprintf(&b, "tool %s %s: %s\n", m.Name, verb, out)
+		}
+		chunks = words(strings.TrimSuffix(b.String(), "\n"))
+	} else {
+		var plain []string
+		for _, line := range strings.Split(last.Text, "\n") {
+			word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+			rest = strings.TrimSpace(rest)
+			switch word {
+			case "/tool":
+				name, args, _ := strings.Cut(rest, " ")
+				args = strings.TrimSpace(args)
+				if args == "" {
+					args = "{}"
+				}
+				if !json.Valid([]byte(args)) || !strings.HasPrefix(args, "{") {
+					return nil, &Error{Provider: "echo", URL: "echo:", Message: fmt.Sprintf("/tool %s: arguments must be a JSON object, got %q", name, args)}
+				}
+				resp.ToolCalls = append(resp.ToolCalls, ToolCall{
+					ID: fmt.Sprintf("echo_call_%d_%d", len(req.Messages), len(resp.ToolCalls)), Name: name, Input: json.RawMessage(args)})
+			case "/think":
+				if err := sleep(ctx, delay); err != nil {
+					return nil, err
+				}
+				onDelta(Delta{Thought: rest})
+			case "/chunks":
+				n, err := strconv.Atoi(rest)
+				if err != nil || n < 0 {
+					return nil, &Error{Provider: "echo", URL: "echo:", Message: fmt.Sprintf("/chunks wants a count, got %q", rest)}
+				}
+				for range n {
+					chunks = append(chunks, "ok ")
+				}
+			case "/delay":
+				ms, err := strconv.Atoi(rest)
+				if err != nil || ms < 0 {
+					return nil, &Error{Provider: "echo", URL: "echo:", Message: fmt.Sprintf("/delay wants milliseconds, got %q", rest)}
+				}
+				delay = time.Duration(ms) * time.Millisecond
+			case "/fail":
+				return nil, &Error{Provider: "echo", URL: "echo:", Message: rest}
+			default:
+				plain = append(plain, line)
+			}
+		}
+		if text := strings.TrimSpace(strings.Join(plain, "\n")); text != "" {
+			chunks = append(words("echo: "+text), chunks...)
+		}
+	}
+	var b strings.Builder
+	for _, c := range chunks {
+		if err := sleep(ctx, delay); err != nil {
+			resp.Text = b.String()
+			return resp, err
+		}
+		if err := ctx.Err(); err != nil {
+			resp.Text = b.String()
+			return resp, err
+		}
+		onDelta(Delta{Text: c})
+		b.WriteString(c)
+	}
+	resp.Text = b.String()
+	resp.Usage.OutputTokens = int64(len(strings.Fields(resp.Text)))
+	if len(resp.ToolCalls) > 0 {
+		resp.StopReason = StopToolUse
+	}
+	return resp, nil
+}
+
+// words splits s into chunks that each end after a run of spaces.
+func words(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := strings.IndexAny(s, " \n")
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		j := i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\n') {
+			j++
+		}
+		out = append(out, s[:j])
+		s = s[j:]
+	}
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

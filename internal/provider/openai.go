@@ -1,0 +1,218 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+)
+
+// OpenAI speaks Chat Completions with streaming to any OpenAI-compatible
+// server (OpenAI, Ollama, llama.cpp, vLLM).
+type OpenAI struct {
+	model string
+	http  *httpClient
+}
+
+func newOpenAI(name string, p config.Provider, getenv func(string) string) *OpenAI {
+	base := strings.TrimSuffix(p.BaseURL, "/")
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	headers := map[string]string{}
+	if p.APIKeyEnv != "" {
+		if key := getenv(p.APIKeyEnv); key != "" {
+			headers["Authorization"] = "Bearer " + key
+		}
+	}
+	return &OpenAI{model: p.Model, http: newHTTPClient(name, base+"/chat/completions", headers)}
+}
+
+// MaxContextTokens implements Provider; unknown for an arbitrary server.
+func (*OpenAI) MaxContextTokens() int64 { return 0 }
+
+type oaMessage struct {
+	Role       string       `json:"role"`
+	Content    *string      `json:"content"`
+	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string       `json:"tool_call_id,omitempty"`
+}
+
+type oaToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type oaTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type oaChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string       `json:"content"`
+			ReasoningContent string       `json:"reasoning_content"`
+			Reasoning        string       `json:"reasoning"`
+			ToolCalls        []oaToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (o *OpenAI) request(req Request) map[string]any {
+	var msgs []oaMessage
+	if req.System != "" {
+		s := req.System
+		msgs = append(msgs, oaMessage{Role: "system", Content: &s})
+	}
+	for _, m := range req.Messages {
+		text := m.Text
+		switch m.Role {
+		case RoleUser:
+			msgs = append(msgs, oaMessage{Role: "user", Content: &text})
+		case RoleAssistant:
+			om := oaMessage{Role: "assistant"}
+			if text != "" || len(m.ToolCalls) == 0 {
+				om.Content = &text
+			}
+			for _, tc := range m.ToolCalls {
+				var c oaToolCall
+				c.ID, c.Type = tc.ID, "function"
+				c.Function.Name, c.Function.Arguments = tc.Name, string(tc.Input)
+				om.ToolCalls = append(om.ToolCalls, c)
+			}
+			msgs = append(msgs, om)
+		case RoleTool:
+			msgs = append(msgs, oaMessage{Role: "tool", Content: &text, ToolCallID: m.ToolCallID})
+		}
+	}
+	body := map[string]any{
+		"model":          o.model,
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"messages":       msgs,
+	}
+	if len(req.Tools) > 0 {
+		var tools []oaTool
+		for _, t := range req.Tools {
+			var ot oaTool
+			ot.Type = "function"
+			ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.Schema
+			tools = append(tools, ot)
+		}
+		body["tools"] = tools
+	}
+	return body
+}
+
+// Stream implements Provider.
+func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
+	resp := &Response{}
+	var text strings.Builder
+	type partial struct {
+		id, name string
+		args     strings.Builder
+	}
+	calls := map[int]*partial{}
+	finish := ""
+	err := o.http.sse(ctx, o.request(req), func(_ string, data []byte) (bool, error) {
+		if string(data) == "[DONE]" {
+			return true, nil
+		}
+		var ch oaChunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return false, o.http.fail(0, "bad stream chunk: %v", err)
+		}
+		if ch.Error != nil {
+			return false, o.http.fail(0, "%s", ch.Error.Message)
+		}
+		if ch.Usage != nil {
+			resp.Usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+		}
+		for _, c := range ch.Choices {
+			d := c.Delta
+			if th := d.ReasoningContent + d.Reasoning; th != "" {
+				onDelta(Delta{Thought: th})
+			}
+			if d.Content != "" {
+				text.WriteString(d.Content)
+				onDelta(Delta{Text: d.Content})
+			}
+			for i, tc := range d.ToolCalls {
+				idx := i
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				p := calls[idx]
+				if p == nil {
+					p = &partial{}
+					calls[idx] = p
+				}
+				if tc.ID != "" {
+					p.id = tc.ID
+				}
+				if tc.Function.Name != "" {
+					p.name += tc.Function.Name
+				}
+				p.args.WriteString(tc.Function.Arguments)
+			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				finish = *c.FinishReason
+			}
+		}
+		return false, nil
+	})
+	resp.Text = text.String()
+	if err != nil {
+		return resp, err
+	}
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
+		idxs = append(idxs, i)
+	}
+	sort.Ints(idxs)
+	for _, i := range idxs {
+		p := calls[i]
+		args := strings.TrimSpace(p.args.String())
+		if args == "" {
+			args = "{}"
+		}
+		if !json.Valid([]byte(args)) {
+			return resp, o.http.fail(0, "tool call %s: arguments are not valid JSON: %q", p.name, args)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: p.id, Name: p.name, Input: json.RawMessage(args)})
+	}
+	switch finish {
+	case "tool_calls", "function_call":
+		resp.StopReason = StopToolUse
+	case "length":
+		resp.StopReason = StopMaxTokens
+	case "content_filter":
+		resp.StopReason = StopRefusal
+	default:
+		resp.StopReason = StopEndTurn
+	}
+	if len(resp.ToolCalls) > 0 {
+		resp.StopReason = StopToolUse
+	}
+	return resp, nil
+}

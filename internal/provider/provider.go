@@ -1,0 +1,119 @@
+// Package provider speaks to language models: one Provider interface for a
+// streamed model call with tools, and its implementations: openai (Chat
+// Completions, any OpenAI-compatible server), anthropic (Messages API) and
+// the offline echo provider.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+)
+
+// Role of a transcript message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one entry of the transcript the model sees.
+type Message struct {
+	Role string `json:"role"`
+	Text string `json:"text,omitempty"`
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID, Name and IsError describe a tool message (a result).
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Name       string `json:"name,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+}
+
+// ToolCall is one call the model asks for.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"` // a JSON object
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage // JSON schema of the arguments object
+}
+
+// Request is one model call.
+type Request struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// Delta is a piece of streamed output.
+type Delta struct {
+	Text    string // assistant text
+	Thought string // reasoning text
+}
+
+// Stop reasons of a model call.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+)
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// Response is the whole of one model call.
+type Response struct {
+	Text       string
+	ToolCalls  []ToolCall
+	StopReason string
+	Usage      Usage
+}
+
+// Provider runs model calls. Stream calls onDelta for each piece as it
+// arrives (from the calling goroutine) and returns the whole response. It
+// returns ctx's error promptly when ctx is cancelled.
+type Provider interface {
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error)
+	// MaxContextTokens is the model's context window, 0 when unknown.
+	MaxContextTokens() int64
+}
+
+// Error is a failed model call: it names the provider and the URL.
+type Error struct {
+	Provider string // the [providers.<name>] name
+	URL      string
+	Status   int // HTTP status, 0 when the request did not get one
+	Message  string
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("provider %s (%s): HTTP %d: %s", e.Provider, e.URL, e.Status, e.Message)
+	}
+	return fmt.Sprintf("provider %s (%s): %s", e.Provider, e.URL, e.Message)
+}
+
+// New returns the provider configured as name. getenv reads the API key
+// variable.
+func New(name string, p config.Provider, getenv func(string) string) (Provider, error) {
+	switch p.Kind {
+	case "echo":
+		return &Echo{}, nil
+	case "openai":
+		return newOpenAI(name, p, getenv), nil
+	case "anthropic":
+		return newAnthropic(name, p, getenv), nil
+	}
+	return nil, fmt.Errorf("provider %s: unknown kind %q", name, p.Kind)
+}
