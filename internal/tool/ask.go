@@ -1,0 +1,183 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// noElicitation is the result when no client can answer.
+const noElicitation = "the client cannot answer questions (it did not advertise elicitation); continue without asking"
+
+const askDefaultSecs = 300
+
+type askUser struct{}
+
+func (askUser) Spec() Spec {
+	return Spec{Name: "ask_user", Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
+		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
+}
+func (askUser) Asks() bool { return false }
+func (askUser) Summary(input json.RawMessage) string {
+	var a struct{ Question string }
+	json.Unmarshal(input, &a)
+	return "Ask: " + a.Question
+}
+
+func (askUser) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		Question    string   `json:"question"`
+		Choices     []string `json:"choices"`
+		TimeoutSecs int      `json:"timeout_secs"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	if strings.TrimSpace(a.Question) == "" {
+		return errorf("question is required")
+	}
+	prop := map[string]any{"type": "string", "title": a.Question}
+	if len(a.Choices) > 0 {
+		prop["enum"] = a.Choices
+	}
+	sch, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"answer": prop}, "required": []string{"answer"}})
+	secs := a.TimeoutSecs
+	if secs <= 0 {
+		secs = askDefaultSecs
+	}
+	ans, res, ok := elicit(ctx, env, Elicitation{Message: a.Question, Schema: sch}, time.Duration(secs)*time.Second)
+	if !ok {
+		return res
+	}
+	var c struct {
+		Answer any `json:"answer"`
+	}
+	json.Unmarshal(ans.Content, &c)
+	if s, isStr := c.Answer.(string); isStr {
+		return Result{Output: "the user answered: " + s}
+	}
+	return Result{Output: "the user answered: " + string(ans.Content)}
+}
+
+type poll struct{}
+
+func (poll) Spec() Spec {
+	return Spec{Name: "poll", Description: "Ask the user to pick from options (several with multi); waits up to duration_minutes (default 5).",
+		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"},"minItems":2},"multi":{"type":"boolean"},"duration_minutes":{"type":"integer","minimum":1}},"required":["question","options"]}`)}
+}
+func (poll) Asks() bool { return false }
+func (poll) Summary(input json.RawMessage) string {
+	var a struct{ Question string }
+	json.Unmarshal(input, &a)
+	return "Poll: " + a.Question
+}
+
+func (poll) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		Question        string   `json:"question"`
+		Options         []string `json:"options"`
+		Multi           bool     `json:"multi"`
+		DurationMinutes int      `json:"duration_minutes"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	if strings.TrimSpace(a.Question) == "" || len(a.Options) < 2 {
+		return errorf("question and at least two options are required")
+	}
+	var prop map[string]any
+	if a.Multi {
+		prop = map[string]any{"type": "array", "title": a.Question, "items": map[string]any{"type": "string", "enum": a.Options}}
+	} else {
+		prop = map[string]any{"type": "string", "title": a.Question, "enum": a.Options}
+	}
+	sch, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"choice": prop}, "required": []string{"choice"}})
+	mins := a.DurationMinutes
+	if mins <= 0 {
+		mins = 5
+	}
+	ans, res, ok := elicit(ctx, env, Elicitation{Message: a.Question, Schema: sch}, time.Duration(mins)*time.Minute)
+	if !ok {
+		return res
+	}
+	var c struct {
+		Choice json.RawMessage `json:"choice"`
+	}
+	json.Unmarshal(ans.Content, &c)
+	return Result{Output: "the user chose: " + string(c.Choice)}
+}
+
+// elicit asks through env with a timeout; ok is false when res is the
+// tool's final result (no client, declined, cancelled, timeout, error).
+func elicit(ctx context.Context, env *Env, e Elicitation, timeout time.Duration) (Answer, Result, bool) {
+	if env.Elicit == nil {
+		return Answer{}, errorf(noElicitation), false
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ans, err := env.Elicit(tctx, e)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return Answer{}, errorf("cancelled before the user answered"), false
+	case errors.Is(err, context.DeadlineExceeded):
+		return Answer{}, errorf("the user did not answer within %s", timeout), false
+	default:
+		return Answer{}, errorf("the client failed to ask: %v", err), false
+	}
+	switch ans.Action {
+	case "accept":
+		return ans, Result{}, true
+	case "decline":
+		return ans, Result{Output: "the user declined to answer"}, false
+	case "cancel":
+		return ans, Result{Output: "the user cancelled the question"}, false
+	}
+	return ans, errorf("the client answered with unknown action %q", ans.Action), false
+}
+
+type plan struct{}
+
+func (plan) Spec() Spec {
+	return Spec{Name: "plan", Description: "Publish the current plan: the whole list of entries each time.",
+		Schema: schema(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]}},"required":["content","status","priority"]}}},"required":["entries"]}`)}
+}
+func (plan) Asks() bool                     { return false }
+func (plan) Summary(json.RawMessage) string { return "Update the plan" }
+
+func (plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		Entries []PlanEntry `json:"entries"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	for i, e := range a.Entries {
+		switch e.Status {
+		case "pending", "in_progress", "completed":
+		default:
+			return errorf("entries[%d].status %q: must be pending, in_progress or completed", i, e.Status)
+		}
+		switch e.Priority {
+		case "high", "medium", "low":
+		default:
+			return errorf("entries[%d].priority %q: must be high, medium or low", i, e.Priority)
+		}
+	}
+	if a.Entries == nil {
+		a.Entries = []PlanEntry{}
+	}
+	if env.Plan != nil {
+		env.Plan(a.Entries)
+	}
+	return Result{Output: fmt.Sprintf("plan updated (%d entries)", len(a.Entries))}
+}
+
+func init() {
+	for _, t := range []Tool{askUser{}, poll{}, plan{}} {
+		register(t)
+	}
+}

@@ -1,0 +1,23 @@
+//go:build !windows
+
+package tool
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// ownGroup runs cmd in its own process group; on cancel the whole group
+// gets SIGTERM, then SIGKILL after KillGrace.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		pgid := cmd.Process.Pid
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		time.AfterFunc(KillGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		return nil
+	}
+	// Output pipes held open by stray children must not hold Wait forever.
+	cmd.WaitDelay = KillGrace + time.Second
+}

@@ -1,0 +1,110 @@
+// Package tool holds the agent's tools: their argument schemas, whether
+// they must ask before running, and what they do. Tools know nothing of
+// sessions or the wire; what they need from the outside (the working
+// directory, asking the user, publishing a plan) comes in an Env.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Spec describes a tool to the model.
+type Spec struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+// Result is what a tool gives back to the model.
+type Result struct {
+	Output  string
+	IsError bool
+}
+
+func errorf(format string, args ...any) Result {
+	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Tool is one tool.
+type Tool interface {
+	Spec() Spec
+	// Asks reports whether the tool needs approval under the supervised
+	// risk level (and is refused under readonly).
+	Asks() bool
+	// Summary is a one-line description of a call, for approval prompts.
+	Summary(input json.RawMessage) string
+	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// Elicitation is a question put to the user: a form described by a JSON
+// schema of an object.
+type Elicitation struct {
+	Message string
+	Schema  json.RawMessage
+}
+
+// Answer is the user's reply to an Elicitation.
+type Answer struct {
+	Action  string          // accept | decline | cancel
+	Content json.RawMessage // the form's object when accepted
+}
+
+// PlanEntry is one entry of a plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
+}
+
+// Env is what a tool may use of the session that runs it.
+type Env struct {
+	Cwd string
+	// Confine keeps file tools inside Cwd.
+	Confine bool
+	// Elicit asks the user; nil when no client can answer. It returns
+	// the context's error when the wait ends unanswered.
+	Elicit func(ctx context.Context, e Elicitation) (Answer, error)
+	// Plan publishes a plan.
+	Plan func(entries []PlanEntry)
+}
+
+var builtin = map[string]Tool{}
+
+func register(t Tool) { builtin[t.Spec().Name] = t }
+
+// Lookup returns the named tool.
+func Lookup(name string) (Tool, bool) {
+	t, ok := builtin[name]
+	return t, ok
+}
+
+// Names lists every built-in tool, sorted.
+func Names() []string {
+	var out []string
+	for n := range builtin {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// decode unmarshals a call's input into v, for tools' Run.
+func decode(input json.RawMessage, v any) error {
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	if err := json.Unmarshal(input, v); err != nil {
+		return fmt.Errorf("invalid arguments: %v", err)
+	}
+	return nil
+}
+
+func schema(s string) json.RawMessage {
+	if !json.Valid([]byte(s)) {
+		panic("tool: invalid schema " + s)
+	}
+	return json.RawMessage(s)
+}
