@@ -1,0 +1,213 @@
+// Package agent runs one agent turn: the loop model → tool calls → results
+// → model, until the model stops asking for tools or the turn runs out of
+// model calls. It reports every step as an Event to its Host and knows
+// nothing of sessions, clients or the wire.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// Event is one step of a turn, as the Host receives it.
+type Event interface{ isEvent() }
+
+// MessageChunk is streamed assistant text.
+type MessageChunk struct{ Text string }
+
+// ThoughtChunk is streamed reasoning text.
+type ThoughtChunk struct{ Text string }
+
+// ToolCall is a call the model made, before it runs.
+type ToolCall struct {
+	ID, Name string
+	Input    json.RawMessage
+}
+
+// ToolResult is what a call gave back to the model.
+type ToolResult struct {
+	ID, Name string
+	Output   string
+	IsError  bool
+}
+
+// Plan is a plan the model published.
+type Plan struct{ Entries []tool.PlanEntry }
+
+// ContextUsage is reported after each model call.
+type ContextUsage struct{ InputTokens, MaxContextTokens int64 }
+
+func (MessageChunk) isEvent() {}
+func (ThoughtChunk) isEvent() {}
+func (ToolCall) isEvent()     {}
+func (ToolResult) isEvent()   {}
+func (Plan) isEvent()         {}
+func (ContextUsage) isEvent() {}
+
+// ApprovalRequest asks the Host whether a call may run.
+type ApprovalRequest struct {
+	ToolCallID, ToolName string
+	Input                json.RawMessage
+	Summary              string
+}
+
+// Decision is the Host's answer to an ApprovalRequest.
+type Decision struct {
+	Allow bool
+	// Why explains a refusal to the model ("rejected by the user", "no
+	// answer within 120 s").
+	Why string
+}
+
+// Host is what a turn runs in: where its events go, who approves calls,
+// who answers questions, and where the transcript is kept.
+type Host interface {
+	Emit(Event)
+	Approve(ctx context.Context, req ApprovalRequest) Decision
+	// Elicit asks the user; nil when nobody can answer.
+	Elicitor() func(ctx context.Context, e tool.Elicitation) (tool.Answer, error)
+	// Record appends a message to the session's transcript.
+	Record(provider.Message)
+}
+
+// Risk levels.
+const (
+	RiskReadonly   = "readonly"
+	RiskSupervised = "supervised"
+	RiskFull       = "full"
+)
+
+// Stop reasons of a turn.
+const (
+	StopEndTurn         = "end_turn"
+	StopCancelled       = "cancelled"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopError           = "error"
+	StopMaxTokens       = "max_tokens"
+	StopRefusal         = "refusal"
+)
+
+// Agent is a configured agent: the model, its instructions and tools.
+type Agent struct {
+	Provider    provider.Provider
+	System      string
+	Tools       []tool.Tool
+	Risk        string
+	MaxRequests int
+}
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	StopReason string
+	// Content is the text of the turn's last model call (partial when
+	// cancelled).
+	Content string
+	Usage   provider.Usage
+	Err     error // set when StopReason is error
+}
+
+// Run runs one turn on history (the transcript so far, which Run does not
+// modify) for prompt, in directory cwd.
+func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.Message, prompt string) Outcome {
+	msgs := append(history[:len(history):len(history)], provider.Message{Role: provider.RoleUser, Text: prompt})
+	h.Record(msgs[len(msgs)-1])
+	byName := map[string]tool.Tool{}
+	var specs []provider.ToolSpec
+	for _, t := range a.Tools {
+		s := t.Spec()
+		byName[s.Name] = t
+		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
+	}
+	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
+		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
+	var out Outcome
+	max := max(a.MaxRequests, 1)
+	for range max {
+		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs}, func(d provider.Delta) {
+			if d.Thought != "" {
+				h.Emit(ThoughtChunk{Text: d.Thought})
+			}
+			if d.Text != "" {
+				h.Emit(MessageChunk{Text: d.Text})
+			}
+		})
+		if resp != nil {
+			out.Content = resp.Text
+			out.Usage.InputTokens += resp.Usage.InputTokens
+			out.Usage.OutputTokens += resp.Usage.OutputTokens
+		}
+		if err != nil {
+			if resp != nil && resp.Text != "" {
+				h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text})
+			}
+			if ctx.Err() != nil {
+				out.StopReason = StopCancelled
+				return out
+			}
+			out.StopReason, out.Err = StopError, err
+			return out
+		}
+		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.MaxContextTokens()})
+		asst := provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls}
+		h.Record(asst)
+		msgs = append(msgs, asst)
+		if len(resp.ToolCalls) == 0 {
+			switch resp.StopReason {
+			case provider.StopMaxTokens:
+				out.StopReason = StopMaxTokens
+			case provider.StopRefusal:
+				out.StopReason = StopRefusal
+			default:
+				out.StopReason = StopEndTurn
+			}
+			return out
+		}
+		for _, call := range resp.ToolCalls {
+			var r tool.Result
+			if ctx.Err() != nil {
+				// Every call gets a result, so the transcript stays valid.
+				r = tool.Result{Output: "cancelled before it ran", IsError: true}
+			} else {
+				h.Emit(ToolCall{ID: call.ID, Name: call.Name, Input: call.Input})
+				r = a.call(ctx, h, env, byName, call)
+				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
+			}
+			res := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
+			h.Record(res)
+			msgs = append(msgs, res)
+		}
+		if ctx.Err() != nil {
+			out.StopReason = StopCancelled
+			return out
+		}
+	}
+	out.StopReason = StopMaxTurnRequests
+	return out
+}
+
+// errRefused marks results of calls that never ran.
+var errRefused = errors.New("refused")
+
+func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, byName map[string]tool.Tool, call provider.ToolCall) tool.Result {
+	t, ok := byName[call.Name]
+	if !ok {
+		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}
+	}
+	if t.Asks() {
+		switch a.Risk {
+		case RiskReadonly:
+			return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
+		case RiskSupervised:
+			d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input)})
+			if !d.Allow {
+				return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
+			}
+		}
+	}
+	return t.Run(ctx, env, call.Input)
+}

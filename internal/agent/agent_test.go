@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+type host struct {
+	mu      sync.Mutex
+	events  []Event
+	record  []provider.Message
+	approve func(ApprovalRequest) Decision
+	asked   []ApprovalRequest
+	onChunk func()
+}
+
+func (h *host) Emit(e Event) {
+	h.mu.Lock()
+	h.events = append(h.events, e)
+	f := h.onChunk
+	h.mu.Unlock()
+	if _, ok := e.(MessageChunk); ok && f != nil {
+		f()
+	}
+}
+func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
+	h.asked = append(h.asked, r)
+	if h.approve == nil {
+		return Decision{Allow: true}
+	}
+	return h.approve(r)
+}
+func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
+func (h *host) Record(m provider.Message)                                              { h.record = append(h.record, m) }
+
+func (h *host) kinds() string {
+	var s []string
+	for _, e := range h.events {
+		switch e := e.(type) {
+		case MessageChunk:
+			s = append(s, "text")
+		case ThoughtChunk:
+			s = append(s, "thought")
+		case ToolCall:
+			s = append(s, "call:"+e.Name)
+		case ToolResult:
+			s = append(s, fmt.Sprintf("result:%s:%v", e.Name, e.IsError))
+		case Plan:
+			s = append(s, "plan")
+		case ContextUsage:
+			s = append(s, "usage")
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+func agentWith(risk string, names ...string) *Agent {
+	a := &Agent{Provider: &provider.Echo{}, Risk: risk, MaxRequests: 5}
+	for _, n := range names {
+		t, _ := tool.Lookup(n)
+		a.Tools = append(a.Tools, t)
+	}
+	return a
+}
+
+func TestTurnWithToolCall(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content!"), 0o644)
+	h := &host{}
+	a := agentWith(RiskSupervised, "read_file", "plan")
+	out := a.Run(context.Background(), h, dir, nil, "look\n/tool read_file {\"path\":\"f.txt\"}\n/tool plan {\"entries\":[{\"content\":\"x\",\"status\":\"pending\",\"priority\":\"low\"}]}")
+	if out.StopReason != StopEndTurn || out.Err != nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	if got, want := h.kinds(), "text text usage call:read_file result:read_file:false call:plan plan result:plan:false text text text text text text text text text text text usage"; got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+	if out.Content != "tool read_file returned: content!\ntool plan returned: plan updated (1 entries)" {
+		t.Errorf("content %q", out.Content)
+	}
+	roles := []string{}
+	for _, m := range h.record {
+		roles = append(roles, m.Role)
+	}
+	if strings.Join(roles, ",") != "user,assistant,tool,tool,assistant" {
+		t.Errorf("transcript roles %v", roles)
+	}
+	if len(h.asked) != 0 {
+		t.Errorf("read_file asked for approval: %v", h.asked)
+	}
+}
+
+func TestRiskLevels(t *testing.T) {
+	dir := t.TempDir()
+	prompt := "/tool write_file {\"path\":\"x\",\"content\":\"y\"}"
+	// readonly: refused without asking.
+	h := &host{}
+	agentWith(RiskReadonly, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	if len(h.asked) != 0 || !strings.Contains(h.record[2].Text, "read-only") || !h.record[2].IsError {
+		t.Errorf("readonly: asked %v, result %+v", h.asked, h.record[2])
+	}
+	// supervised, rejected: not run, the model hears why.
+	h = &host{approve: func(ApprovalRequest) Decision { return Decision{Why: "rejected by the user"} }}
+	agentWith(RiskSupervised, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	if len(h.asked) != 1 || h.asked[0].Summary != "Write x (1 bytes)" || h.record[2].Text != "write_file was not run: rejected by the user" {
+		t.Errorf("supervised reject: asked %v, result %+v", h.asked, h.record[2])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("rejected write happened")
+	}
+	// full: runs without asking.
+	h = &host{}
+	agentWith(RiskFull, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	if len(h.asked) != 0 {
+		t.Errorf("full asked: %v", h.asked)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "x")); string(b) != "y" {
+		t.Errorf("full: file %q", b)
+	}
+	// A tool the agent does not have.
+	h = &host{}
+	agentWith(RiskFull).Run(context.Background(), h, dir, nil, "/tool shell {\"command\":\"true\"}")
+	if !strings.Contains(h.record[2].Text, `unknown tool "shell"`) {
+		t.Errorf("unknown tool: %+v", h.record[2])
+	}
+}
+
+func TestMaxTurnRequestsAndErrors(t *testing.T) {
+	// The echo provider calls the tool only on the first request, so a
+	// limit of one request ends the turn after the tools ran.
+	a := agentWith(RiskFull, "list_dir")
+	a.MaxRequests = 1
+	h := &host{}
+	out := a.Run(context.Background(), h, t.TempDir(), nil, "/tool list_dir {}")
+	if out.StopReason != StopMaxTurnRequests {
+		t.Errorf("stop %q", out.StopReason)
+	}
+	out = a.Run(context.Background(), &host{}, t.TempDir(), nil, "/fail model down")
+	if out.StopReason != StopError || out.Err == nil || !strings.Contains(out.Err.Error(), "model down") {
+		t.Errorf("error outcome %+v", out)
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	h := &host{}
+	h.onChunk = func() {
+		if n++; n == 3 {
+			cancel()
+		}
+	}
+	out := agentWith(RiskFull).Run(ctx, h, t.TempDir(), nil, "/chunks 1000")
+	if out.StopReason != StopCancelled || out.Content != "ok ok ok " {
+		t.Errorf("outcome %+v", out)
+	}
+	if last := h.record[len(h.record)-1]; last.Role != provider.RoleAssistant || last.Text != "ok ok ok " {
+		t.Errorf("partial text not kept in the transcript: %+v", last)
+	}
+}
