@@ -10,11 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
+	"github.com/zeroclaw/zeroclaw/internal/session"
+	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
@@ -30,7 +33,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready, if set, is called once the socket accepts connections.
 	Ready func(endpoint string)
+	// Getenv reads provider API keys; nil means os.Getenv.
+	Getenv func(string) string
 }
+
+// DBFile is the database's name inside the data directory.
+const DBFile = "zeroclaw.db"
 
 // StopTimeout bounds a graceful stop: connections still open after it are
 // abandoned and Run returns.
@@ -60,9 +68,20 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	db, err := store.Open(filepath.Join(o.Dirs.DataDir, DBFile))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer db.Close()
+	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	srv := rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
-		Logger: log, Shutdown: stop,
+		Logger: log, Shutdown: stop, Sessions: sessions,
 	})
 	life := newLifetime(grace)
 	var conns sync.WaitGroup
@@ -120,6 +139,11 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	ln.Close()
 	for range acceptErr {
 	}
+	// Running turns end as cancelled and answer their prompts while the
+	// connections are still open; then the store is flushed.
+	turnsCtx, turnsDone := context.WithTimeout(context.Background(), StopTimeout/2)
+	sessions.Shutdown(turnsCtx)
+	turnsDone()
 	cancelConns()
 	waited := make(chan struct{})
 	go func() { conns.Wait(); close(waited) }()

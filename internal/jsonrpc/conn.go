@@ -312,6 +312,36 @@ func (c *Conn) Notify(method string, params any) error {
 	return c.send(ID{}, method, params)
 }
 
+// NotifyBatch sends one notification of method per params, each already
+// JSON, in a single write: the fast path for streams of events.
+func (c *Conn) NotifyBatch(method string, params []json.RawMessage) error {
+	select {
+	case <-c.done:
+		return ErrClosed
+	default:
+	}
+	m, err := json.Marshal(method)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, p := range params {
+		n += len(p) + len(m) + 40
+	}
+	buf := make([]byte, 0, n)
+	for i, p := range params {
+		if i > 0 {
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, `{"jsonrpc":"2.0","method":`...)
+		buf = append(buf, m...)
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, p...)
+		buf = append(buf, '}')
+	}
+	return c.write(buf)
+}
+
 func (c *Conn) send(id ID, method string, params any) error {
 	select {
 	case <-c.done:

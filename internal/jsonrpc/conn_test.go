@@ -372,3 +372,15 @@ func TestCallResults(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+func TestNotifyBatchSendsOneFramePerParams(t *testing.T) {
+	c, p := startConn(t, echoHandler(nil), Options{})
+	if err := c.NotifyBatch("ev", []json.RawMessage{json.RawMessage(`{"n":1}`), json.RawMessage(`{"n":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"jsonrpc":"2.0","method":"ev","params":{"n":1}}`, `{"jsonrpc":"2.0","method":"ev","params":{"n":2}}`} {
+		if got := canon(t, p.next("notification")); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+}

@@ -3,6 +3,8 @@
 // decoder that accepts both camelCase and snake_case keys.
 package protocol
 
+import "encoding/json"
+
 // Version is the protocol version this daemon speaks.
 const Version = 1
 
@@ -103,4 +105,197 @@ type ShutdownResult struct {
 type VersionMismatchData struct {
 	Supported []int  `json:"supported"`
 	Kind      string `json:"kind"`
+}
+
+// Session methods (client -> daemon) and the daemon's requests and
+// notifications (daemon -> client).
+const (
+	MethodSessionNew     = "session/new"
+	MethodSessionPrompt  = "session/prompt"
+	MethodSessionCancel  = "session/cancel"
+	MethodSessionClose   = "session/close"
+	MethodSessionApprove = "session/approve"
+	MethodSessionList    = "session/list"
+	MethodSessionHistory = "session/history"
+	MethodSessionDelete  = "session/delete"
+
+	MethodSessionUpdate     = "session/update"
+	MethodElicitationCreate = "elicitation/create"
+)
+
+// Event types of session/update.
+const (
+	EventAgentMessageChunk = "agent_message_chunk"
+	EventAgentThoughtChunk = "agent_thought_chunk"
+	EventToolCall          = "tool_call"
+	EventToolResult        = "tool_result"
+	EventApprovalRequest   = "approval_request"
+	EventApprovalResolved  = "approval_resolved"
+	EventPlan              = "plan"
+	EventContextUsage      = "context_usage"
+	EventTurnComplete      = "turn_complete"
+	EventUserMessage       = "user_message"
+)
+
+// EventTypes lists every event type, for the capabilities.
+var EventTypes = []string{EventAgentMessageChunk, EventAgentThoughtChunk, EventToolCall, EventToolResult,
+	EventApprovalRequest, EventApprovalResolved, EventPlan, EventContextUsage, EventTurnComplete, EventUserMessage}
+
+// Approval decisions.
+var Decisions = []string{"allow_once", "allow_always", "reject_once", "reject_always"}
+
+// SessionNewParams are the params of session/new.
+type SessionNewParams struct {
+	AgentAlias   string `json:"agentAlias"`
+	Cwd          string `json:"cwd"`
+	SessionID    string `json:"sessionId"`
+	Mode         string `json:"mode"`
+	KeepSiblings bool   `json:"keep_siblings"`
+}
+
+// SessionNewResult is the result of session/new.
+type SessionNewResult struct {
+	SessionID    string `json:"sessionId"`
+	AgentAlias   string `json:"agentAlias"`
+	Mode         string `json:"mode"`
+	Cwd          string `json:"cwd"`
+	MessageCount int64  `json:"messageCount"`
+	LastSeq      int64  `json:"lastSeq"`
+	Resumed      bool   `json:"resumed"`
+	// Evicted lists the sibling sessions this call closed.
+	Evicted []string `json:"evicted"`
+	// Interrupted is true when the session's last turn was cut by a
+	// daemon that died.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Attachment is one file of a prompt (section 9).
+type Attachment struct {
+	Path     string `json:"path,omitempty"`
+	DataB64  string `json:"dataB64,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// SessionPromptParams are the params of session/prompt.
+type SessionPromptParams struct {
+	SessionID   string       `json:"sessionId"`
+	Prompt      *string      `json:"prompt"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// Usage counts a turn's tokens.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// ErrorInfo is the error of a failed turn.
+type ErrorInfo struct {
+	Message string `json:"message"`
+}
+
+// SessionPromptResult is the result of session/prompt.
+type SessionPromptResult struct {
+	SessionID  string     `json:"sessionId"`
+	StopReason string     `json:"stopReason"`
+	Content    string     `json:"content"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	Error      *ErrorInfo `json:"error,omitempty"`
+}
+
+// SessionRef is params naming one session.
+type SessionRef struct {
+	SessionID string `json:"sessionId"`
+}
+
+// SessionCancelResult is the result of session/cancel.
+type SessionCancelResult struct {
+	SessionID string `json:"sessionId"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// SessionCloseResult is the result of session/close.
+type SessionCloseResult struct {
+	SessionID string `json:"sessionId"`
+	Closed    bool   `json:"closed"`
+}
+
+// SessionDeleteResult is the result of session/delete.
+type SessionDeleteResult struct {
+	SessionID string `json:"sessionId"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// SessionApproveParams are the params of session/approve.
+type SessionApproveParams struct {
+	SessionID string `json:"sessionId"`
+	RequestID string `json:"requestId"`
+	Decision  string `json:"decision"`
+	Reason    string `json:"reason"`
+}
+
+// SessionApproveResult is the result of session/approve.
+type SessionApproveResult struct {
+	SessionID string `json:"sessionId"`
+	RequestID string `json:"requestId"`
+	Accepted  bool   `json:"accepted"`
+}
+
+// SessionListParams are the params of session/list.
+type SessionListParams struct {
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
+// SessionInfo is one session of session/list.
+type SessionInfo struct {
+	SessionID    string `json:"sessionId"`
+	AgentAlias   string `json:"agentAlias"`
+	Mode         string `json:"mode"`
+	Cwd          string `json:"cwd"`
+	Title        string `json:"title"`
+	State        string `json:"state"` // idle | running | interrupted
+	Live         bool   `json:"live"`
+	CreatedMs    int64  `json:"createdMs"`
+	UpdatedMs    int64  `json:"updatedMs"`
+	LastSeq      int64  `json:"lastSeq"`
+	MessageCount int64  `json:"messageCount"`
+}
+
+// SessionListResult is the result of session/list.
+type SessionListResult struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	Total      int           `json:"total"`
+	NextOffset *int          `json:"nextOffset"`
+}
+
+// SessionHistoryParams are the params of session/history.
+type SessionHistoryParams struct {
+	SessionID string `json:"sessionId"`
+	SinceSeq  int64  `json:"sinceSeq"`
+	Limit     int    `json:"limit"`
+}
+
+// SessionHistoryResult is the result of session/history: the events'
+// session/update params as they were sent.
+type SessionHistoryResult struct {
+	SessionID string            `json:"sessionId"`
+	Events    []json.RawMessage `json:"events"`
+	LastSeq   int64             `json:"lastSeq"`
+	More      bool              `json:"more"`
+}
+
+// ElicitationParams are the params of elicitation/create.
+type ElicitationParams struct {
+	SessionID       string          `json:"sessionId"`
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+}
+
+// ElicitationResult is a client's answer to elicitation/create.
+type ElicitationResult struct {
+	Action  string          `json:"action"`
+	Content json.RawMessage `json:"content,omitempty"`
 }

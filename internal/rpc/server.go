@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
 // Server holds what every connection's binding shares.
@@ -28,6 +29,7 @@ type Server struct {
 	started   time.Time
 	log       *slog.Logger
 	shutdown  func() // asks the daemon to stop; may be nil
+	sessions  *session.Manager
 
 	clients atomic.Int64
 	connWG  sync.WaitGroup
@@ -43,6 +45,8 @@ type Options struct {
 	// Shutdown is called (once per request) when a client asks the daemon
 	// to stop. It must not block.
 	Shutdown func()
+	// Sessions serves the session methods.
+	Sessions *session.Manager
 }
 
 // NewServer returns a Server; the uptime clock starts now.
@@ -52,7 +56,7 @@ func NewServer(o Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
-		started: time.Now(), log: log, shutdown: o.Shutdown}
+		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions}
 }
 
 // Clients returns the number of connected clients.
@@ -69,18 +73,22 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	s.clients.Add(1)
 	defer s.clients.Add(-1)
 	b := &binding{srv: s, peer: peer}
+	log := s.log.With("peer", peer.Label)
 	b.conn = jsonrpc.NewConn(rwc, b, jsonrpc.Options{
 		MaxFrame: s.cfg.Daemon.MaxFrameBytes,
-		Logger:   s.log.With("peer", peer.Label),
+		Logger:   log,
 	})
+	b.client = session.NewClient(b.conn, log)
+	defer b.client.Close()
 	return b.conn.Run(ctx)
 }
 
 // binding is one connection's view of the daemon.
 type binding struct {
-	srv  *Server
-	peer Peer
-	conn *jsonrpc.Conn
+	srv    *Server
+	peer   Peer
+	conn   *jsonrpc.Conn
+	client *session.Client
 
 	mu          sync.Mutex
 	initialized bool
@@ -89,10 +97,12 @@ type binding struct {
 }
 
 // methods lists every method served, in the order the capability list shows.
-var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown}
+var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
+	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
+	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete}
 
 // events lists the session/update types the daemon emits.
-var events = []string{}
+var events = protocol.EventTypes
 
 // Handle implements jsonrpc.Handler.
 func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -114,7 +124,8 @@ func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 	case protocol.MethodShutdown:
 		return b.shutdownReq()
 	}
-	return nil, jsonrpc.ErrMethodNotFound
+	res, err := b.session(ctx, req)
+	return res, wire(err)
 }
 
 func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
@@ -128,7 +139,7 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 			"protocol version %d is not supported (supported: %v)", *p.ProtocolVersion, protocol.SupportedVersions)
 	}
 	id := p.ClientID
-	if id != "" && !ValidID(id) {
+	if id != "" && !session.ValidID(id) {
 		return nil, wire(&protocol.ParamsError{Field: "clientId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"})
 	}
 	b.mu.Lock()
@@ -144,6 +155,7 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 	} else {
 		b.caps = protocol.ClientCapabilities{}
 	}
+	b.client.SetIdentity(id, b.caps.Elicitation != nil)
 	b.mu.Unlock()
 	name := ""
 	if p.ClientInfo != nil {
@@ -165,6 +177,7 @@ func (b *binding) status() protocol.StatusResult {
 	if a, ok := s.cfg.Agents["default"]; ok {
 		provider = s.cfg.Providers[a.Provider].Kind
 	}
+	sessions := s.sessions.Summaries()
 	return protocol.StatusResult{
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
@@ -175,8 +188,8 @@ func (b *binding) status() protocol.StatusResult {
 		DataDir:         s.dirs.DataDir,
 		Ephemeral:       s.ephemeral,
 		Clients:         s.Clients(),
-		ActiveSessions:  0,
-		Sessions:        []protocol.SessionSummary{},
+		ActiveSessions:  len(sessions),
+		Sessions:        sessions,
 		Provider:        provider,
 	}
 }
@@ -194,22 +207,6 @@ func (b *binding) shutdownReq() (any, error) {
 			b.srv.shutdown()
 		}
 	}}, nil
-}
-
-// ValidID reports whether s is a valid client or session id:
-// 1-128 characters of [A-Za-z0-9._-].
-func ValidID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func newClientID() string {

@@ -1,0 +1,119 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// session serves the session methods.
+func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	switch req.Method {
+	case protocol.MethodSessionNew:
+		var p protocol.SessionNewParams
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return m.New(ctx, b.client, p)
+
+	case protocol.MethodSessionPrompt:
+		var p protocol.SessionPromptParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		if p.Prompt == nil {
+			return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
+		}
+		if len(p.Attachments) > 0 {
+			return nil, &protocol.ParamsError{Field: "attachments", Reason: "attachments are not supported yet"}
+		}
+		done, err := m.Prompt(b.client, p.SessionID, *p.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		// The turn runs on; this connection's read loop does not wait.
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			select {
+			case res := <-done:
+				return res, nil
+			case <-ctx.Done():
+				return nil, ctx.Err() // the connection is gone; the turn goes on
+			}
+		}), nil
+
+	case protocol.MethodSessionCancel:
+		var p protocol.SessionRef
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		ok, err := m.Cancel(b.client, p.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.SessionCancelResult{SessionID: p.SessionID, Cancelled: ok}, nil
+
+	case protocol.MethodSessionClose:
+		var p protocol.SessionRef
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		// Closing waits for a running turn to stop: off the read loop.
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			if err := m.Close(b.client, p.SessionID); err != nil {
+				return nil, wire(err)
+			}
+			return protocol.SessionCloseResult{SessionID: p.SessionID, Closed: true}, nil
+		}), nil
+
+	case protocol.MethodSessionDelete:
+		var p protocol.SessionRef
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			if err := m.Delete(p.SessionID); err != nil {
+				return nil, wire(err)
+			}
+			return protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
+		}), nil
+
+	case protocol.MethodSessionApprove:
+		var p protocol.SessionApproveParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		ok, err := m.Approve(b.client, p)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Accepted: ok}, nil
+
+	case protocol.MethodSessionList:
+		var p protocol.SessionListParams
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return m.List(ctx, p.Offset, p.Limit)
+
+	case protocol.MethodSessionHistory:
+		var p protocol.SessionHistoryParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return m.History(ctx, p)
+	}
+	return nil, jsonrpc.ErrMethodNotFound
+}
+
+// decodeRef decodes params that must name a session.
+func decodeRef(req *jsonrpc.Request, v any, id *string) error {
+	if err := protocol.Decode(req.Params, v); err != nil {
+		return err
+	}
+	if *id == "" {
+		return &protocol.ParamsError{Field: "sessionId", Reason: "is required"}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package session
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// encodeEvent builds the params of one session/update:
+// {"sessionId":..,"seq":..,"type":..,<fields>}. fields is a JSON object
+// (or nil for none).
+func encodeEvent(quotedID []byte, seq int64, typ string, fields []byte) []byte {
+	b := make([]byte, 0, len(quotedID)+len(typ)+len(fields)+40)
+	b = append(b, `{"sessionId":`...)
+	b = append(b, quotedID...)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	if len(fields) > 2 { // more than "{}"
+		b = append(b, ',')
+		b = append(b, fields[1:]...)
+		return b
+	}
+	return append(b, '}')
+}
+
+// textFields is {"text":<s>} without going through reflection: the
+// streaming hot path.
+func textFields(s string) []byte {
+	b := make([]byte, 0, len(s)+12)
+	b = append(b, `{"text":`...)
+	b = appendString(b, s)
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string, as encoding/json would (less
+// its HTML escaping, which a socket protocol does not need).
+func appendString(b []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	out, _ := json.Marshal(s) // escapes, and replaces invalid UTF-8 with U+FFFD
+	return append(b, out...)
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("session: cannot encode event: " + err.Error())
+	}
+	return b
+}

@@ -1,0 +1,499 @@
+// Package session keeps the daemon's sessions: creating and resuming them,
+// their prompt queues and turns, their attached clients with bounded
+// outgoing queues, approvals and questions, and their persistence. It
+// knows nothing of JSON-RPC framing; a client connection is a Conn.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// Errors the methods return; the wire layer maps them to codes.
+var (
+	ErrNotFound  = errors.New("session not found")
+	ErrLimit     = errors.New("session limit reached")
+	ErrBusy      = errors.New("session busy")
+	ErrForbidden = errors.New("not attached to this session")
+)
+
+// Manager holds the live sessions.
+type Manager struct {
+	cfg    *config.Config
+	store  *store.Store
+	getenv func(string) string
+	log    *slog.Logger
+	ctx    context.Context // cancelled by Shutdown: every turn's parent
+	stop   context.CancelFunc
+
+	mu        sync.Mutex
+	live      map[string]*Session
+	providers map[string]provider.Provider
+}
+
+// Options configure a Manager.
+type Options struct {
+	Config *config.Config
+	Store  *store.Store
+	Getenv func(string) string
+	Logger *slog.Logger
+}
+
+// NewManager returns a Manager; sessions whose turn was running when the
+// last daemon died are marked interrupted.
+func NewManager(o Options) (*Manager, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ids, err := o.Store.MarkInterrupted()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		log.Warn("sessions interrupted by the previous daemon's end", "sessions", ids)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Manager{cfg: o.Config, store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
+		live: map[string]*Session{}, providers: map[string]provider.Provider{}}, nil
+}
+
+// Shutdown cancels every running turn, waits for them to end (bounded by
+// ctx) and flushes the store.
+func (m *Manager) Shutdown(ctx context.Context) {
+	m.stop()
+	m.mu.Lock()
+	var waits []chan struct{}
+	for _, s := range m.live {
+		s.mu.Lock()
+		if s.running && s.turnDone != nil {
+			waits = append(waits, s.turnDone)
+		}
+		s.mu.Unlock()
+	}
+	m.mu.Unlock()
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+		}
+	}
+	m.store.Sync()
+}
+
+// Summaries lists the live sessions for status.
+func (m *Manager) Summaries() []protocol.SessionSummary {
+	m.mu.Lock()
+	ss := make([]*Session, 0, len(m.live))
+	for _, s := range m.live {
+		ss = append(ss, s)
+	}
+	m.mu.Unlock()
+	out := make([]protocol.SessionSummary, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s.summary())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	return out
+}
+
+func (m *Manager) provider(name string) (provider.Provider, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.providers[name]; ok {
+		return p, nil
+	}
+	pc, ok := m.cfg.Providers[name]
+	if !ok {
+		return nil, fmt.Errorf("no provider %q configured", name)
+	}
+	p, err := provider.New(name, pc, m.getenv)
+	if err != nil {
+		return nil, err
+	}
+	m.providers[name] = p
+	return p, nil
+}
+
+func (m *Manager) buildAgent(alias string) (*agent.Agent, error) {
+	ac, ok := m.cfg.Agents[alias]
+	if !ok {
+		return nil, &protocol.ParamsError{Field: "agentAlias",
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.cfg.AgentAliases(), ", "))}
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent.Agent{Provider: p, System: ac.SystemPrompt, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests}
+	for _, n := range ac.Tools {
+		if t, ok := tool.Lookup(n); ok {
+			a.Tools = append(a.Tools, t)
+		}
+	}
+	return a, nil
+}
+
+// New creates, resumes or attaches to a session for c (session/new).
+func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
+	if p.Mode == "" {
+		p.Mode = "chat"
+	}
+	if p.Mode != "chat" && p.Mode != "code" {
+		return nil, &protocol.ParamsError{Field: "mode", Reason: fmt.Sprintf("%q: must be chat or code", p.Mode)}
+	}
+	if p.SessionID != "" && !ValidID(p.SessionID) {
+		return nil, &protocol.ParamsError{Field: "sessionId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
+	}
+	if p.Cwd != "" {
+		if !filepath.IsAbs(p.Cwd) {
+			return nil, &protocol.ParamsError{Field: "cwd", Reason: fmt.Sprintf("%q is not an absolute path", p.Cwd)}
+		}
+		fi, err := os.Stat(p.Cwd)
+		if err != nil || !fi.IsDir() {
+			return nil, &protocol.ParamsError{Field: "cwd", Reason: fmt.Sprintf("%q is not an existing directory", p.Cwd)}
+		}
+		p.Cwd = filepath.Clean(p.Cwd)
+	}
+	if p.AgentAlias == "" {
+		p.AgentAlias = "default"
+	}
+	if _, ok := m.cfg.Agents[p.AgentAlias]; !ok {
+		return nil, &protocol.ParamsError{Field: "agentAlias",
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", p.AgentAlias, strings.Join(m.cfg.AgentAliases(), ", "))}
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var evicted []string
+	s, live := m.live[p.SessionID]
+	resumed := live
+	interrupted := false
+	if !live {
+		var rec *store.Session
+		if p.SessionID != "" {
+			r, err := m.store.GetSession(ctx, p.SessionID)
+			switch {
+			case err == nil:
+				rec = r
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, err
+			}
+		}
+		// Evict before counting against the limit.
+		if !p.KeepSiblings {
+			evicted = m.evictLocked(c, p.Mode, p.SessionID)
+		}
+		if len(m.live) >= m.cfg.Daemon.MaxSessions {
+			return nil, fmt.Errorf("%w: %d live sessions (daemon.max_sessions); close one first", ErrLimit, len(m.live))
+		}
+		var err error
+		if rec != nil {
+			s, err = m.resumeLocked(ctx, rec)
+			resumed, interrupted = true, rec.State == store.StateInterrupted
+		} else {
+			s, err = m.createLocked(c, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.live[s.id] = s
+	} else if !p.KeepSiblings {
+		evicted = m.evictLocked(c, p.Mode, s.id)
+	}
+	last, ok := s.attach(c)
+	if !ok {
+		return nil, errors.New("client closed")
+	}
+	s.mu.Lock()
+	n := int64(len(s.history))
+	s.mu.Unlock()
+	if evicted == nil {
+		evicted = []string{}
+	}
+	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd,
+		MessageCount: n, LastSeq: last, Resumed: resumed, Evicted: evicted, Interrupted: interrupted}, nil
+}
+
+// evictLocked closes c's other idle live sessions of the same mode.
+func (m *Manager) evictLocked(c *Client, mode, keep string) []string {
+	var out []string
+	for id, s := range m.live {
+		if id == keep || s.owner != c.ID() || s.mode != mode || !s.idle() {
+			continue
+		}
+		delete(m.live, id)
+		s.close()
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	if len(out) > 0 {
+		m.log.Info("sessions evicted", "clientId", c.ID(), "sessions", out)
+	}
+	return out
+}
+
+func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, error) {
+	a, err := m.buildAgent(alias)
+	if err != nil {
+		return nil, err
+	}
+	q, _ := json.Marshal(id)
+	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a,
+		clients: map[*Client]struct{}{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
+}
+
+func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session, error) {
+	id := p.SessionID
+	if id == "" {
+		id = "ses_" + randomHex(8)
+	}
+	cwd := p.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := m.newSession(id, p.AgentAlias, p.Mode, cwd, c.ID())
+	if err != nil {
+		return nil, err
+	}
+	if err := m.store.CreateSession(&store.Session{ID: id, AgentAlias: p.AgentAlias, Mode: p.Mode, Cwd: cwd, Owner: c.ID()}); err != nil {
+		return nil, err
+	}
+	m.log.Info("session created", "sessionId", id, "agent", p.AgentAlias, "mode", p.Mode, "cwd", cwd)
+	return s, nil
+}
+
+func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Session, error) {
+	s, err := m.newSession(rec.ID, rec.AgentAlias, rec.Mode, rec.Cwd, rec.Owner)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := m.store.Messages(ctx, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range raw {
+		var msg provider.Message
+		if err := json.Unmarshal(b, &msg); err != nil {
+			return nil, fmt.Errorf("session %s: transcript: %w", rec.ID, err)
+		}
+		s.history = append(s.history, msg)
+	}
+	s.history = repair(s.history)
+	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
+	if rec.State == store.StateInterrupted {
+		m.store.SetState(rec.ID, store.StateIdle)
+	}
+	m.log.Info("session resumed", "sessionId", rec.ID, "messages", len(s.history), "lastSeq", rec.LastSeq)
+	return s, nil
+}
+
+// repair gives every tool call of an interrupted turn a result, so the
+// transcript is one a model accepts: results follow their assistant
+// message, and a call without one gets an "interrupted" result.
+func repair(h []provider.Message) []provider.Message {
+	out := make([]provider.Message, 0, len(h))
+	for i := 0; i < len(h); i++ {
+		m := h[i]
+		out = append(out, m)
+		if m.Role != provider.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for i+1 < len(h) && h[i+1].Role == provider.RoleTool {
+			i++
+			out = append(out, h[i])
+			answered[h[i].ToolCallID] = true
+		}
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+					Text: "interrupted: the daemon stopped before this call finished", IsError: true})
+			}
+		}
+	}
+	return out
+}
+
+// lookup returns a live session c is attached to.
+func (m *Manager) lookup(c *Client, id string) (*Session, error) {
+	m.mu.Lock()
+	s, ok := m.live[id]
+	m.mu.Unlock()
+	if !ok {
+		return nil, m.notLive(id)
+	}
+	if c != nil && !c.attached(s) {
+		return nil, fmt.Errorf("%w %s: attach with session/new {\"sessionId\":%q} first", ErrForbidden, id, id)
+	}
+	return s, nil
+}
+
+func (m *Manager) notLive(id string) error {
+	if _, err := m.store.GetSession(context.Background(), id); err == nil {
+		return fmt.Errorf("%w: %s is not live; resume it with session/new {\"sessionId\":%q}", ErrNotFound, id, id)
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, id)
+}
+
+// Prompt queues a prompt and returns a channel that yields its result.
+func (m *Manager) Prompt(c *Client, id, prompt string) (<-chan protocol.SessionPromptResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{prompt: prompt, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	if err := s.enqueue(j); err != nil {
+		return nil, err
+	}
+	return j.done, nil
+}
+
+// Cancel cancels a session's running turn.
+func (m *Manager) Cancel(c *Client, id string) (bool, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return false, err
+	}
+	return s.cancelTurn(), nil
+}
+
+// Approve answers an approval request.
+func (m *Manager) Approve(c *Client, p protocol.SessionApproveParams) (bool, error) {
+	if !slices.Contains(protocol.Decisions, p.Decision) {
+		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: must be one of %s", p.Decision, strings.Join(protocol.Decisions, ", "))}
+	}
+	s, err := m.lookup(c, p.SessionID)
+	if err != nil {
+		return false, err
+	}
+	return s.approve(p.RequestID, p.Decision, p.Reason), nil
+}
+
+// Close closes a live session (its history stays).
+func (m *Manager) Close(c *Client, id string) error {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	delete(m.live, id)
+	m.mu.Unlock()
+	s.close()
+	m.log.Info("session closed", "sessionId", id)
+	return nil
+}
+
+// Delete removes a session and its history.
+func (m *Manager) Delete(id string) error {
+	m.mu.Lock()
+	s, live := m.live[id]
+	delete(m.live, id)
+	m.mu.Unlock()
+	if live {
+		s.close()
+	}
+	ok, err := m.store.DeleteSession(id)
+	if err != nil {
+		return err
+	}
+	if !ok && !live {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return nil
+}
+
+// List pages through persisted sessions, newest first.
+func (m *Manager) List(ctx context.Context, offset, limit int) (*protocol.SessionListResult, error) {
+	if limit <= 0 || limit > 500 {
+		limit = 50
+	}
+	offset = max(offset, 0)
+	recs, total, err := m.store.ListSessions(ctx, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}, Total: total}
+	for _, r := range recs {
+		info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
+			State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
+		m.mu.Lock()
+		s, live := m.live[r.ID]
+		m.mu.Unlock()
+		if live {
+			info.Live = true
+			info.State = s.summary().State
+		}
+		res.Sessions = append(res.Sessions, info)
+	}
+	if next := offset + len(recs); next < total {
+		res.NextOffset = &next
+	}
+	return res, nil
+}
+
+// History returns persisted events of a session after sinceSeq.
+func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams) (*protocol.SessionHistoryResult, error) {
+	rec, err := m.store.GetSession(ctx, p.SessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.SessionHistoryResult{SessionID: p.SessionID, Events: []json.RawMessage{}, LastSeq: rec.LastSeq}
+	if len(evs) > limit {
+		evs, res.More = evs[:limit], true
+	}
+	for _, e := range evs {
+		res.Events = append(res.Events, e.Body)
+	}
+	return res, nil
+}
+
+// ValidID reports whether s is a valid client or session id:
+// 1-128 characters of [A-Za-z0-9._-].
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
