@@ -42,8 +42,10 @@ type Manager struct {
 	ctx    context.Context // cancelled by Shutdown: every turn's parent
 	stop   context.CancelFunc
 
-	mu        sync.Mutex
-	live      map[string]*Session
+	mu   sync.Mutex
+	live map[string]*Session
+
+	pmu       sync.Mutex
 	providers map[string]provider.Provider
 }
 
@@ -118,8 +120,8 @@ func (m *Manager) Summaries() []protocol.SessionSummary {
 }
 
 func (m *Manager) provider(name string) (provider.Provider, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
 	if p, ok := m.providers[name]; ok {
 		return p, nil
 	}

@@ -1,0 +1,361 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/transport"
+)
+
+// peer is a test client of the daemon's socket: it routes responses to
+// their callers, keeps every session/update, and answers the daemon's
+// requests with onRequest.
+type peer struct {
+	t  *testing.T
+	nc net.Conn
+
+	mu        sync.Mutex
+	nextID    int
+	waiting   map[string]chan map[string]any
+	events    []map[string]any
+	eventCh   chan map[string]any
+	closed    chan struct{}
+	onRequest func(method string, params map[string]any) string // returns the raw reply frame's "result"/"error" part
+}
+
+func connect(t *testing.T, path string, caps string) *peer {
+	t.Helper()
+	nc, err := transport.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, eventCh: make(chan map[string]any, 1<<16), closed: make(chan struct{})}
+	t.Cleanup(func() { nc.Close(); <-p.closed })
+	go p.read()
+	params := `{"protocolVersion":1}`
+	if caps != "" {
+		params = `{"protocolVersion":1,"clientCapabilities":` + caps + `}`
+	}
+	if r := p.call("initialize", params); r["error"] != nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	return p
+}
+
+func (p *peer) read() {
+	defer close(p.closed)
+	br := bufio.NewReaderSize(p.nc, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			p.t.Errorf("daemon sent invalid JSON %q", line)
+			return
+		}
+		if m["jsonrpc"] != "2.0" {
+			p.t.Errorf("frame without jsonrpc 2.0: %s", line)
+		}
+		method, _ := m["method"].(string)
+		id, hasID := m["id"]
+		switch {
+		case method == "session/update":
+			ev := m["params"].(map[string]any)
+			p.mu.Lock()
+			p.events = append(p.events, ev)
+			p.mu.Unlock()
+			p.eventCh <- ev
+		case method != "":
+			params, _ := m["params"].(map[string]any)
+			reply := `"result":null`
+			if p.onRequest != nil {
+				reply = p.onRequest(method, params)
+			}
+			idj, _ := json.Marshal(id)
+			if reply != "" {
+				fmt.Fprintf(p.nc, `{"jsonrpc":"2.0","id":%s,%s}`+"\n", idj, reply)
+			}
+		case hasID:
+			k := fmt.Sprint(id)
+			p.mu.Lock()
+			ch := p.waiting[k]
+			delete(p.waiting, k)
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		}
+	}
+}
+
+// send sends a request and returns the channel of its response.
+func (p *peer) send(method, params string) chan map[string]any {
+	p.mu.Lock()
+	p.nextID++
+	id := p.nextID
+	ch := make(chan map[string]any, 1)
+	p.waiting[fmt.Sprint(id)] = ch
+	p.mu.Unlock()
+	fmt.Fprintf(p.nc, `{"jsonrpc":"2.0","method":%q,"params":%s,"id":%d}`+"\n", method, params, id)
+	return ch
+}
+
+func (p *peer) call(method, params string) map[string]any {
+	p.t.Helper()
+	return p.wait(p.send(method, params), method)
+}
+
+func (p *peer) wait(ch chan map[string]any, what string) map[string]any {
+	p.t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(20 * time.Second):
+		p.t.Fatalf("no answer to %s", what)
+	}
+	return nil
+}
+
+func result(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	res, ok := r["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("want a result, got %v", r)
+	}
+	return res
+}
+
+// until reads events until one of type typ arrives, returning it.
+func (p *peer) until(typ string) map[string]any {
+	p.t.Helper()
+	for {
+		select {
+		case ev := <-p.eventCh:
+			if ev["type"] == typ {
+				return ev
+			}
+		case <-time.After(20 * time.Second):
+			p.t.Fatalf("no %s event", typ)
+		}
+	}
+}
+
+func (p *peer) snapshot() []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]map[string]any(nil), p.events...)
+}
+
+func types(evs []map[string]any) string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, e["type"].(string))
+	}
+	return strings.Join(s, " ")
+}
+
+// checkSeqs asserts seqs run from first with no gap.
+func checkSeqs(t *testing.T, evs []map[string]any, first int) {
+	t.Helper()
+	for i, e := range evs {
+		if int(e["seq"].(float64)) != first+i {
+			t.Fatalf("event %d has seq %v, want %d (gap or reorder): %v", i, e["seq"], first+i, types(evs))
+		}
+	}
+}
+
+// startWith runs a daemon with config.toml text (after the defaults).
+func startWith(t *testing.T, toml string) *running {
+	t.Helper()
+	dirs := testDirs(t)
+	os.MkdirAll(dirs.ConfigDir, 0o700)
+	path := filepath.Join(dirs.ConfigDir, "config.toml")
+	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	r := &running{dirs: dirs, stop: cancel, done: make(chan error, 1)}
+	go func() {
+		r.done <- Run(ctx, Options{Version: "test", Dirs: dirs, Config: cfg, Ready: func(string) { close(ready) },
+			Getenv: func(string) string { return "" }})
+	}()
+	select {
+	case <-ready:
+	case err := <-r.done:
+		t.Fatalf("daemon did not start: %v", err)
+	}
+	t.Cleanup(func() { cancel(); r.wait(t) })
+	return r
+}
+
+const echoAgent = `
+[providers.echo]
+kind = "echo"
+[agents.default]
+provider = "echo"
+`
+
+func newSession(t *testing.T, p *peer, extra string) string {
+	t.Helper()
+	cwd := t.TempDir()
+	r := result(t, p.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"`+extra+`}`))
+	return r["sessionId"].(string)
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func prompt(sid, text string) string {
+	return `{"sessionId":` + quote(sid) + `,"prompt":` + quote(text) + `}`
+}
+
+// fakeOpenAI serves scripted Chat Completions streams, one per request.
+type fakeOpenAI struct {
+	mu      sync.Mutex
+	scripts [][]string
+	bodies  []map[string]any
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	if len(f.scripts) == 0 {
+		f.mu.Unlock()
+		http.Error(w, `{"error":{"message":"no more scripted responses"}}`, 400)
+		return
+	}
+	script := f.scripts[0]
+	f.scripts = f.scripts[1:]
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, d := range script {
+		fmt.Fprintf(w, "data: %s\n\n", d)
+		w.(http.Flusher).Flush()
+	}
+}
+
+func content(s string) string {
+	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": s}}}})
+	return string(b)
+}
+
+func TestPromptToolApprovalAndAnswerWithFakeOpenAI(t *testing.T) {
+	fake := &fakeOpenAI{scripts: [][]string{
+		{content("I'll "), content("check."),
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_9","type":"function","function":{"name":"shell","arguments":"{\"comm"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"and\":\"echo hello-from-shell\"}"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":11,"completion_tokens":5}}`, `[DONE]`},
+		{content("The shell "), content("said hello."), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":4}}`, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, `
+[providers.fake]
+kind = "openai"
+base_url = "`+srv.URL+`/v1"
+model = "test-model"
+[agents.default]
+provider = "fake"
+system_prompt = "be brief"
+`)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	if res := result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`)); res["resumed"] != true {
+		t.Fatalf("second client attach: %v", res)
+	}
+	done := a.send("session/prompt", prompt(sid, "say hello via the shell"))
+	req := b.until("approval_request")
+	if req["toolName"] != "shell" || req["summary"] != "Run: echo hello-from-shell" {
+		t.Fatalf("approval request %v", req)
+	}
+	ok := result(t, b.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(req["requestId"].(string))+`,"decision":"allow_once"}`))
+	if ok["accepted"] != true {
+		t.Fatalf("approve: %v", ok)
+	}
+	// A second answer loses.
+	late := result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(req["requestId"].(string))+`,"decision":"reject_once"}`))
+	if late["accepted"] != false {
+		t.Fatalf("second answer accepted: %v", late)
+	}
+	res := result(t, a.wait(done, "prompt"))
+	if res["stopReason"] != "end_turn" || res["content"] != "The shell said hello." {
+		t.Fatalf("result %v", res)
+	}
+	a.until("turn_complete") // already here: it is written before the result
+	evA := a.snapshot()
+	want := "user_message agent_message_chunk agent_message_chunk context_usage tool_call approval_request approval_resolved tool_result agent_message_chunk agent_message_chunk context_usage turn_complete"
+	if got := types(evA); got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+	checkSeqs(t, evA, 1)
+	// The result is the text streamed after the last tool result.
+	var streamed string
+	for _, e := range evA[8:10] {
+		streamed += e["text"].(string)
+	}
+	if streamed != res["content"] {
+		t.Errorf("streamed %q, result %q", streamed, res["content"])
+	}
+	if tr := evA[7]; tr["rawOutput"] != "hello-from-shell\n" || tr["isError"] != false || tr["toolCallId"] != "call_9" {
+		t.Errorf("tool result %v", tr)
+	}
+	if ar := evA[6]; ar["decision"] != "allow_once" || ar["by"] != "client" {
+		t.Errorf("approval resolved %v", ar)
+	}
+	// The second client saw the same events, same seqs (turn_complete
+	// may still be on its way).
+	b.until("turn_complete")
+	evB := b.snapshot()
+	if types(evB) != want {
+		t.Errorf("client B events %s", types(evB))
+	}
+	for i := range evB {
+		if evB[i]["seq"] != evA[i]["seq"] {
+			t.Fatalf("seq mismatch at %d", i)
+		}
+	}
+	// The model got the tool result and the system prompt.
+	fake.mu.Lock()
+	second := fake.bodies[1]
+	fake.mu.Unlock()
+	msgs := second["messages"].([]any)
+	if msgs[0].(map[string]any)["content"] != "be brief" || msgs[3].(map[string]any)["content"] != "hello-from-shell\n" {
+		t.Errorf("second request messages %v", msgs)
+	}
+	// History replays exactly what was streamed.
+	h := result(t, a.call("session/history", `{"sessionId":`+quote(sid)+`}`))
+	if evs := h["events"].([]any); len(evs) != len(evA) || h["lastSeq"].(float64) != float64(len(evA)) {
+		t.Errorf("history has %d events (lastSeq %v), streamed %d", len(evs), h["lastSeq"], len(evA))
+	}
+	// A provider failure ends the turn with stopReason error; the session
+	// stays usable.
+	fail := result(t, a.call("session/prompt", prompt(sid, "again")))
+	if fail["stopReason"] != "error" || !strings.Contains(fail["error"].(map[string]any)["message"].(string), "provider fake ("+srv.URL+"/v1/chat/completions): HTTP 400: no more scripted responses") {
+		t.Errorf("failed turn %v", fail)
+	}
+	tc := a.until("turn_complete")
+	if tc["outcome"] != "failed" {
+		t.Errorf("turn_complete %v", tc)
+	}
+}
