@@ -1,10 +1,16 @@
 package daemon
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
 func approveFrame(sid, req, decision string) string {
@@ -245,5 +251,73 @@ func TestReattachReplaysFromSinceSeq(t *testing.T) {
 	full := result(t, b.call("session/history", `{"sessionId":`+quote(sid)+`}`))
 	if n := len(full["events"].([]any)); float64(n) != seqs[len(seqs)-1] || n != 1+200+2 {
 		t.Errorf("history has %d events, last seq %v", n, seqs[len(seqs)-1])
+	}
+}
+
+// A client that attaches and then never reads is disconnected once it has
+// made no progress for the stall timeout while behind; the turn and the
+// other client go on, and lose nothing.
+func TestClientThatNeverReadsIsDropped(t *testing.T) {
+	defer func(d time.Duration) { session.StallTimeout = d }(session.StallTimeout)
+	session.StallTimeout = 300 * time.Millisecond
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+
+	stuck, err := net.Dial("unix", r.dirs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	fmt.Fprintf(stuck, `{"jsonrpc":"2.0","method":"initialize","params":{},"id":1}`+"\n")
+	fmt.Fprintf(stuck, `{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":%s,"keep_siblings":true},"id":2}`+"\n", quote(sid))
+	time.Sleep(100 * time.Millisecond) // attached; from now on it reads nothing
+
+	const chunks = 30000
+	done := a.send("session/prompt", prompt(sid, fmt.Sprintf("/chunks %d", chunks)))
+	a.until("agent_message_chunk")
+	// The daemon still answers while the turn streams.
+	if st := result(t, a.call("status", `{}`)); st["activeSessions"].(float64) != 1 {
+		t.Errorf("status during the turn: %v", st)
+	}
+	res := result(t, a.wait(done, "prompt"))
+	if res["stopReason"] != "end_turn" || len(res["content"].(string)) != 3*chunks {
+		t.Fatalf("result %v", res["stopReason"])
+	}
+	evs := a.snapshot()
+	if len(evs) != chunks+3 {
+		t.Fatalf("the reading client got %d events, want %d", len(evs), chunks+3)
+	}
+	checkSeqs(t, evs, 1)
+
+	// The stuck client, behind and making no progress, is cut off.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st := result(t, a.call("status", `{}`))
+		if st["sessions"].([]any)[0].(map[string]any)["clients"].(float64) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stuck client still attached: %v", st["sessions"])
+		}
+	}
+	// Its socket ends after what the kernel had buffered: far short of
+	// the whole stream.
+	stuck.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n := 0
+	br := bufio.NewReader(stuck)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the stuck client's connection was never closed (it read %d events)", n)
+			}
+			break
+		}
+		if strings.Contains(string(line), "session/update") {
+			n++
+		}
+	}
+	if n >= chunks {
+		t.Errorf("stuck client got all %d events: it was never dropped", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -17,13 +18,21 @@ type Conn interface {
 	Close() error
 }
 
-// Bounds of a client's outgoing queue: a client that falls this far behind
-// is disconnected, so it can neither stall a turn nor grow the daemon.
+// Bounds of a client's outgoing queue. A client that falls this far behind
+// a session's stream is not fed from memory any more: it catches up from
+// the store at its own pace, so it neither stalls a turn nor grows the
+// daemon, and still misses nothing. A client that makes no progress at all
+// for StallTimeout while behind is disconnected.
 const (
-	QueueFrames = 8192
-	QueueBytes  = 16 << 20
+	QueueFrames = 4096
+	QueueBytes  = 8 << 20
 	batchFrames = 256
+	catchUpPage = 512
 )
+
+// StallTimeout is how long a client that is behind may make no progress
+// before it is disconnected (a variable so tests can shorten it).
+var StallTimeout = 10 * time.Second
 
 // Client is one connected client: its identity, the sessions it is
 // attached to, and its bounded queue of outgoing session/update frames,
@@ -35,19 +44,35 @@ type Client struct {
 	mu        sync.Mutex
 	id        string
 	canElicit bool
-	sessions  map[*Session]struct{}
+	subs      map[*Session]*sub
 	closed    bool
+	lagging   []*sub // subscriptions to catch up from the store
+	watchdog  *time.Timer
 
-	q       chan item
-	qBytes  atomic.Int64
-	dropped atomic.Bool
-	gone    chan struct{} // closed by Close
-	done    chan struct{} // closed when the writer has stopped
+	q         chan item
+	qBytes    atomic.Int64
+	wake      chan struct{} // a subscription started lagging
+	broken    atomic.Bool   // a write failed: the connection is done
+	lastWrite atomic.Int64  // unix nanos of the last successful write
+	gone      chan struct{} // closed by Close
+	done      chan struct{} // closed when the writer has stopped
+}
+
+// sub is one client's subscription to one session's stream.
+type sub struct {
+	c *Client
+	s *Session
+	// lag is guarded by s.subMu: while set, deliver skips this sub.
+	lag bool
+	// written is the last seq written to the client; writer only.
+	written int64
 }
 
 // item is one queued frame, or (body nil) a barrier whose done is closed
-// once everything queued before it is written.
+// once its sub has been written up to seq.
 type item struct {
+	sub  *sub
+	seq  int64
 	body json.RawMessage
 	done chan struct{}
 }
@@ -57,8 +82,9 @@ func NewClient(conn Conn, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{conn: conn, log: log, sessions: map[*Session]struct{}{},
-		q: make(chan item, QueueFrames), gone: make(chan struct{}), done: make(chan struct{})}
+	c := &Client{conn: conn, log: log, subs: map[*Session]*sub{},
+		q: make(chan item, QueueFrames), wake: make(chan struct{}, 1), gone: make(chan struct{}), done: make(chan struct{})}
+	c.lastWrite.Store(time.Now().UnixNano())
 	go c.writer()
 	return c
 }
@@ -92,13 +118,13 @@ func (c *Client) Close() {
 		return
 	}
 	c.closed = true
-	ss := make([]*Session, 0, len(c.sessions))
-	for s := range c.sessions {
-		ss = append(ss, s)
+	subs := c.subs
+	c.subs = nil
+	if c.watchdog != nil {
+		c.watchdog.Stop()
 	}
-	c.sessions = nil
 	c.mu.Unlock()
-	for _, s := range ss {
+	for s := range subs {
 		s.detach(c)
 	}
 	close(c.gone)
@@ -108,60 +134,92 @@ func (c *Client) Close() {
 func (c *Client) attached(s *Session) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.sessions[s]
+	_, ok := c.subs[s]
 	return ok
 }
 
-// track records s as attached; false when the client is closed.
-func (c *Client) track(s *Session, on bool) bool {
+// subscribe records a subscription to s (written up to seq); nil when the
+// client is closed.
+func (c *Client) subscribe(s *Session, seq int64) *sub {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
+		return nil
+	}
+	if old := c.subs[s]; old != nil {
+		return old
+	}
+	sb := &sub{c: c, s: s, written: seq}
+	c.subs[s] = sb
+	return sb
+}
+
+func (c *Client) unsubscribe(s *Session) {
+	c.mu.Lock()
+	delete(c.subs, s)
+	c.mu.Unlock()
+}
+
+// push queues a frame of sb without blocking; false when the queue is
+// full, and then the caller marks sb lagging (under s.subMu) and calls lag.
+func (c *Client) push(sb *sub, seq int64, body json.RawMessage) bool {
+	if c.broken.Load() {
+		return true // nothing more will be written; do not lag either
+	}
+	if c.qBytes.Load()+int64(len(body)) > QueueBytes {
 		return false
 	}
-	if on {
-		c.sessions[s] = struct{}{}
-	} else {
-		delete(c.sessions, s)
-	}
-	return true
-}
-
-// push queues a frame without blocking. A client whose queue is full is
-// disconnected: the caller (a session's delivery) never waits for it.
-func (c *Client) push(body json.RawMessage) {
-	if c.dropped.Load() {
-		return
-	}
-	if c.qBytes.Add(int64(len(body))) > QueueBytes {
-		c.overflow()
-		return
-	}
 	select {
-	case c.q <- item{body: body}:
+	case c.q <- item{sub: sb, seq: seq, body: body}:
+		c.qBytes.Add(int64(len(body)))
+		return true
 	default:
-		c.overflow()
+		return false
 	}
 }
 
-func (c *Client) overflow() {
-	if c.dropped.Swap(true) {
+// lag hands sb to the writer to catch up from the store, and arms the
+// stall watchdog.
+func (c *Client) lag(sb *sub) {
+	c.mu.Lock()
+	c.lagging = append(c.lagging, sb)
+	if c.watchdog == nil && !c.closed {
+		c.watchdog = time.AfterFunc(StallTimeout, c.checkStall)
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) checkStall() {
+	c.mu.Lock()
+	behind := len(c.lagging) > 0
+	idle := time.Since(time.Unix(0, c.lastWrite.Load()))
+	if behind && idle < StallTimeout && !c.closed {
+		c.watchdog.Reset(StallTimeout - idle)
+		c.mu.Unlock()
 		return
 	}
-	c.log.Warn("client is not reading its events: disconnecting it", "clientId", c.ID(),
-		"queuedFrames", len(c.q), "queuedBytes", c.qBytes.Load())
-	go c.conn.Close()
+	c.watchdog = nil
+	c.mu.Unlock()
+	if behind {
+		c.log.Warn("client stopped reading its events: disconnecting it", "clientId", c.ID(), "idle", idle.Round(time.Millisecond))
+		c.broken.Store(true)
+		c.conn.Close()
+	}
 }
 
-// flush waits until everything queued so far has been written (or the
-// client is gone, or ctx ends).
-func (c *Client) flush(ctx context.Context) {
-	if c.dropped.Load() {
+// flush waits until sb has been written up to seq (or the client is
+// gone, or ctx ends).
+func (c *Client) flush(ctx context.Context, sb *sub, seq int64) {
+	if sb == nil || c.broken.Load() {
 		return
 	}
 	done := make(chan struct{})
 	select {
-	case c.q <- item{done: done}:
+	case c.q <- item{sub: sb, seq: seq, done: done}:
 	case <-c.gone:
 		return
 	case <-ctx.Done():
@@ -174,45 +232,113 @@ func (c *Client) flush(ctx context.Context) {
 	}
 }
 
+func (c *Client) write(batch []json.RawMessage) {
+	if len(batch) == 0 || c.broken.Load() {
+		return
+	}
+	if err := c.conn.NotifyBatch(protocol.MethodSessionUpdate, batch); err != nil {
+		c.broken.Store(true)
+		return
+	}
+	c.lastWrite.Store(time.Now().UnixNano())
+}
+
 func (c *Client) writer() {
 	defer close(c.done)
 	batch := make([]json.RawMessage, 0, batchFrames)
-	var dones []chan struct{}
+	var barriers []item
 	for {
 		var it item
 		select {
 		case it = <-c.q:
+		case <-c.wake:
+			it.sub = nil
 		case <-c.gone:
 			return
 		}
-		batch, dones = batch[:0], dones[:0]
+		batch = batch[:0]
 		size := 0
-		add := func(it item) {
-			if it.body == nil {
-				dones = append(dones, it.done)
-				return
+		take := func(it item) {
+			switch {
+			case it.sub == nil: // a wake-up
+			case it.body == nil:
+				barriers = append(barriers, it)
+			case it.seq <= it.sub.written:
+				size += len(it.body) // caught up from the store already
+			default:
+				batch = append(batch, it.body)
+				size += len(it.body)
+				it.sub.written = it.seq
 			}
-			batch = append(batch, it.body)
-			size += len(it.body)
 		}
-		add(it)
+		take(it)
 	fill:
 		for len(batch) < batchFrames {
 			select {
 			case it = <-c.q:
-				add(it)
+				take(it)
 			default:
 				break fill
 			}
 		}
-		if len(batch) > 0 {
-			if err := c.conn.NotifyBatch(protocol.MethodSessionUpdate, batch); err != nil {
-				c.dropped.Store(true)
-			}
-		}
+		c.write(batch)
 		c.qBytes.Add(-int64(size))
-		for _, d := range dones {
-			close(d)
+		c.catchUp()
+		barriers = c.release(barriers)
+	}
+}
+
+// catchUp writes one page from the store for each lagging subscription,
+// and returns to live delivery those that have caught up.
+func (c *Client) catchUp() {
+	c.mu.Lock()
+	lag := c.lagging
+	c.mu.Unlock()
+	if len(lag) == 0 {
+		return
+	}
+	var still []*sub
+	for _, sb := range lag {
+		if c.broken.Load() {
+			break
+		}
+		evs, err := sb.s.m.store.Events(context.Background(), sb.s.id, sb.written, catchUpPage)
+		if err != nil {
+			c.log.Error("catch-up read failed", "sessionId", sb.s.id, "err", err)
+			still = append(still, sb)
+			continue
+		}
+		batch := make([]json.RawMessage, 0, len(evs))
+		for _, e := range evs {
+			batch = append(batch, e.Body)
+			sb.written = e.Seq
+		}
+		c.write(batch)
+		if len(evs) < catchUpPage && sb.s.resume(sb) {
+			continue // live again
+		}
+		still = append(still, sb)
+	}
+	c.mu.Lock()
+	// Keep any that started lagging while we read.
+	c.lagging = append(still, c.lagging[len(lag):]...)
+	c.mu.Unlock()
+	if len(still) > 0 {
+		select {
+		case c.wake <- struct{}{}:
+		default:
 		}
 	}
+}
+
+func (c *Client) release(barriers []item) []item {
+	kept := barriers[:0]
+	for _, b := range barriers {
+		if b.sub.written >= b.seq || c.broken.Load() {
+			close(b.done)
+		} else {
+			kept = append(kept, b)
+		}
+	}
+	return kept
 }

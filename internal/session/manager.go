@@ -262,7 +262,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 	}
 	q, _ := json.Marshal(id)
 	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a,
-		clients: map[*Client]struct{}{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
+		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 
 func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session, error) {

@@ -35,7 +35,7 @@ type Session struct {
 	seq    int64
 
 	subMu     sync.Mutex
-	clients   map[*Client]struct{}
+	clients   map[*Client]*sub
 	delivered int64 // last seq pushed to the clients
 
 	mu         sync.Mutex
@@ -108,20 +108,41 @@ func (s *Session) deliver(seq int64, body []byte) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	s.delivered = seq
-	for c := range s.clients {
-		c.push(body)
+	for c, sb := range s.clients {
+		if sb.lag {
+			continue // catching up from the store
+		}
+		if !c.push(sb, seq, body) {
+			sb.lag = true
+			c.lag(sb)
+		}
 	}
+}
+
+// resume returns a caught-up subscription to live delivery.
+func (s *Session) resume(sb *sub) bool {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if sb.written < s.delivered {
+		return false
+	}
+	sb.lag = false
+	return true
 }
 
 // attach adds c; it returns the last seq delivered before c joined, so
 // c gets every later event live and the earlier ones from history.
 func (s *Session) attach(c *Client) (int64, bool) {
-	if !c.track(s, true) {
-		return 0, false
-	}
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	s.clients[c] = struct{}{}
+	if sb, ok := s.clients[c]; ok {
+		return sb.written, true
+	}
+	sb := c.subscribe(s, s.delivered)
+	if sb == nil {
+		return 0, false
+	}
+	s.clients[c] = sb
 	return s.delivered, true
 }
 
@@ -131,13 +152,19 @@ func (s *Session) detach(c *Client) {
 	s.subMu.Unlock()
 }
 
+func (s *Session) subOf(c *Client) *sub {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	return s.clients[c]
+}
+
 func (s *Session) detachAll() {
 	s.subMu.Lock()
 	cs := s.clients
-	s.clients = map[*Client]struct{}{}
+	s.clients = map[*Client]*sub{}
 	s.subMu.Unlock()
 	for c := range cs {
-		c.track(s, false)
+		c.unsubscribe(s)
 	}
 }
 
@@ -213,7 +240,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if res.Error != nil {
 		fields["error"] = res.Error
 	}
-	s.emit(protocol.EventTurnComplete, mustJSON(fields))
+	last := s.emit(protocol.EventTurnComplete, mustJSON(fields))
 	s.m.store.SetState(s.id, store.StateIdle)
 
 	s.mu.Lock()
@@ -222,8 +249,8 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	// The prompting client hears turn_complete before the result.
 	s.m.store.Sync()
 	if j.client != nil {
-		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
-		j.client.flush(fctx)
+		fctx, fcancel := context.WithTimeout(context.Background(), StallTimeout)
+		j.client.flush(fctx, s.subOf(j.client), last)
 		fcancel()
 	}
 	return res

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,19 +58,27 @@ type Store struct {
 	wdb  *sql.DB // one connection, used only by the writer goroutine
 	rdb  *sql.DB // readers
 
-	ops    chan op
-	done   chan struct{}
-	closed sync.Once
-	mu     sync.RWMutex // guards stopping against late writes
-	stop   bool
+	ops     chan op
+	done    chan struct{}
+	inserts map[int]*sql.Stmt // prepared multi-row event inserts, by rows; writer only
+	closed  sync.Once
+	mu      sync.RWMutex // guards stopping against late writes
+	stop    bool
 }
 
 // op is one queued write. run executes it inside the batch's transaction;
 // after, if set, runs once the batch is committed (with the batch's error).
+// An event append has no run but sid and ev: the writer inserts runs of
+// them with multi-row statements, the streaming hot path.
 type op struct {
 	run   func(tx *sql.Tx) error
 	after func(error)
+	sid   string
+	ev    Event
 }
+
+// eventRows is how many events one INSERT statement carries.
+const eventRows = 64
 
 // batchMax bounds the writes grouped into one transaction.
 const batchMax = 1024
@@ -105,7 +114,13 @@ func Open(path string) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	s := &Store{path: path, wdb: wdb, rdb: rdb, ops: make(chan op, 4*batchMax), done: make(chan struct{})}
+	s := &Store{path: path, wdb: wdb, rdb: rdb, ops: make(chan op, 4*batchMax), done: make(chan struct{}),
+		inserts: map[int]*sql.Stmt{}}
+	if err := s.prepare(); err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
 	go s.writer()
 	return s, nil
 }
@@ -121,6 +136,9 @@ func (s *Store) Close() error {
 		close(s.ops)
 		s.mu.Unlock()
 		<-s.done
+		for _, st := range s.inserts {
+			st.Close()
+		}
 	})
 	err := s.wdb.Close()
 	if e := s.rdb.Close(); err == nil {
@@ -187,14 +205,86 @@ func (s *Store) commit(batch []op) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	for _, o := range batch {
-		if err := o.run(tx); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("store: %w", err)
+	fail := func(err error) error {
+		tx.Rollback()
+		return fmt.Errorf("store: %w", err)
+	}
+	for i := 0; i < len(batch); {
+		if batch[i].run != nil {
+			if err := batch[i].run(tx); err != nil {
+				return fail(err)
+			}
+			i++
+			continue
 		}
+		j := i
+		for j < len(batch) && batch[j].run == nil {
+			j++
+		}
+		if err := s.insertEvents(tx, batch[i:j]); err != nil {
+			return fail(err)
+		}
+		i = j
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// insertEvents inserts a run of event appends, eventRows at a time, and
+// moves each session's last_seq once.
+func (s *Store) insertEvents(tx *sql.Tx, evs []op) error {
+	last := map[string]int64{}
+	args := make([]any, 0, 4*eventRows)
+	for len(evs) > 0 {
+		n := eventRows // the largest prepared size that fits
+		for n > len(evs) {
+			n /= 2
+		}
+		args = args[:0]
+		for _, o := range evs[:n] {
+			args = append(args, o.sid, o.ev.Seq, o.ev.Type, o.ev.Body)
+			if o.ev.Seq > last[o.sid] {
+				last[o.sid] = o.ev.Seq
+			}
+		}
+		stmt, err := s.insertStmt(n)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Stmt(stmt).Exec(args...); err != nil {
+			return err
+		}
+		evs = evs[n:]
+	}
+	now := nowMs()
+	for sid, seq := range last {
+		if _, err := tx.Exec(`UPDATE sessions SET last_seq = ?, updated_ms = ? WHERE id = ? AND last_seq < ?`, seq, now, sid, seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertStmt returns the prepared INSERT of n event rows (a power of two
+// up to eventRows, prepared at Open: the writer's transaction holds the
+// only connection, so nothing can be prepared while it runs).
+func (s *Store) insertStmt(n int) (*sql.Stmt, error) {
+	if st := s.inserts[n]; st != nil {
+		return st, nil
+	}
+	return nil, fmt.Errorf("no prepared insert of %d rows", n)
+}
+
+func (s *Store) prepare() error {
+	for n := 1; n <= eventRows; n *= 2 {
+		q := "INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)" + strings.Repeat(", (?, ?, ?, ?)", n-1)
+		st, err := s.wdb.Prepare(q)
+		if err != nil {
+			return err
+		}
+		s.inserts[n] = st
 	}
 	return nil
 }
@@ -240,13 +330,7 @@ func (s *Store) SetTitle(id, title string) {
 // AppendEvent queues one event; after (if not nil) runs once it is
 // committed, with the commit's error.
 func (s *Store) AppendEvent(sessionID string, ev Event, after func(error)) {
-	s.enqueue(op{run: func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)`, sessionID, ev.Seq, ev.Type, ev.Body); err != nil {
-			return err
-		}
-		_, err := tx.Exec(`UPDATE sessions SET last_seq = ?, updated_ms = ? WHERE id = ? AND last_seq < ?`, ev.Seq, nowMs(), sessionID, ev.Seq)
-		return err
-	}, after: after})
+	s.enqueue(op{sid: sessionID, ev: ev, after: after})
 }
 
 // AppendMessage queues one transcript message (JSON) at index idx.
