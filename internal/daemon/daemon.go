@@ -143,6 +143,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// connections are still open; then the store is flushed.
 	turnsCtx, turnsDone := context.WithTimeout(context.Background(), StopTimeout/2)
 	sessions.Shutdown(turnsCtx)
+	srv.WaitPrompts(turnsCtx)
 	turnsDone()
 	cancelConns()
 	waited := make(chan struct{})

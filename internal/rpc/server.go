@@ -32,6 +32,7 @@ type Server struct {
 	sessions  *session.Manager
 
 	clients atomic.Int64
+	prompts atomic.Int64 // session/prompt answers not yet written
 	connWG  sync.WaitGroup
 }
 
@@ -57,6 +58,19 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions}
+}
+
+// WaitPrompts waits (bounded by ctx) until every session/prompt whose
+// turn has ended has had its answer written: a stopping daemon calls it
+// after cancelling the turns, before closing the connections.
+func (s *Server) WaitPrompts(ctx context.Context) {
+	for s.prompts.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // Clients returns the number of connected clients.

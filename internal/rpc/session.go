@@ -33,12 +33,15 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		if err != nil {
 			return nil, err
 		}
-		// The turn runs on; this connection's read loop does not wait.
+		// The turn runs on; this connection's read loop does not wait. A
+		// stopping daemon waits for these answers to be written.
+		b.srv.prompts.Add(1)
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
 			select {
 			case res := <-done:
-				return res, nil
+				return jsonrpc.Then{Result: res, After: func() { b.srv.prompts.Add(-1) }}, nil
 			case <-ctx.Done():
+				b.srv.prompts.Add(-1)
 				return nil, ctx.Err() // the connection is gone; the turn goes on
 			}
 		}), nil

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+type update struct {
+	Seq  int64  `json:"seq"`
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// dialUpdates connects and sends every session/update to the channel.
+func dialUpdates(t *testing.T, dir string) (*client.Client, chan update) {
+	t.Helper()
+	ch := make(chan update, 1<<16)
+	h := jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		if r.Method == protocol.MethodSessionUpdate {
+			var u update
+			json.Unmarshal(r.Params, &u)
+			select {
+			case ch <- u:
+			default:
+			}
+		}
+		return nil, nil
+	})
+	c, err := client.Dial(context.Background(), filepath.Join(dir, "data", "daemon.sock"), client.Options{Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, ch
+}
+
+// kill -9 of a real daemon mid-turn loses at most the event being written:
+// after a restart the session resumes with every event a client saw, seqs
+// without gaps, and is marked interrupted.
+func TestKill9MidTurnThenResume(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cmd, _ := startDaemon(t, env)
+	c, updates := dialUpdates(t, dir)
+	ctx := context.Background()
+	var nr protocol.SessionNewResult
+	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "crash-1", "cwd": t.TempDir()}, &nr); err != nil {
+		t.Fatal(err)
+	}
+	go c.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "/delay 2\n/chunks 100000"}, nil)
+	var seen int64
+	for seen < 200 {
+		select {
+		case u := <-updates:
+			if u.Seq != seen+1 {
+				t.Fatalf("seq %d after %d", u.Seq, seen)
+			}
+			seen = u.Seq
+		case <-time.After(10 * time.Second):
+			t.Fatal("no events")
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	<-c.Done()
+
+	startDaemon(t, env)
+	c2, _ := dialUpdates(t, dir)
+	var list protocol.SessionListResult
+	if err := c2.Call(ctx, "session/list", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].State != "interrupted" || list.Sessions[0].LastSeq < seen {
+		t.Fatalf("after restart: %+v (client saw seq %d)", list.Sessions, seen)
+	}
+	var res protocol.SessionNewResult
+	if err := c2.Call(ctx, "session/new", map[string]any{"sessionId": "crash-1"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || !res.Interrupted || res.LastSeq < seen || res.MessageCount != 1 {
+		t.Fatalf("resume: %+v (client saw seq %d)", res, seen)
+	}
+	var h protocol.SessionHistoryResult
+	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "limit": 10000}, &h); err != nil {
+		t.Fatal(err)
+	}
+	for i, raw := range h.Events {
+		var u update
+		json.Unmarshal(raw, &u)
+		if u.Seq != int64(i+1) {
+			t.Fatalf("history event %d has seq %d", i, u.Seq)
+		}
+		if i == 0 && (u.Type != "user_message" || u.Text != "/delay 2\n/chunks 100000") {
+			t.Fatalf("first event %+v", u)
+		}
+	}
+	if int64(len(h.Events)) != res.LastSeq {
+		t.Fatalf("history has %d events, lastSeq %d", len(h.Events), res.LastSeq)
+	}
+	// The session goes on where it stopped.
+	var pr protocol.SessionPromptResult
+	if err := c2.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "after the crash"}, &pr); err != nil {
+		t.Fatal(err)
+	}
+	if pr.StopReason != "end_turn" || pr.Content != "echo: after the crash" {
+		t.Fatalf("prompt after resume: %+v", pr)
+	}
+	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "sinceSeq": res.LastSeq, "limit": 1}, &h); err != nil {
+		t.Fatal(err)
+	}
+	var next update
+	json.Unmarshal(h.Events[0], &next)
+	if next.Seq != res.LastSeq+1 || next.Type != "user_message" {
+		t.Errorf("first event after resume %+v, want seq %d", next, res.LastSeq+1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "zeroclaw.db")); err != nil {
+		t.Error(err)
+	}
+}
+
+// SIGTERM mid-turn: the prompt answers cancelled, the daemon exits 0.
+func TestSIGTERMCancelsRunningTurn(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cmd, logs := startDaemon(t, env)
+	c, updates := dialUpdates(t, dir)
+	ctx := context.Background()
+	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "term-1", "cwd": t.TempDir()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan protocol.SessionPromptResult, 1)
+	go func() {
+		var pr protocol.SessionPromptResult
+		if err := c.Call(ctx, "session/prompt", map[string]any{"sessionId": "term-1", "prompt": "/delay 5\n/chunks 100000"}, &pr); err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		res <- pr
+	}()
+	<-updates
+	<-updates
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case pr := <-res:
+		if pr.StopReason != "cancelled" {
+			t.Errorf("prompt answered %+v, want cancelled", pr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt never answered")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("daemon exit: %v", err)
+	}
+	if t.Failed() {
+		t.Logf("daemon log:\n%s", logs)
+	}
+}
