@@ -53,14 +53,18 @@ func echoFloor(b *testing.B) string {
 }
 
 // benchDaemon runs a daemon in-process and returns its socket path.
-func benchDaemon(b *testing.B) string {
+func benchDaemon(b *testing.B, tune ...func(*config.Config)) string {
 	dirs, _ := config.ResolveDirs(filepath.Join(b.TempDir(), "c"), func(string) string { return "" })
+	cfg := config.Default(func(string) string { return "" })
+	for _, f := range tune {
+		f(cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, Options{Dirs: dirs, Config: config.Default(func(string) string { return "" }), Ready: func(string) { close(ready) }})
+		Run(ctx, Options{Dirs: dirs, Config: cfg, Ready: func(string) { close(ready) }})
 	}()
 	<-ready
 	b.Cleanup(func() { cancel(); <-done })

@@ -1,0 +1,178 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+)
+
+// rawClient is a benchmark client: it writes frames and reads lines
+// without decoding them.
+type rawClient struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func rawDial(b *testing.B, path string) *rawClient {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	r := &rawClient{c: c, br: bufio.NewReaderSize(c, 1<<20)}
+	r.send(initFrame)
+	r.line()
+	return r
+}
+
+func (r *rawClient) send(frame string) { r.c.Write([]byte(frame + "\n")) }
+
+func (r *rawClient) line() []byte {
+	l, err := r.br.ReadSlice('\n')
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// untilLine reads until a line containing marker, returning how many
+// lines it read.
+func (r *rawClient) untilLine(marker []byte) int {
+	n := 0
+	for {
+		n++
+		if bytes.Contains(r.line(), marker) {
+			return n
+		}
+	}
+}
+
+const streamChunks = 100000
+
+// BenchmarkEventStream: one echo turn of 100,000 chunks per op, events
+// persisted, delivered to 1 or 8 attached clients; events/s counts what
+// each client received (all clients together for 8).
+func BenchmarkEventStream(b *testing.B) {
+	for _, clients := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			path := benchDaemon(b)
+			cs := make([]*rawClient, clients)
+			for i := range cs {
+				cs[i] = rawDial(b, path)
+			}
+			cs[0].send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"bench","cwd":"/"},"id":1}`)
+			cs[0].line()
+			for _, c := range cs[1:] {
+				c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"bench","keep_siblings":true},"id":1}`)
+				c.line()
+			}
+			b.ResetTimer()
+			start := time.Now()
+			var total int
+			for i := 0; i < b.N; i++ {
+				cs[0].send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"bench","prompt":"/chunks %d"},"id":2}`, streamChunks))
+				var wg sync.WaitGroup
+				counts := make([]int, clients)
+				for j, c := range cs {
+					wg.Add(1)
+					go func() { defer wg.Done(); counts[j] = c.untilLine([]byte(`"turn_complete"`)) }()
+				}
+				wg.Wait()
+				cs[0].untilLine([]byte(`"id":2`))
+				for _, n := range counts {
+					total += n
+				}
+			}
+			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkEmptyTurn: prompt → turn_complete → result for an empty echo
+// turn, persistence on; p50-ns is the median.
+func BenchmarkEmptyTurn(b *testing.B) {
+	c := rawDial(b, benchDaemon(b))
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"empty","cwd":"/"},"id":1}`)
+	c.line()
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"empty","prompt":""},"id":2}`)
+		c.untilLine([]byte(`"id":2`))
+		took = append(took, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+}
+
+// BenchmarkIdleSessions: 1,000 live sessions held by one client; reports
+// the daemon's heap growth per session (the daemon runs in this process).
+func BenchmarkIdleSessions(b *testing.B) {
+	const n = 1000
+	for i := 0; i < b.N; i++ {
+		path := benchDaemon(b, func(c *config.Config) { c.Daemon.MaxSessions = n })
+		c := rawDial(b, path)
+		before := heap()
+		for j := 0; j < n; j++ {
+			c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"idle-%d-%d","cwd":"/","keep_siblings":true},"id":1}`, i, j))
+			if l := c.line(); !bytes.Contains(l, []byte(`"result"`)) {
+				b.Fatalf("session %d: %s", j, l)
+			}
+		}
+		after := heap()
+		c.send(`{"jsonrpc":"2.0","method":"status","id":3}`)
+		if l := c.line(); !bytes.Contains(l, []byte(fmt.Sprintf(`"activeSessions":%d`, n))) {
+			b.Fatalf("status: %.200s", l)
+		}
+		b.ReportMetric(float64(after-before)/n, "heap-B/session")
+	}
+}
+
+func heap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// BenchmarkStreamFloor is the floor for BenchmarkEventStream: a bare Go
+// server writing 100,000 event-sized NDJSON lines per op (one write per
+// line, as a naive server would) to one reader over the same kind of socket.
+func BenchmarkStreamFloor(b *testing.B) {
+	path := echoFloor(b)
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	// The echo floor echoes what we write: a writer goroutine feeds it
+	// lines as fast as it takes them; we count what comes back.
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":12345,"type":"agent_message_chunk","text":"ok "}}` + "\n")
+	br := bufio.NewReaderSize(c, 1<<20)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		go func() {
+			for j := 0; j < streamChunks; j++ {
+				c.Write(line)
+			}
+		}()
+		for j := 0; j < streamChunks; j++ {
+			if _, err := br.ReadSlice('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*streamChunks)/time.Since(start).Seconds(), "events/s")
+}
