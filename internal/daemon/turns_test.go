@@ -321,3 +321,41 @@ func TestClientThatNeverReadsIsDropped(t *testing.T) {
 		t.Errorf("stuck client got all %d events: it was never dropped", n)
 	}
 }
+
+func TestCloseListAndDelete(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	a.call("session/prompt", prompt(sid, "first words"))
+	if c := result(t, a.call("session/close", `{"sessionId":`+quote(sid)+`}`)); c["closed"] != true {
+		t.Fatalf("close: %v", c)
+	}
+	if e := a.call("session/prompt", prompt(sid, "x")); errCode(e) != -32000 {
+		t.Errorf("prompt after close: %v", e)
+	}
+	list := result(t, a.call("session/list", `{}`))
+	ss := list["sessions"].([]any)
+	if list["total"].(float64) != 1 || len(ss) != 1 {
+		t.Fatalf("list %v", list)
+	}
+	if s := ss[0].(map[string]any); s["live"] != false || s["title"] != "first words" || s["lastSeq"].(float64) != 6 || s["messageCount"].(float64) != 2 {
+		t.Errorf("listed %v", s)
+	}
+	if st := result(t, a.call("status", `{}`)); st["activeSessions"].(float64) != 0 {
+		t.Errorf("status after close: %v", st)
+	}
+	if d := result(t, a.call("session/delete", `{"sessionId":`+quote(sid)+`}`)); d["deleted"] != true {
+		t.Fatalf("delete: %v", d)
+	}
+	for _, m := range []string{"session/delete", "session/history"} {
+		if e := a.call(m, `{"sessionId":`+quote(sid)+`}`); errCode(e) != -32000 {
+			t.Errorf("%s after delete: %v", m, e)
+		}
+	}
+	if e := a.call("session/cancel", `{}`); errCode(e) != -32602 {
+		t.Errorf("cancel without sessionId: %v", e)
+	}
+	if l := result(t, a.call("session/list", `{}`)); l["total"].(float64) != 0 {
+		t.Errorf("list after delete %v", l)
+	}
+}
