@@ -184,7 +184,12 @@ func checkSeqs(t *testing.T, evs []map[string]any, first int) {
 // startWith runs a daemon with config.toml text (after the defaults).
 func startWith(t *testing.T, toml string) *running {
 	t.Helper()
-	dirs := testDirs(t)
+	return startOn(t, testDirs(t), toml)
+}
+
+// startOn is startWith on given directories (to restart on the same data).
+func startOn(t *testing.T, dirs config.Dirs, toml string) *running {
+	t.Helper()
 	os.MkdirAll(dirs.ConfigDir, 0o700)
 	path := filepath.Join(dirs.ConfigDir, "config.toml")
 	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
@@ -360,5 +365,47 @@ system_prompt = "be brief"
 	tc := a.until("turn_complete")
 	if tc["outcome"] != "failed" {
 		t.Errorf("turn_complete %v", tc)
+	}
+}
+
+// A session resumed by a new daemon gives the model its whole transcript.
+func TestResumedSessionKeepsModelContext(t *testing.T) {
+	fake := &fakeOpenAI{scripts: [][]string{
+		{content("Paris."), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+		{content("Lyon."), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	toml := "[providers.fake]\nkind = \"openai\"\nbase_url = \"" + srv.URL + "\"\n[agents.default]\nprovider = \"fake\"\n"
+	dirs := testDirs(t)
+	r := startOn(t, dirs, toml)
+	a := connect(t, r.dirs.Endpoint, "")
+	result(t, a.call("session/new", `{"sessionId":"geo"}`))
+	result(t, a.call("session/prompt", prompt("geo", "Capital of France?")))
+	r.stop()
+	r.wait(t)
+
+	r2 := startOn(t, dirs, toml)
+	b := connect(t, r2.dirs.Endpoint, "")
+	res := result(t, b.call("session/new", `{"sessionId":"geo"}`))
+	if res["resumed"] != true || res["messageCount"].(float64) != 2 || res["lastSeq"].(float64) != 4 {
+		t.Fatalf("resume %v", res)
+	}
+	if got := result(t, b.call("session/prompt", prompt("geo", "And its second city?"))); got["content"] != "Lyon." {
+		t.Fatalf("second turn %v", got)
+	}
+	fake.mu.Lock()
+	msgs := fake.bodies[1]["messages"].([]any)
+	fake.mu.Unlock()
+	var roles []string
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		roles = append(roles, fmt.Sprint(mm["role"], ":", mm["content"]))
+	}
+	if got := strings.Join(roles, " | "); got != "user:Capital of France? | assistant:Paris. | user:And its second city?" {
+		t.Errorf("model context after resume: %s", got)
+	}
+	if ev := b.until("user_message"); ev["seq"].(float64) != 5 {
+		t.Errorf("first event after resume has seq %v, want 5", ev["seq"])
 	}
 }
