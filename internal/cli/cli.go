@@ -52,6 +52,8 @@ var commands []command
 
 func init() {
 	commands = []command{
+		{"prompt", "run one agent turn and stream the reply", runPrompt},
+		{"sessions", "list, show or delete sessions", runSessions},
 		{"daemon", "run the daemon in the foreground", runDaemon},
 		{"status", "print the running daemon's status", runStatus},
 		{"rpc", "send NDJSON from stdin to the daemon and print every frame it sends", runRPC},

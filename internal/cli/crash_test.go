@@ -14,19 +14,19 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-type update struct {
+type crashUpdate struct {
 	Seq  int64  `json:"seq"`
 	Type string `json:"type"`
 	Text string `json:"text"`
 }
 
-// dialUpdates connects and sends every session/update to the channel.
-func dialUpdates(t *testing.T, dir string) (*client.Client, chan update) {
+// dialUpdates connects and sends every session/crashUpdate to the channel.
+func dialUpdates(t *testing.T, dir string) (*client.Client, chan crashUpdate) {
 	t.Helper()
-	ch := make(chan update, 1<<16)
+	ch := make(chan crashUpdate, 1<<16)
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
 		if r.Method == protocol.MethodSessionUpdate {
-			var u update
+			var u crashUpdate
 			json.Unmarshal(r.Params, &u)
 			select {
 			case ch <- u:
@@ -95,7 +95,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, raw := range h.Events {
-		var u update
+		var u crashUpdate
 		json.Unmarshal(raw, &u)
 		if u.Seq != int64(i+1) {
 			t.Fatalf("history event %d has seq %d", i, u.Seq)
@@ -118,7 +118,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "sinceSeq": res.LastSeq, "limit": 1}, &h); err != nil {
 		t.Fatal(err)
 	}
-	var next update
+	var next crashUpdate
 	json.Unmarshal(h.Events[0], &next)
 	if next.Seq != res.LastSeq+1 || next.Type != "user_message" {
 		t.Errorf("first event after resume %+v, want seq %d", next, res.LastSeq+1)

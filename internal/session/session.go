@@ -355,6 +355,13 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 		return nil
 	}
 	return func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
+		// The question must not overtake the events before it (its
+		// tool_call above all): they go out first.
+		s.emitMu.Lock()
+		seq := s.seq
+		s.emitMu.Unlock()
+		s.m.store.Sync()
+		c.flush(ctx, s.subOf(c), seq)
 		var res protocol.ElicitationResult
 		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, protocol.ElicitationParams{
 			SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}, &res)

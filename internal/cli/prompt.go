@@ -1,0 +1,455 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// Exit codes of zeroclaw prompt.
+const (
+	exitTurnError       = 1
+	exitMaxTurnRequests = 3
+	exitRefusal         = 4
+	exitCancelled       = 130
+)
+
+// event is one thing the renderer handles, in the order it arrived: a
+// session/update, or a question from the daemon with where to answer.
+type event struct {
+	update json.RawMessage
+	ask    *protocol.ElicitationParams
+	answer chan protocol.ElicitationResult
+}
+
+// update is the part of a session/update the renderer reads.
+type update struct {
+	SessionID   string          `json:"sessionId"`
+	Seq         int64           `json:"seq"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text"`
+	ToolCallID  string          `json:"toolCallId"`
+	Name        string          `json:"name"`
+	RawInput    json.RawMessage `json:"rawInput"`
+	RawOutput   string          `json:"rawOutput"`
+	IsError     bool            `json:"isError"`
+	RequestID   string          `json:"requestId"`
+	ToolName    string          `json:"toolName"`
+	Summary     string          `json:"summary"`
+	TimeoutSecs int             `json:"timeoutSecs"`
+	Decision    string          `json:"decision"`
+	By          string          `json:"by"`
+	Entries     []struct {
+		Content, Status, Priority string
+	} `json:"entries"`
+	Outcome string `json:"outcome"`
+}
+
+// handler feeds the daemon's notifications and requests to events.
+func handler(events chan<- event) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		switch r.Method {
+		case protocol.MethodSessionUpdate:
+			events <- event{update: append(json.RawMessage(nil), r.Params...)}
+			return nil, nil
+		case protocol.MethodElicitationCreate:
+			var p protocol.ElicitationParams
+			if err := json.Unmarshal(r.Params, &p); err != nil {
+				return nil, err
+			}
+			ch := make(chan protocol.ElicitationResult, 1)
+			events <- event{ask: &p, answer: ch}
+			return jsonrpc.Later(func(ctx context.Context) (any, error) {
+				select {
+				case res := <-ch:
+					return res, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}), nil
+		}
+		return nil, jsonrpc.ErrMethodNotFound
+	})
+}
+
+// renderer prints a session's stream for a person (text) or a script
+// (ndjson), and answers approvals and questions.
+type renderer struct {
+	out, errw io.Writer
+	format    string // text | json | ndjson
+	approve   string // ask | all | none
+	answers   *bufio.Reader
+	c         *client.Client
+	sessionID string
+	lastSeq   int64
+	midLine   bool // text output has an unfinished line
+}
+
+func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
+	if ev.ask != nil {
+		ev.answer <- r.elicit(ev.ask)
+		return false
+	}
+	var u update
+	if err := json.Unmarshal(ev.update, &u); err != nil || u.SessionID != r.sessionID {
+		return false
+	}
+	if u.Seq <= r.lastSeq {
+		return false // already shown (a replay after reconnect)
+	}
+	r.lastSeq = u.Seq
+	if r.format == "ndjson" {
+		fmt.Fprintf(r.out, "%s\n", ev.update)
+	}
+	switch u.Type {
+	case protocol.EventAgentMessageChunk:
+		if r.format == "text" {
+			io.WriteString(r.out, u.Text)
+			r.midLine = !strings.HasSuffix(u.Text, "\n")
+		}
+	case protocol.EventAgentThoughtChunk:
+		r.note("\x1b[2m%s\x1b[0m", u.Text)
+	case protocol.EventToolCall:
+		r.endLine()
+		r.note("⚙ %s %s\n", u.Name, compact(u.RawInput, 120))
+	case protocol.EventToolResult:
+		mark := "→"
+		if u.IsError {
+			mark = "✗"
+		}
+		r.note("  %s %s\n", mark, firstLines(u.RawOutput, 3, 160))
+	case protocol.EventPlan:
+		r.endLine()
+		for _, e := range u.Entries {
+			box := "[ ]"
+			switch e.Status {
+			case "in_progress":
+				box = "[~]"
+			case "completed":
+				box = "[x]"
+			}
+			r.note("%s %s\n", box, e.Content)
+		}
+	case protocol.EventApprovalRequest:
+		r.endLine()
+		r.decide(ctx, u)
+	case protocol.EventApprovalResolved:
+		if u.By == "timeout" {
+			r.note("  (no answer in time: rejected)\n")
+		}
+	case protocol.EventTurnComplete:
+		r.endLine()
+		return true
+	}
+	return false
+}
+
+// note writes to stderr in text mode (stdout stays the reply alone).
+func (r *renderer) note(format string, args ...any) {
+	if r.format == "text" {
+		fmt.Fprintf(r.errw, format, args...)
+	}
+}
+
+func (r *renderer) endLine() {
+	if r.midLine && r.format == "text" {
+		io.WriteString(r.out, "\n")
+		r.midLine = false
+	}
+}
+
+func (r *renderer) decide(ctx context.Context, u update) {
+	decision := "reject_once"
+	reason := ""
+	switch r.approve {
+	case "all":
+		decision = "allow_once"
+	case "none":
+		reason = "the client was started with --approve none"
+	default:
+		for {
+			fmt.Fprintf(r.errw, "Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary)
+			line, err := r.answers.ReadString('\n')
+			ans := strings.ToLower(strings.TrimSpace(line))
+			if err != nil && ans == "" {
+				fmt.Fprintln(r.errw, "(no answer: stdin closed) rejected")
+				reason = "no answer"
+				break
+			}
+			switch ans {
+			case "y", "yes":
+				decision = "allow_once"
+			case "a", "always":
+				decision = "allow_always"
+			case "n", "no":
+			case "e", "explain":
+				fmt.Fprintf(r.errw, "  tool %s, call %s, input %s\n", u.ToolName, u.ToolCallID, compact(u.RawInput, 2000))
+				continue
+			default:
+				continue
+			}
+			break
+		}
+	}
+	// Answer off this goroutine: the reply needs the connection's read
+	// loop, which may be waiting for us to take the next event.
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r.c.Call(cctx, protocol.MethodSessionApprove, protocol.SessionApproveParams{
+			SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Reason: reason}, nil)
+	}()
+}
+
+// elicit answers ask_user/poll from the answers stream.
+func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
+	var schema struct {
+		Properties map[string]struct {
+			Type  string   `json:"type"`
+			Enum  []string `json:"enum"`
+			Items *struct {
+				Enum []string `json:"enum"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(p.RequestedSchema, &schema)
+	r.endLine()
+	content := map[string]any{}
+	for name, prop := range schema.Properties {
+		choices := prop.Enum
+		if prop.Items != nil {
+			choices = prop.Items.Enum
+		}
+		fmt.Fprintf(r.errw, "? %s\n", p.Message)
+		for i, c := range choices {
+			fmt.Fprintf(r.errw, "  %d) %s\n", i+1, c)
+		}
+		if prop.Type == "array" {
+			fmt.Fprint(r.errw, "numbers separated by spaces (empty: decline): ")
+		} else {
+			fmt.Fprint(r.errw, "answer (empty: decline): ")
+		}
+		line, _ := r.answers.ReadString('\n')
+		line = strings.TrimSpace(line)
+		if line == "" {
+			fmt.Fprintln(r.errw)
+			return protocol.ElicitationResult{Action: "decline"}
+		}
+		pick := func(s string) string {
+			var n int
+			if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n >= 1 && n <= len(choices) {
+				return choices[n-1]
+			}
+			return s
+		}
+		if prop.Type == "array" {
+			var picked []string
+			for _, f := range strings.Fields(line) {
+				picked = append(picked, pick(f))
+			}
+			content[name] = picked
+		} else {
+			content[name] = pick(line)
+		}
+	}
+	b, _ := json.Marshal(content)
+	return protocol.ElicitationResult{Action: "accept", Content: b}
+}
+
+func compact(raw json.RawMessage, max int) string {
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+func firstLines(s string, n, width int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	more := ""
+	if len(lines) > n {
+		more = fmt.Sprintf(" (+%d lines)", len(lines)-n)
+		lines = lines[:n]
+	}
+	for i, l := range lines {
+		if len(l) > width {
+			lines[i] = l[:width] + "…"
+		}
+	}
+	return strings.Join(lines, "\n    ") + more
+}
+
+// connect dials the daemon, starting one unless noStart.
+func connect(ctx context.Context, env Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return nil, err
+	}
+	var c *client.Client
+	if noStart {
+		c, err = client.Dial(ctx, dirs.Endpoint, o)
+	} else {
+		c, err = client.DialOrStart(ctx, dirs.Endpoint, o, client.StartOptions{
+			ConfigDir: dirs.ConfigDir, DataDir: dirs.DataDir, Env: env.Environ})
+	}
+	if errors.Is(err, client.ErrNoDaemon) {
+		return nil, fmt.Errorf("%w; start one with 'zeroclaw daemon' (or drop --no-start)", err)
+	}
+	return c, err
+}
+
+func runPrompt(ctx context.Context, env Env, args []string) error {
+	var configDir string
+	fs := newFlags(env, "prompt", &configDir)
+	agentAlias := fs.String("agent", "default", "agent alias from the config")
+	sessionID := fs.String("session", "", "session id to resume or create")
+	cwd := fs.String("cwd", "", "working directory of a new session (default: the current one)")
+	approve := fs.String("approve", "ask", "approvals: ask (read y/a/n from stdin), all, none")
+	format := fs.String("output-format", "text", "text, json or ndjson")
+	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, `usage: zeroclaw prompt [flags] "text" (or - to read the prompt from stdin)`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch *format {
+	case "text", "json", "ndjson":
+	default:
+		return exitf(2, "--output-format %q: must be text, json or ndjson", *format)
+	}
+	switch *approve {
+	case "ask", "all", "none":
+	default:
+		return exitf(2, "--approve %q: must be ask, all or none", *approve)
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitf(2, "")
+	}
+	answers := bufio.NewReader(env.Stdin)
+	text := fs.Arg(0)
+	if text == "-" {
+		b, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return err
+		}
+		text = strings.TrimSuffix(string(b), "\n")
+		answers = bufio.NewReader(strings.NewReader("")) // stdin is spent: nothing can be answered
+	}
+	if *cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		*cwd = wd
+	}
+
+	events := make(chan event, 1024)
+	caps := &protocol.ClientCapabilities{}
+	if fs.Arg(0) != "-" {
+		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
+	c, err := connect(dctx, env, configDir, *noStart, client.Options{
+		ClientInfo: protocol.ClientInfo{Name: "zeroclaw-prompt", Version: Version}, Capabilities: caps, Handler: handler(events)})
+	dcancel()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	var ns protocol.SessionNewResult
+	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{
+		AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}, &ns); err != nil {
+		return err
+	}
+	r := &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers,
+		c: c, sessionID: ns.SessionID, lastSeq: ns.LastSeq}
+
+	results := make(chan error, 1)
+	var res protocol.SessionPromptResult
+	go func() {
+		results <- c.Call(context.Background(), protocol.MethodSessionPrompt,
+			protocol.SessionPromptParams{SessionID: ns.SessionID, Prompt: &text}, &res)
+	}()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	interrupted := false
+	var callErr error
+	gotResult, complete := false, false
+	for !(gotResult && complete) {
+		select {
+		case ev := <-events:
+			if r.handle(ctx, ev) {
+				complete = true
+			}
+		case callErr = <-results:
+			gotResult = true
+			if callErr != nil {
+				complete = true // no turn_complete will come
+			}
+		case <-sigs:
+			if interrupted {
+				return exitf(exitCancelled, "")
+			}
+			interrupted = true
+			fmt.Fprintln(env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
+			c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: ns.SessionID}, nil)
+		case <-c.Done():
+			if !gotResult {
+				return fmt.Errorf("the daemon closed the connection before the turn ended (session %s; resume with --session %s)", ns.SessionID, ns.SessionID)
+			}
+			complete = true
+		}
+	}
+	if callErr != nil {
+		return callErr
+	}
+	switch *format {
+	case "json":
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+	case "ndjson":
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			protocol.SessionPromptResult
+		}{"prompt_result", res})
+		fmt.Fprintln(env.Stdout, string(b))
+	}
+	switch res.StopReason {
+	case "end_turn":
+		return nil
+	case "max_tokens":
+		if *format == "text" {
+			fmt.Fprintln(env.Stderr, "(the reply was cut at the model's token limit)")
+		}
+		return nil
+	case "cancelled":
+		return exitf(exitCancelled, "")
+	case "max_turn_requests":
+		return exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
+	case "refusal":
+		return exitf(exitRefusal, "the model refused")
+	}
+	msg := "the turn failed"
+	if res.Error != nil {
+		msg += ": " + res.Error.Message
+	}
+	return exitf(exitTurnError, "%s", msg)
+}

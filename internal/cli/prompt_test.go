@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runCLI runs one command in-process with stdin and returns exit code,
+// stdout and stderr.
+func runCLI(t *testing.T, env Env, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	env2, out, errb, _ := testEnv(t, stdin)
+	env2.Getenv, env2.Environ = env.Getenv, env.Environ
+	code := Main(context.Background(), args, env2)
+	return code, out.String(), errb.String()
+}
+
+func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := t.TempDir()
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "hello there")
+	if code != 0 || out != "echo: hello there\n" {
+		t.Fatalf("text: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "prompt", "--cwd", cwd, "--output-format", "json", "hi")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res["stopReason"] != "end_turn" || res["content"] != "echo: hi" {
+		t.Fatalf("json: exit %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "", "prompt", "--cwd", cwd, "--output-format", "ndjson", "/think hmm\nok")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var types []string
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("ndjson line %q: %v", l, err)
+		}
+		types = append(types, m["type"].(string))
+		if i < len(lines)-1 && m["seq"].(float64) != float64(i+1) {
+			t.Errorf("line %d seq %v", i, m["seq"])
+		}
+	}
+	if got := strings.Join(types, " "); code != 0 || got != "user_message agent_thought_chunk agent_message_chunk agent_message_chunk context_usage turn_complete prompt_result" {
+		t.Errorf("ndjson exit %d types %s", code, got)
+	}
+	// The prompt from stdin.
+	code, out, _ = runCLI(t, env, "piped words\n", "prompt", "--cwd", cwd, "-")
+	if code != 0 || out != "echo: piped words\n" {
+		t.Errorf("stdin prompt: %d %q", code, out)
+	}
+	// A failed turn: exit 1 with one line naming the provider.
+	code, out, errs = runCLI(t, env, "", "prompt", "--cwd", cwd, "/fail model down")
+	if code != 1 || out != "" || errs != "zeroclaw prompt: the turn failed: provider echo (echo:): model down\n" {
+		t.Errorf("failed turn: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	// Usage errors exit 2.
+	if code, _, _ := runCLI(t, env, "", "prompt", "--output-format", "xml", "x"); code != 2 {
+		t.Errorf("bad format exit %d", code)
+	}
+	if code, _, _ := runCLI(t, env, "", "prompt"); code != 2 {
+		t.Errorf("no prompt exit %d", code)
+	}
+}
+
+func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := t.TempDir()
+	write := `/tool write_file {"path":"f.txt","content":"data"}`
+	code, out, errs := runCLI(t, env, "n\n", "prompt", "--cwd", cwd, write)
+	if code != 0 || !strings.Contains(out, "write_file was not run: rejected by the user") || !strings.Contains(errs, "Allow write_file? Write f.txt (4 bytes)") {
+		t.Fatalf("reject: %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "f.txt")); err == nil {
+		t.Fatal("rejected write happened")
+	}
+	// "e" explains, then "y" allows.
+	code, out, errs = runCLI(t, env, "e\ny\n", "prompt", "--cwd", cwd, write)
+	if code != 0 || !strings.Contains(out, "returned: wrote 4 bytes") || !strings.Contains(errs, `input {"path":"f.txt","content":"data"}`) {
+		t.Fatalf("explain+allow: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "prompt", "--cwd", cwd, "--approve", "all", `/tool shell {"command":"echo approved-all"}`)
+	if code != 0 || !strings.Contains(out, "returned: approved-all") {
+		t.Fatalf("--approve all: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "", "prompt", "--cwd", cwd, "--approve", "none", `/tool shell {"command":"echo x"}`)
+	if code != 0 || !strings.Contains(out, "--approve none") {
+		t.Fatalf("--approve none: %d %q", code, out)
+	}
+	// Stdin closed with no answer: rejected, not hung.
+	code, out, _ = runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool shell {"command":"echo x"}`)
+	if code != 0 || !strings.Contains(out, "rejected by the user: no answer") {
+		t.Fatalf("no answer: %d %q", code, out)
+	}
+	// ask_user: a choice by number; poll with several.
+	code, out, errs = runCLI(t, env, "2\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Colour?","choices":["red","blue"]}`)
+	if code != 0 || out != "tool ask_user returned: the user answered: blue\n" || !strings.Contains(errs, "? Colour?\n  1) red\n  2) blue") {
+		t.Fatalf("ask_user: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "1 3\n", "prompt", "--cwd", cwd, `/tool poll {"question":"Which?","options":["a","b","c"],"multi":true}`)
+	if code != 0 || out != "tool poll returned: the user chose: [\"a\",\"c\"]\n" {
+		t.Fatalf("poll: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Name?"}`)
+	if code != 0 || out != "tool ask_user returned: the user declined to answer\n" {
+		t.Fatalf("declined: %d %q", code, out)
+	}
+}
+
+func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cwd := t.TempDir()
+	if code, _, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", cwd, "x"); code != 1 || !strings.Contains(errs, "no daemon is running") {
+		t.Fatalf("--no-start without a daemon: %d %q", code, errs)
+	}
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "--session", "demo-1", "first")
+	if code != 0 || out != "echo: first\n" {
+		t.Fatalf("auto-started prompt: %d %q %q", code, out, errs)
+	}
+	// The session goes on with --session (the ephemeral daemon may have
+	// gone between the two; the store keeps the session either way).
+	if code, out, _ := runCLI(t, env, "", "prompt", "--session", "demo-1", "second"); code != 0 || out != "echo: second\n" {
+		t.Fatalf("second prompt: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "", "sessions", "list", "--output-format", "json")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) != 1 || list[0]["sessionId"] != "demo-1" || list[0]["title"] != "first" {
+		t.Fatalf("sessions list: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, env, "", "sessions", "show", "demo-1")
+	if code != 0 || out != "> first\necho: first\n> second\necho: second\n" {
+		t.Fatalf("sessions show: %d %q", code, out)
+	}
+	if code, out, _ := runCLI(t, env, "", "sessions", "delete", "demo-1"); code != 0 || out != "deleted demo-1\n" {
+		t.Fatalf("delete: %d %q", code, out)
+	}
+	if code, _, errs := runCLI(t, env, "", "sessions", "show", "demo-1"); code != 1 || !strings.Contains(errs, "session not found") {
+		t.Fatalf("show deleted: %d %q", code, errs)
+	}
+	if code, _, _ := runCLI(t, env, "", "sessions", "frob"); code != 2 {
+		t.Errorf("unknown verb exit %d", code)
+	}
+	// The daemon the client started exits by itself once we are gone.
+	sock := filepath.Join(dir, "data", "daemon.sock")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(sock); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the started daemon is still running 10s after its last client left")
+		}
+	}
+}
+
+func TestPromptCtrlCCancels(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	startDaemon(t, env)
+	done := make(chan struct{})
+	var code int
+	var out, errs string
+	go func() {
+		defer close(done)
+		code, out, errs = runCLI(t, env, "", "prompt", "--cwd", t.TempDir(), "/delay 20\n/chunks 1000")
+	}()
+	// Ctrl-C only once the turn runs (and so the prompt listens for it).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, st, _ := runCLI(t, env, "", "status", "--output-format", "json")
+		if strings.Contains(st, `"state": "running"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the turn never started")
+		}
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt did not end after Ctrl-C")
+	}
+	if code != 130 || strings.Trim(out, "ok \n") != "" || !strings.Contains(errs, "cancelling") {
+		t.Errorf("exit %d stdout %.40q stderr %q", code, out, errs)
+	}
+}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+func runSessions(ctx context.Context, env Env, args []string) error {
+	var configDir string
+	fs := newFlags(env, "sessions", &configDir)
+	format := fs.String("output-format", "text", "text or json")
+	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: zeroclaw sessions list | show ID | delete ID [flags]")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 {
+		fs.Usage()
+		return exitf(2, "")
+	}
+	verb, rest := args[0], args[1:]
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if err := outputFormat(*format); err != nil {
+		return err
+	}
+	want := map[string]int{"list": 0, "show": 1, "delete": 1}
+	n, ok := want[verb]
+	if !ok || fs.NArg() != n {
+		fs.Usage()
+		return exitf(2, "")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	c, err := connect(ctx, env, configDir, *noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-sessions", Version: Version}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	printJSON := func(v any) {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+	}
+	switch verb {
+	case "list":
+		var all []protocol.SessionInfo
+		for offset := 0; ; {
+			var page protocol.SessionListResult
+			if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Offset: offset, Limit: 500}, &page); err != nil {
+				return err
+			}
+			all = append(all, page.Sessions...)
+			if page.NextOffset == nil {
+				break
+			}
+			offset = *page.NextOffset
+		}
+		if *format == "json" {
+			if all == nil {
+				all = []protocol.SessionInfo{}
+			}
+			printJSON(all)
+			return nil
+		}
+		if len(all) == 0 {
+			fmt.Fprintln(env.Stdout, "no sessions")
+		}
+		for _, s := range all {
+			live := ""
+			if s.Live {
+				live = " live"
+			}
+			fmt.Fprintf(env.Stdout, "%s  %s  %-11s %s%s  %d events  %s\n", s.SessionID,
+				time.UnixMilli(s.UpdatedMs).Format("2006-01-02 15:04"), s.State, s.Mode, live, s.LastSeq, s.Title)
+		}
+	case "show":
+		id := fs.Arg(0)
+		var h protocol.SessionHistoryResult
+		var evs []json.RawMessage
+		for since := int64(0); ; {
+			if err := c.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, SinceSeq: since, Limit: 10000}, &h); err != nil {
+				return err
+			}
+			evs = append(evs, h.Events...)
+			if !h.More || len(h.Events) == 0 {
+				break
+			}
+			var last update
+			json.Unmarshal(h.Events[len(h.Events)-1], &last)
+			since = last.Seq
+		}
+		if *format == "json" {
+			if evs == nil {
+				evs = []json.RawMessage{}
+			}
+			printJSON(map[string]any{"sessionId": id, "events": evs})
+			return nil
+		}
+		r := &renderer{out: env.Stdout, errw: env.Stdout, format: "text", sessionID: id}
+		for _, e := range evs {
+			var u update
+			json.Unmarshal(e, &u)
+			if u.Type == protocol.EventUserMessage {
+				r.endLine()
+				fmt.Fprintf(env.Stdout, "> %s\n", u.Text)
+			}
+			if u.Type != protocol.EventApprovalRequest { // history: nothing to answer
+				r.handle(ctx, event{update: e})
+			} else {
+				r.lastSeq = u.Seq
+				fmt.Fprintf(env.Stdout, "  (approval asked: %s)\n", u.Summary)
+			}
+		}
+		r.endLine()
+	case "delete":
+		var d protocol.SessionDeleteResult
+		if err := c.Call(ctx, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: fs.Arg(0)}, &d); err != nil {
+			return err
+		}
+		if *format == "json" {
+			printJSON(d)
+		} else {
+			fmt.Fprintf(env.Stdout, "deleted %s\n", d.SessionID)
+		}
+	}
+	return nil
+}
