@@ -54,7 +54,10 @@ type update struct {
 	Entries     []struct {
 		Content, Status, Priority string
 	} `json:"entries"`
-	Outcome string `json:"outcome"`
+	Outcome    string              `json:"outcome"`
+	StopReason string              `json:"stopReason"`
+	Content    string              `json:"content"`
+	Error      *protocol.ErrorInfo `json:"error"`
 }
 
 // handler feeds the daemon's notifications and requests to events.
@@ -94,7 +97,8 @@ type renderer struct {
 	c         *client.Client
 	sessionID string
 	lastSeq   int64
-	midLine   bool // text output has an unfinished line
+	midLine   bool    // text output has an unfinished line
+	last      *update // the last turn_complete seen
 }
 
 func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
@@ -151,6 +155,7 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 	case protocol.EventTurnComplete:
 		r.endLine()
+		r.last = &u
 		return true
 	}
 	return false
@@ -392,15 +397,62 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	defer signal.Stop(sigs)
 	interrupted := false
 	var callErr error
-	gotResult, complete := false, false
+	gotResult, complete, reconnected := false, false, false
+	// lost handles a dropped connection: reconnect, reattach and replay
+	// what was missed (the renderer skips what it already showed). The
+	// prompt's own answer died with the connection; the turn_complete
+	// event stands in for it.
+	lost := func() error {
+		fmt.Fprintln(env.Stderr, "\n(connection to the daemon lost; reconnecting)")
+		rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer rcancel()
+		nc, err := connect(rctx, env, configDir, *noStart, client.Options{ClientID: c.Init.ClientID,
+			ClientInfo: protocol.ClientInfo{Name: "zeroclaw-prompt", Version: Version}, Capabilities: caps, Handler: handler(events)})
+		if err != nil {
+			return fmt.Errorf("reconnect: %w", err)
+		}
+		c.Close()
+		c, r.c = nc, nc
+		reconnected = true
+		var again protocol.SessionNewResult
+		if err := c.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ns.SessionID, KeepSiblings: true}, &again); err != nil {
+			return fmt.Errorf("reattach: %w", err)
+		}
+		for {
+			var h protocol.SessionHistoryResult
+			if err := c.Call(rctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: ns.SessionID, SinceSeq: r.lastSeq, Limit: 1000}, &h); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+			for _, e := range h.Events {
+				if r.handle(ctx, event{update: e}) {
+					complete = true
+				}
+			}
+			if !h.More {
+				break
+			}
+		}
+		if !complete && again.Interrupted {
+			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", ns.SessionID)
+		}
+		return nil
+	}
 	for !(gotResult && complete) {
 		select {
 		case ev := <-events:
 			if r.handle(ctx, ev) {
 				complete = true
 			}
-		case callErr = <-results:
-			gotResult = true
+		case err := <-results:
+			if errors.Is(err, jsonrpc.ErrClosed) {
+				if !reconnected { // else: the first connection's call, already handled
+					if err := lost(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			callErr, gotResult = err, true
 			if callErr != nil {
 				complete = true // no turn_complete will come
 			}
@@ -412,10 +464,18 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 			fmt.Fprintln(env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
 			c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: ns.SessionID}, nil)
 		case <-c.Done():
-			if !gotResult {
-				return fmt.Errorf("the daemon closed the connection before the turn ended (session %s; resume with --session %s)", ns.SessionID, ns.SessionID)
+			if gotResult {
+				complete = true
+				continue
 			}
-			complete = true
+			if err := lost(); err != nil {
+				return err
+			}
+		}
+		if complete && !gotResult && reconnected && r.last != nil {
+			// After a reconnect the turn_complete is the answer.
+			res = protocol.SessionPromptResult{SessionID: ns.SessionID, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error}
+			gotResult = true
 		}
 	}
 	if callErr != nil {

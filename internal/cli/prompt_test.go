@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +189,75 @@ func TestPromptCtrlCCancels(t *testing.T) {
 	}
 	if code != 130 || strings.Trim(out, "ok \n") != "" || !strings.Contains(errs, "cancelling") {
 		t.Errorf("exit %d stdout %.40q stderr %q", code, out, errs)
+	}
+}
+
+// cutProxy forwards a socket to the daemon's and cuts the first
+// connection after limit bytes from the daemon.
+func cutProxy(t *testing.T, target string, limit int) string {
+	path := filepath.Join(t.TempDir(), "proxy.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	first := true
+	go func() {
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dc, err := net.Dial("unix", target)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			n := -1
+			if first {
+				n, first = limit, false
+			}
+			go func() { io.Copy(dc, cc); dc.Close() }()
+			go func() {
+				defer cc.Close()
+				defer dc.Close()
+				if n < 0 {
+					io.Copy(cc, dc)
+					return
+				}
+				io.CopyN(cc, dc, int64(n))
+			}()
+		}
+	}()
+	return path
+}
+
+func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	proxy := cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
+	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir, "ZEROCLAW_SOCKET": proxy}
+	env.Getenv = func(k string) string { return vars[k] }
+	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", t.TempDir(), "--output-format", "ndjson", "/delay 2\n/chunks 300")
+	if code != 0 || !strings.Contains(errs, "reconnecting") {
+		t.Fatalf("exit %d stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// Every event once, in order, then the answer.
+	for i, l := range lines[:len(lines)-1] {
+		var m map[string]any
+		json.Unmarshal([]byte(l), &m)
+		if m["seq"].(float64) != float64(i+1) {
+			t.Fatalf("line %d has seq %v: a gap or a repeat", i, m["seq"])
+		}
+	}
+	if n := len(lines); n != 1+300+2+1 || !strings.Contains(lines[n-1], `"type":"prompt_result","sessionId"`) || !strings.Contains(lines[n-1], `"stopReason":"end_turn"`) {
+		t.Fatalf("%d lines, last %s", len(lines), lines[len(lines)-1])
+	}
+	// In text mode the reply is printed exactly once too.
+	vars["ZEROCLAW_SOCKET"] = cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
+	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--cwd", t.TempDir(), "/delay 2\n/chunks 300")
+	if code != 0 || out != strings.Repeat("ok ", 300)+"\n" || !strings.Contains(errs, "reconnecting") {
+		t.Fatalf("text after reconnect: %d %q %q", code, out, errs)
 	}
 }
