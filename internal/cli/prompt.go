@@ -93,7 +93,7 @@ type renderer struct {
 	out, errw io.Writer
 	format    string // text | json | ndjson
 	approve   string // ask | all | none
-	answers   *bufio.Reader
+	answers   lines
 	c         *client.Client
 	sessionID string
 	lastSeq   int64
@@ -185,11 +185,10 @@ func (r *renderer) decide(ctx context.Context, u update) {
 		reason = "the client was started with --approve none"
 	default:
 		for {
-			fmt.Fprintf(r.errw, "Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary)
-			line, err := r.answers.ReadString('\n')
+			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary))
 			ans := strings.ToLower(strings.TrimSpace(line))
 			if err != nil && ans == "" {
-				fmt.Fprintln(r.errw, "(no answer: stdin closed) rejected")
+				fmt.Fprintln(r.errw, "\n(no answer: stdin closed) rejected")
 				reason = "no answer"
 				break
 			}
@@ -241,15 +240,13 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 		for i, c := range choices {
 			fmt.Fprintf(r.errw, "  %d) %s\n", i+1, c)
 		}
+		q := "answer (empty: decline): "
 		if prop.Type == "array" {
-			fmt.Fprint(r.errw, "numbers separated by spaces (empty: decline): ")
-		} else {
-			fmt.Fprint(r.errw, "answer (empty: decline): ")
+			q = "numbers separated by spaces (empty: decline): "
 		}
-		line, _ := r.answers.ReadString('\n')
+		line, _ := r.answers.ReadLine(q)
 		line = strings.TrimSpace(line)
 		if line == "" {
-			fmt.Fprintln(r.errw)
 			return protocol.ElicitationResult{Action: "decline"}
 		}
 		pick := func(s string) string {
@@ -315,6 +312,154 @@ func connect(ctx context.Context, env Env, configDir string, noStart bool, o cli
 	return c, err
 }
 
+// lines reads answers (and, in chat, prompts) line by line.
+type lines interface {
+	// ReadLine shows prompt and reads one line, without its newline.
+	ReadLine(prompt string) (string, error)
+}
+
+// plainLines reads lines from a stream that is not a terminal; prompts go
+// to w.
+type plainLines struct {
+	br *bufio.Reader
+	w  io.Writer
+}
+
+func (p *plainLines) ReadLine(prompt string) (string, error) {
+	if prompt != "" {
+		io.WriteString(p.w, prompt)
+	}
+	line, err := p.br.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), nil
+}
+
+// conversation is a client's hold on one session: the connection, the
+// renderer and the reconnect logic, shared by prompt and chat.
+type conversation struct {
+	env       Env
+	configDir string
+	noStart   bool
+	name      string // client name
+	caps      *protocol.ClientCapabilities
+	events    chan event
+	c         *client.Client
+	r         *renderer
+}
+
+func (cv *conversation) dial(ctx context.Context, clientID string) (*client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return connect(dctx, cv.env, cv.configDir, cv.noStart, client.Options{ClientID: clientID,
+		ClientInfo: protocol.ClientInfo{Name: cv.name, Version: Version}, Capabilities: cv.caps, Handler: handler(cv.events)})
+}
+
+// open attaches to (or creates) a session.
+func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
+	var ns protocol.SessionNewResult
+	if err := cv.c.Call(ctx, protocol.MethodSessionNew, p, &ns); err != nil {
+		return nil, err
+	}
+	cv.r.sessionID, cv.r.lastSeq, cv.r.c = ns.SessionID, ns.LastSeq, cv.c
+	return &ns, nil
+}
+
+// turn runs one prompt to its end, rendering its stream. Ctrl-C (sigs)
+// cancels the turn; a second one returns exit code 130 at once. A dropped
+// connection is redialled, reattached and replayed from the last seq.
+func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Signal) (protocol.SessionPromptResult, error) {
+	r := cv.r
+	sid := r.sessionID
+	results := make(chan error, 1)
+	var res protocol.SessionPromptResult
+	c := cv.c
+	go func() {
+		results <- c.Call(context.Background(), protocol.MethodSessionPrompt,
+			protocol.SessionPromptParams{SessionID: sid, Prompt: &text}, &res)
+	}()
+	interrupted := false
+	gotResult, complete, reconnected := false, false, false
+	r.last = nil
+	lost := func() error {
+		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
+		nc, err := cv.dial(ctx, cv.c.Init.ClientID)
+		if err != nil {
+			return fmt.Errorf("reconnect: %w", err)
+		}
+		cv.c.Close()
+		cv.c, r.c = nc, nc
+		reconnected = true
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		var again protocol.SessionNewResult
+		if err := nc.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}, &again); err != nil {
+			return fmt.Errorf("reattach: %w", err)
+		}
+		for {
+			var h protocol.SessionHistoryResult
+			if err := nc.Call(rctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: sid, SinceSeq: r.lastSeq, Limit: 1000}, &h); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+			for _, e := range h.Events {
+				if r.handle(ctx, event{update: e}) {
+					complete = true
+				}
+			}
+			if !h.More {
+				break
+			}
+		}
+		if !complete && again.Interrupted {
+			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)
+		}
+		return nil
+	}
+	for !(gotResult && complete) {
+		select {
+		case ev := <-cv.events:
+			if r.handle(ctx, ev) {
+				complete = true
+			}
+		case err := <-results:
+			if errors.Is(err, jsonrpc.ErrClosed) {
+				if !reconnected { // else: the first connection's call, already handled
+					if err := lost(); err != nil {
+						return res, err
+					}
+				}
+				continue
+			}
+			if err != nil {
+				return res, err
+			}
+			gotResult = true
+		case <-sigs:
+			if interrupted {
+				return res, exitf(exitCancelled, "")
+			}
+			interrupted = true
+			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
+			go cv.c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: sid}, nil)
+		case <-cv.c.Done():
+			if gotResult {
+				complete = true
+				continue
+			}
+			if err := lost(); err != nil {
+				return res, err
+			}
+		}
+		if complete && !gotResult && reconnected && r.last != nil {
+			// After a reconnect the turn_complete is the answer.
+			res = protocol.SessionPromptResult{SessionID: sid, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error}
+			gotResult = true
+		}
+	}
+	return res, nil
+}
+
 func runPrompt(ctx context.Context, env Env, args []string) error {
 	var configDir string
 	fs := newFlags(env, "prompt", &configDir)
@@ -336,24 +481,25 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	default:
 		return exitf(2, "--output-format %q: must be text, json or ndjson", *format)
 	}
-	switch *approve {
-	case "ask", "all", "none":
-	default:
-		return exitf(2, "--approve %q: must be ask, all or none", *approve)
+	if err := approveMode(*approve); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return exitf(2, "")
 	}
-	answers := bufio.NewReader(env.Stdin)
+	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr}
 	text := fs.Arg(0)
+	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
 	if text == "-" {
 		b, err := io.ReadAll(env.Stdin)
 		if err != nil {
 			return err
 		}
 		text = strings.TrimSuffix(string(b), "\n")
-		answers = bufio.NewReader(strings.NewReader("")) // stdin is spent: nothing can be answered
+		// stdin is spent: nothing can be answered.
+		answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
+		caps = &protocol.ClientCapabilities{}
 	}
 	if *cwd == "" {
 		wd, err := os.Getwd()
@@ -362,124 +508,25 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 		}
 		*cwd = wd
 	}
-
-	events := make(chan event, 1024)
-	caps := &protocol.ClientCapabilities{}
-	if fs.Arg(0) != "-" {
-		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
-	}
-	dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
-	c, err := connect(dctx, env, configDir, *noStart, client.Options{
-		ClientInfo: protocol.ClientInfo{Name: "zeroclaw-prompt", Version: Version}, Capabilities: caps, Handler: handler(events)})
-	dcancel()
+	cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-prompt", caps: caps,
+		events: make(chan event, 1024)}
+	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers}
+	c, err := cv.dial(ctx, "")
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-
-	var ns protocol.SessionNewResult
-	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{
-		AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}, &ns); err != nil {
+	cv.c = c
+	defer func() { cv.c.Close() }()
+	if _, err := cv.open(ctx, protocol.SessionNewParams{
+		AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}); err != nil {
 		return err
 	}
-	r := &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers,
-		c: c, sessionID: ns.SessionID, lastSeq: ns.LastSeq}
-
-	results := make(chan error, 1)
-	var res protocol.SessionPromptResult
-	go func() {
-		results <- c.Call(context.Background(), protocol.MethodSessionPrompt,
-			protocol.SessionPromptParams{SessionID: ns.SessionID, Prompt: &text}, &res)
-	}()
-
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	interrupted := false
-	var callErr error
-	gotResult, complete, reconnected := false, false, false
-	// lost handles a dropped connection: reconnect, reattach and replay
-	// what was missed (the renderer skips what it already showed). The
-	// prompt's own answer died with the connection; the turn_complete
-	// event stands in for it.
-	lost := func() error {
-		fmt.Fprintln(env.Stderr, "\n(connection to the daemon lost; reconnecting)")
-		rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
-		defer rcancel()
-		nc, err := connect(rctx, env, configDir, *noStart, client.Options{ClientID: c.Init.ClientID,
-			ClientInfo: protocol.ClientInfo{Name: "zeroclaw-prompt", Version: Version}, Capabilities: caps, Handler: handler(events)})
-		if err != nil {
-			return fmt.Errorf("reconnect: %w", err)
-		}
-		c.Close()
-		c, r.c = nc, nc
-		reconnected = true
-		var again protocol.SessionNewResult
-		if err := c.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ns.SessionID, KeepSiblings: true}, &again); err != nil {
-			return fmt.Errorf("reattach: %w", err)
-		}
-		for {
-			var h protocol.SessionHistoryResult
-			if err := c.Call(rctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: ns.SessionID, SinceSeq: r.lastSeq, Limit: 1000}, &h); err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
-			for _, e := range h.Events {
-				if r.handle(ctx, event{update: e}) {
-					complete = true
-				}
-			}
-			if !h.More {
-				break
-			}
-		}
-		if !complete && again.Interrupted {
-			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", ns.SessionID)
-		}
-		return nil
-	}
-	for !(gotResult && complete) {
-		select {
-		case ev := <-events:
-			if r.handle(ctx, ev) {
-				complete = true
-			}
-		case err := <-results:
-			if errors.Is(err, jsonrpc.ErrClosed) {
-				if !reconnected { // else: the first connection's call, already handled
-					if err := lost(); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			callErr, gotResult = err, true
-			if callErr != nil {
-				complete = true // no turn_complete will come
-			}
-		case <-sigs:
-			if interrupted {
-				return exitf(exitCancelled, "")
-			}
-			interrupted = true
-			fmt.Fprintln(env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
-			c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: ns.SessionID}, nil)
-		case <-c.Done():
-			if gotResult {
-				complete = true
-				continue
-			}
-			if err := lost(); err != nil {
-				return err
-			}
-		}
-		if complete && !gotResult && reconnected && r.last != nil {
-			// After a reconnect the turn_complete is the answer.
-			res = protocol.SessionPromptResult{SessionID: ns.SessionID, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error}
-			gotResult = true
-		}
-	}
-	if callErr != nil {
-		return callErr
+	res, err := cv.turn(ctx, text, sigs)
+	if err != nil {
+		return err
 	}
 	switch *format {
 	case "json":
@@ -492,12 +539,25 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 		}{"prompt_result", res})
 		fmt.Fprintln(env.Stdout, string(b))
 	}
+	return exitFor(res, *format == "text", env.Stderr)
+}
+
+func approveMode(s string) error {
+	switch s {
+	case "ask", "all", "none":
+		return nil
+	}
+	return exitf(2, "--approve %q: must be ask, all or none", s)
+}
+
+// exitFor maps a turn's stop reason to the command's exit.
+func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error {
 	switch res.StopReason {
 	case "end_turn":
 		return nil
 	case "max_tokens":
-		if *format == "text" {
-			fmt.Fprintln(env.Stderr, "(the reply was cut at the model's token limit)")
+		if text {
+			fmt.Fprintln(errw, "(the reply was cut at the model's token limit)")
 		}
 		return nil
 	case "cancelled":
