@@ -52,6 +52,7 @@ var commands []command
 
 func init() {
 	commands = []command{
+		{"chat", "talk with an agent interactively", runChat},
 		{"prompt", "run one agent turn and stream the reply", runPrompt},
 		{"sessions", "list, show or delete sessions", runSessions},
 		{"daemon", "run the daemon in the foreground", runDaemon},

@@ -99,9 +99,13 @@ type renderer struct {
 	lastSeq   int64
 	midLine   bool    // text output has an unfinished line
 	last      *update // the last turn_complete seen
+	before    func()  // if set, runs before each event is handled (chat stops its spinner)
 }
 
 func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
+	if r.before != nil {
+		r.before()
+	}
 	if ev.ask != nil {
 		ev.answer <- r.elicit(ev.ask)
 		return false
