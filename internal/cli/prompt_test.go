@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -260,4 +261,38 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 	if code != 0 || out != strings.Repeat("ok ", 300)+"\n" || !strings.Contains(errs, "reconnecting") {
 		t.Fatalf("text after reconnect: %d %q %q", code, out, errs)
 	}
+}
+
+// Two clients that find no daemon at once start one between them: the
+// lock decides, and both are served by the winner.
+func TestConcurrentAutoStartStartsOneDaemon(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	type out struct {
+		code   int
+		stdout string
+	}
+	results := make(chan out, 3)
+	for i := range 3 {
+		go func() {
+			code, o, _ := runCLI(t, env, "", "prompt", "--cwd", dir, fmt.Sprintf("client %d", i))
+			results <- out{code, o}
+		}()
+	}
+	for range 3 {
+		r := <-results
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "echo: client ") {
+			t.Fatalf("a racing client: %+v", r)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "data", "daemon.log"))
+	if n := strings.Count(string(log), `msg="daemon ready"`); n != 1 {
+		t.Fatalf("%d daemons became ready:\n%s", n, log)
+	}
+	// Wait for the ephemeral daemon to go, so the test leaves nothing behind.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(filepath.Join(dir, "data", "daemon.sock")); os.IsNotExist(err) {
+			return
+		}
+	}
+	t.Fatal("the started daemon did not exit")
 }
