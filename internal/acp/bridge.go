@@ -1,0 +1,378 @@
+// Package acp serves the Agent Client Protocol (v1, NDJSON JSON-RPC on
+// stdio) by bridging it to the daemon: an editor's session is a daemon
+// session, durable and resumable, visible to every other client.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// ProtocolVersion is the ACP version served.
+const ProtocolVersion = 1
+
+// ACP error codes used beyond the JSON-RPC standard ones.
+const codeResourceNotFound = -32002
+
+// Dialer connects to the daemon with the given handler for its
+// notifications and requests.
+type Dialer func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error)
+
+// Options configure a Bridge.
+type Options struct {
+	Version    string
+	AgentAlias string
+	Dial       Dialer
+	Logger     *slog.Logger
+}
+
+// Bridge is one ACP connection bridged to one daemon connection.
+type Bridge struct {
+	o         Options
+	log       *slog.Logger
+	acp       *jsonrpc.Conn
+	mu        sync.Mutex
+	d         *client.Client
+	live      map[string]bool   // sessions this bridge streams live
+	approvals map[string]string // pending approval requestId -> toolCallId
+}
+
+// Serve runs the bridge on rwc (the editor's stdio) until it ends.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.AgentAlias == "" {
+		o.AgentAlias = "default"
+	}
+	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}}
+	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-"})
+	err := b.acp.Run(ctx)
+	b.mu.Lock()
+	d := b.d
+	b.mu.Unlock()
+	if d != nil {
+		d.Close()
+	}
+	return err
+}
+
+// daemon returns the daemon connection, dialling it on first use.
+func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.d != nil {
+		select {
+		case <-b.d.Done():
+			b.d = nil // gone: dial again
+		default:
+			return b.d, nil
+		}
+	}
+	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon))
+	if err != nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
+	}
+	b.d = d
+	return d, nil
+}
+
+func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch req.Method {
+	case "initialize":
+		return b.initialize(req)
+	case "authenticate":
+		return map[string]any{}, nil
+	case "session/new":
+		var p struct {
+			Cwd        string            `json:"cwd"`
+			McpServers []json.RawMessage `json:"mcpServers"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.newSession(ctx, p.Cwd) })
+	case "session/load":
+		var p struct {
+			SessionID string `json:"sessionId"`
+			Cwd       string `json:"cwd"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd) })
+	case "session/prompt":
+		var p struct {
+			SessionID string         `json:"sessionId"`
+			Prompt    []contentBlock `json:"prompt"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, p.SessionID, p.Prompt) })
+	case "session/cancel":
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) {
+			d, err := b.daemon(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return nil, acpError(d.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: p.SessionID}, nil))
+		})
+	case "session/list":
+		var p struct {
+			Cwd    *string `json:"cwd"`
+			Cursor *string `json:"cursor"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.list(ctx, p.Cwd, p.Cursor) })
+	case "session/close":
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) {
+			d, err := b.daemon(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.Call(ctx, protocol.MethodSessionClose, protocol.SessionRef{SessionID: p.SessionID}, nil); err != nil {
+				return nil, acpError(err)
+			}
+			return map[string]any{}, nil
+		})
+	}
+	return nil, jsonrpc.ErrMethodNotFound
+}
+
+func later(f func(ctx context.Context) (any, error)) (any, error) { return jsonrpc.Later(f), nil }
+
+func decode(req *jsonrpc.Request, v any) error {
+	if len(req.Params) == 0 {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: params are required")
+	}
+	if err := json.Unmarshal(req.Params, v); err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// acpError maps a daemon error to the ACP codes.
+func acpError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		switch je.Code {
+		case protocol.CodeSessionNotFound:
+			return jsonrpc.NewError(codeResourceNotFound, nil, "%s", je.Message)
+		case protocol.CodeSessionBusy, protocol.CodeSessionLimit, protocol.CodeForbidden:
+			return jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "%s", je.Message)
+		}
+		return je
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
+}
+
+func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
+	var p struct {
+		ProtocolVersion *int `json:"protocolVersion"`
+	}
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: protocolVersion is required")
+	}
+	return map[string]any{
+		"protocolVersion": ProtocolVersion, // ours, whatever was asked: the client decides
+		"agentCapabilities": map[string]any{
+			"loadSession":         true,
+			"promptCapabilities":  map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"mcpCapabilities":     map[string]any{"http": false, "sse": false},
+			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}},
+		},
+		"authMethods": []any{},
+		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.o.Version},
+	}, nil
+}
+
+func (b *Bridge) newSession(ctx context.Context, cwd string) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ns protocol.SessionNewResult
+	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{
+		AgentAlias: b.o.AgentAlias, Cwd: cwd, Mode: "code", KeepSiblings: true}, &ns); err != nil {
+		return nil, acpError(err)
+	}
+	b.mu.Lock()
+	b.live[ns.SessionID] = true
+	b.mu.Unlock()
+	return map[string]any{"sessionId": ns.SessionID}, nil
+}
+
+// load attaches to a stored session and replays its history as
+// session/update notifications before answering.
+func (b *Bridge) load(ctx context.Context, id, cwd string) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Only a session that exists may be loaded (session/new would create one).
+	var h protocol.SessionHistoryResult
+	if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, Limit: 1}, &h); err != nil {
+		return nil, acpError(err)
+	}
+	var ns protocol.SessionNewResult
+	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true}, &ns); err != nil {
+		return nil, acpError(err)
+	}
+	for since := int64(0); since < ns.LastSeq; {
+		if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, SinceSeq: since, Limit: 1000}, &h); err != nil {
+			return nil, acpError(err)
+		}
+		if len(h.Events) == 0 {
+			break
+		}
+		for _, e := range h.Events {
+			var ev event
+			json.Unmarshal(e, &ev)
+			if ev.Seq > ns.LastSeq {
+				break // live from here on
+			}
+			b.forward(&ev, true)
+			since = ev.Seq
+		}
+	}
+	b.mu.Lock()
+	b.live[id] = true
+	b.mu.Unlock()
+	return map[string]any{}, nil
+}
+
+type contentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Resource *struct {
+		URI      string `json:"uri"`
+		Text     string `json:"text"`
+		Blob     string `json:"blob"`
+		MimeType string `json:"mimeType"`
+	} `json:"resource"`
+}
+
+// promptText joins the prompt's blocks into the daemon's prompt.
+func promptText(blocks []contentBlock) (string, error) {
+	var parts []string
+	for _, c := range blocks {
+		switch c.Type {
+		case "text":
+			parts = append(parts, c.Text)
+		case "resource_link":
+			parts = append(parts, fmt.Sprintf("[Resource: %s] %s", c.Name, c.URI))
+		case "resource":
+			if c.Resource == nil {
+				continue
+			}
+			if c.Resource.Blob != "" && c.Resource.Text == "" {
+				parts = append(parts, fmt.Sprintf("[Resource: %s] (binary, %s, not included)", c.Resource.URI, c.Resource.MimeType))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("[Resource: %s]\n%s", c.Resource.URI, c.Resource.Text))
+		default:
+			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil,
+				"invalid params: %s content is not supported (promptCapabilities lists what is)", c.Type)
+		}
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (any, error) {
+	text, err := promptText(blocks)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	attached := b.live[id]
+	b.mu.Unlock()
+	if !attached {
+		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
+	}
+	var res protocol.SessionPromptResult
+	if err := d.Call(context.WithoutCancel(ctx), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text}, &res); err != nil {
+		return nil, acpError(err)
+	}
+	switch res.StopReason {
+	case "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled":
+		return map[string]any{"stopReason": res.StopReason}, nil
+	}
+	msg := "the turn failed"
+	if res.Error != nil {
+		msg = res.Error.Message
+	}
+	return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, map[string]string{"kind": "turn_failed"}, "%s", msg)
+}
+
+func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	offset := 0
+	if cursor != nil && *cursor != "" {
+		if _, err := fmt.Sscanf(*cursor, "%d", &offset); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: bad cursor %q", *cursor)
+		}
+	}
+	var page protocol.SessionListResult
+	if err := d.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Offset: offset, Limit: 100}, &page); err != nil {
+		return nil, acpError(err)
+	}
+	sessions := []map[string]any{}
+	for _, s := range page.Sessions {
+		if cwd != nil && *cwd != "" && s.Cwd != *cwd {
+			continue
+		}
+		info := map[string]any{"sessionId": s.SessionID, "cwd": s.Cwd,
+			"updatedAt": time.UnixMilli(s.UpdatedMs).UTC().Format(time.RFC3339)}
+		if s.Title != "" {
+			info["title"] = s.Title
+		}
+		sessions = append(sessions, info)
+	}
+	res := map[string]any{"sessions": sessions}
+	if page.NextOffset != nil {
+		res["nextCursor"] = fmt.Sprint(*page.NextOffset)
+	}
+	return res, nil
+}

@@ -1,0 +1,377 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/daemon"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// schemas compiles the ACP v1 definitions the bridge's messages must match.
+var (
+	schemaOnce sync.Once
+	compiler   *jsonschema.Compiler
+	schemaErr  error
+	compiled   = map[string]*jsonschema.Schema{}
+	schemaMu   sync.Mutex
+)
+
+func schema(t *testing.T, def string) *jsonschema.Schema {
+	t.Helper()
+	schemaOnce.Do(func() {
+		f, err := os.Open(filepath.Join("testdata", "schema.v1.json"))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		compiler = jsonschema.NewCompiler()
+		schemaErr = compiler.AddResource("acp.json", doc)
+	})
+	if schemaErr != nil {
+		t.Fatal(schemaErr)
+	}
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if s := compiled[def]; s != nil {
+		return s
+	}
+	s, err := compiler.Compile("acp.json#/$defs/" + def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled[def] = s
+	return s
+}
+
+func validate(t *testing.T, def string, raw json.RawMessage) {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Errorf("%s: not JSON: %v", def, err)
+		return
+	}
+	if err := schema(t, def).Validate(v); err != nil {
+		t.Errorf("bridge sent an invalid %s: %s\n%v", def, raw, err)
+	}
+}
+
+var responseDefs = map[string]string{
+	"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
+	"session/prompt": "PromptResponse", "session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
+}
+
+// editor is a test ACP client: it validates every frame the bridge sends
+// against the schema and answers permission requests with choose.
+type editor struct {
+	t      *testing.T
+	nc     net.Conn
+	mu     sync.Mutex
+	next   int
+	method map[string]string
+	wait   map[string]chan map[string]any
+	update chan map[string]any
+	asked  chan map[string]any
+	choose func(params map[string]any) string // optionId, or "" for cancelled
+	done   chan struct{}
+}
+
+func startBridge(t *testing.T, endpoint string) *editor {
+	a, b := net.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		Serve(context.Background(), a, Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
+			return client.Dial(ctx, endpoint, client.Options{Handler: h})
+		}})
+	}()
+	e := &editor{t: t, nc: b, method: map[string]string{}, wait: map[string]chan map[string]any{},
+		update: make(chan map[string]any, 10000), asked: make(chan map[string]any, 10), done: make(chan struct{})}
+	go e.read()
+	t.Cleanup(func() { b.Close(); <-served; <-e.done })
+	return e
+}
+
+func (e *editor) read() {
+	defer close(e.done)
+	br := bufio.NewReader(e.nc)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			e.t.Errorf("bridge sent non-JSON %q", line)
+			return
+		}
+		if string(m["jsonrpc"]) != `"2.0"` {
+			e.t.Errorf("frame without jsonrpc 2.0: %s", line)
+		}
+		var method string
+		json.Unmarshal(m["method"], &method)
+		id, hasID := m["id"]
+		switch {
+		case method == "session/update":
+			validate(e.t, "SessionNotification", m["params"])
+			var p map[string]any
+			json.Unmarshal(m["params"], &p)
+			e.update <- p
+		case method == "session/request_permission":
+			validate(e.t, "RequestPermissionRequest", m["params"])
+			var p map[string]any
+			json.Unmarshal(m["params"], &p)
+			e.asked <- p
+			outcome := `{"outcome":"cancelled"}`
+			if opt := e.choose(p); opt != "" {
+				outcome = `{"outcome":"selected","optionId":"` + opt + `"}`
+			}
+			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":{"outcome":%s}}`+"\n", id, outcome)
+		case method != "":
+			e.t.Errorf("bridge sent an unexpected request %s", line)
+		case hasID:
+			k := string(id)
+			e.mu.Lock()
+			meth, ch := e.method[k], e.wait[k]
+			e.mu.Unlock()
+			var resp map[string]any
+			json.Unmarshal(line, &resp)
+			if _, isErr := m["error"]; isErr {
+				validate(e.t, "Error", m["error"])
+			} else if def := responseDefs[meth]; def != "" {
+				validate(e.t, def, m["result"])
+			}
+			if ch != nil {
+				ch <- resp
+			}
+		}
+	}
+}
+
+func (e *editor) send(method, params string) chan map[string]any {
+	e.mu.Lock()
+	id := e.next // numbered from 0, as the ACP SDK does
+	e.next++
+	ch := make(chan map[string]any, 1)
+	e.method[fmt.Sprint(id)], e.wait[fmt.Sprint(id)] = method, ch
+	e.mu.Unlock()
+	fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+	return ch
+}
+
+func (e *editor) call(method, params string) map[string]any {
+	e.t.Helper()
+	select {
+	case r := <-e.send(method, params):
+		return r
+	case <-time.After(20 * time.Second):
+		e.t.Fatalf("no answer to %s", method)
+	}
+	return nil
+}
+
+func (e *editor) notify(method, params string) {
+	fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","method":%q,"params":%s}`+"\n", method, params)
+}
+
+func result(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	res, ok := r["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("want a result, got %v", r)
+	}
+	return res
+}
+
+// updates drains the updates received so far, waiting briefly for more.
+func (e *editor) updates() []map[string]any {
+	var out []map[string]any
+	for {
+		select {
+		case u := <-e.update:
+			out = append(out, u["update"].(map[string]any))
+		case <-time.After(100 * time.Millisecond):
+			return out
+		}
+	}
+}
+
+func kinds(us []map[string]any) string {
+	var s []string
+	for _, u := range us {
+		k := u["sessionUpdate"].(string)
+		if st, ok := u["status"].(string); ok {
+			k += ":" + st
+		}
+		s = append(s, k)
+	}
+	return strings.Join(s, " ")
+}
+
+func runDaemon(t *testing.T) string {
+	dirs, _ := config.ResolveDirs(filepath.Join(t.TempDir(), "cfg"), func(string) string { return "" })
+	cfg := config.Default(func(string) string { return "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		daemon.Run(ctx, daemon.Options{Version: "test", Dirs: dirs, Config: cfg, Ready: func(string) { close(ready) }})
+	}()
+	<-ready
+	t.Cleanup(func() { cancel(); <-done })
+	return dirs.Endpoint
+}
+
+func TestBridgeAgainstDaemon(t *testing.T) {
+	endpoint := runDaemon(t)
+	e := startBridge(t, endpoint)
+	e.choose = func(map[string]any) string { return "allow_once" }
+
+	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false}}}`))
+	if init["protocolVersion"].(float64) != 1 || init["agentCapabilities"].(map[string]any)["loadSession"] != true {
+		t.Fatalf("initialize %v", init)
+	}
+	cwd := t.TempDir()
+	sid := result(t, e.call("session/new", `{"cwd":"`+cwd+`","mcpServers":[]}`))["sessionId"].(string)
+
+	// A prompt of text and an embedded resource streams chunks.
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hello"},{"type":"resource","resource":{"uri":"file:///a.txt","text":"A"}}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	us := e.updates()
+	var text string
+	for _, u := range us {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			text += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if text != "echo: hello\n\n[Resource: file:///a.txt]\nA" {
+		t.Errorf("streamed %q (updates %s)", text, kinds(us))
+	}
+
+	// A tool that asks: tool_call pending, the editor is asked, then the
+	// call runs and completes.
+	res = result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool shell {\"command\":\"echo via-acp\"}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("tool prompt %v", res)
+	}
+	asked := <-e.asked
+	if tc := asked["toolCall"].(map[string]any); tc["kind"] != "execute" || tc["title"] != "shell: echo via-acp" {
+		t.Errorf("permission request %v", asked)
+	}
+	us = e.updates()
+	if got := kinds(us); !strings.HasPrefix(got, "tool_call:pending tool_call_update:in_progress tool_call_update:completed agent_message_chunk") {
+		t.Errorf("tool updates %s", got)
+	}
+	for _, u := range us {
+		if u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed" {
+			if c := u["content"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"]; c != "via-acp\n" {
+				t.Errorf("tool output %v", c)
+			}
+		}
+	}
+
+	// Rejected in the editor: the call fails, the turn ends normally.
+	e.choose = func(map[string]any) string { return "" } // cancelled
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool write_file {\"path\":\"x\",\"content\":\"y\"}"}]}`))
+	<-e.asked
+	if got := kinds(e.updates()); !strings.HasPrefix(got, "tool_call:pending tool_call_update:failed") {
+		t.Errorf("rejected tool updates %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "x")); err == nil {
+		t.Error("rejected write happened")
+	}
+
+	// Cancel (a notification): the prompt answers cancelled, not an error.
+	pending := e.send("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/delay 10\n/chunks 1000"}]}`)
+	<-e.update
+	e.notify("session/cancel", `{"sessionId":"`+sid+`"}`)
+	select {
+	case r := <-pending:
+		if result(t, r)["stopReason"] != "cancelled" {
+			t.Errorf("cancelled prompt %v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled prompt never answered")
+	}
+	e.updates()
+
+	// Errors: unknown session, unknown method, unsupported content.
+	if r := e.call("session/prompt", `{"sessionId":"nope","prompt":[{"type":"text","text":"x"}]}`); r["error"] == nil || r["error"].(map[string]any)["code"].(float64) != -32002 {
+		t.Errorf("unknown session %v", r)
+	}
+	if r := e.call("session/load", `{"sessionId":"nope","cwd":"/","mcpServers":[]}`); r["error"] == nil || r["error"].(map[string]any)["code"].(float64) != -32002 {
+		t.Errorf("load unknown %v", r)
+	}
+	if r := e.call("session/set_mode", `{"sessionId":"`+sid+`","modeId":"x"}`); r["error"].(map[string]any)["code"].(float64) != -32601 {
+		t.Errorf("unknown method %v", r)
+	}
+	if r := e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`); r["error"].(map[string]any)["code"].(float64) != -32602 {
+		t.Errorf("image prompt %v", r)
+	}
+
+	// list, and load from a second editor: history replays as updates.
+	list := result(t, e.call("session/list", `{}`))
+	if ss := list["sessions"].([]any); len(ss) != 1 || ss[0].(map[string]any)["sessionId"] != sid || ss[0].(map[string]any)["title"] != "hello\n\n[Resource: file:///a.txt]\nA" {
+		t.Errorf("list %v", list)
+	}
+	e2 := startBridge(t, endpoint)
+	e2.choose = func(map[string]any) string { return "allow_once" }
+	result(t, e2.call("initialize", `{"protocolVersion":1}`))
+	result(t, e2.call("session/load", `{"sessionId":"`+sid+`","cwd":"`+cwd+`","mcpServers":[]}`))
+	replay := e2.updates()
+	got := kinds(replay)
+	if !strings.HasPrefix(got, "user_message_chunk agent_message_chunk") || strings.Count(got, "user_message_chunk") != 4 || !strings.Contains(got, "tool_call:pending tool_call_update:in_progress tool_call_update:completed") {
+		t.Errorf("replay %s", got)
+	}
+	// The loaded session takes prompts.
+	if r := result(t, e2.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"again"}]}`)); r["stopReason"] != "end_turn" {
+		t.Errorf("prompt after load %v", r)
+	}
+	if r := result(t, e2.call("session/close", `{"sessionId":"`+sid+`"}`)); len(r) != 0 {
+		t.Errorf("close %v", r)
+	}
+}
+
+// The validation above can fail: a tool_call without its title, or an
+// unknown update, is refused by the schema.
+func TestSchemaRefusesInvalidUpdates(t *testing.T) {
+	for _, bad := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"1"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"tool_result"}}`,
+	} {
+		v, _ := jsonschema.UnmarshalJSON(strings.NewReader(bad))
+		if schema(t, "SessionNotification").Validate(v) == nil {
+			t.Errorf("schema accepted %s", bad)
+		}
+	}
+	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"stopReason":"error"}`))
+	if schema(t, "PromptResponse").Validate(v) == nil {
+		t.Error(`schema accepted stopReason "error"`)
+	}
+}

@@ -1,0 +1,202 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// event is a daemon session/update as the bridge reads it.
+type event struct {
+	SessionID  string          `json:"sessionId"`
+	Seq        int64           `json:"seq"`
+	Type       string          `json:"type"`
+	Text       string          `json:"text"`
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	RawInput   json.RawMessage `json:"rawInput"`
+	RawOutput  string          `json:"rawOutput"`
+	IsError    bool            `json:"isError"`
+	RequestID  string          `json:"requestId"`
+	ToolName   string          `json:"toolName"`
+	Summary    string          `json:"summary"`
+	Decision   string          `json:"decision"`
+	Entries    json.RawMessage `json:"entries"`
+}
+
+// fromDaemon serves the daemon connection: its session/update
+// notifications become ACP session/update, in order.
+func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if req.Method != protocol.MethodSessionUpdate {
+		return nil, jsonrpc.ErrMethodNotFound // elicitation is not advertised
+	}
+	var ev event
+	if err := json.Unmarshal(req.Params, &ev); err != nil {
+		return nil, nil
+	}
+	b.mu.Lock()
+	live := b.live[ev.SessionID]
+	b.mu.Unlock()
+	if live {
+		b.forward(&ev, false)
+	}
+	return nil, nil
+}
+
+// toolKind maps our tools to ACP's kinds.
+func toolKind(name string) string {
+	switch name {
+	case "read_file", "list_dir":
+		return "read"
+	case "search":
+		return "search"
+	case "write_file", "edit_file":
+		return "edit"
+	case "shell":
+		return "execute"
+	case "plan":
+		return "think"
+	}
+	return "other"
+}
+
+// asks reports whether a tool asks for approval (it starts pending).
+func asks(name string) bool { return name == "shell" || name == "write_file" || name == "edit_file" }
+
+func toolTitle(name string, raw json.RawMessage) string {
+	var a map[string]any
+	json.Unmarshal(raw, &a)
+	for _, k := range []string{"command", "path", "pattern", "question"} {
+		if v, ok := a[k].(string); ok && v != "" {
+			if len(v) > 80 {
+				v = v[:80] + "…"
+			}
+			return fmt.Sprintf("%s: %s", name, v)
+		}
+	}
+	return name
+}
+
+func textContent(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+
+// forward sends one daemon event to the editor; replay is true while
+// session/load replays history (the user's own messages are sent then).
+func (b *Bridge) forward(ev *event, replay bool) {
+	var update map[string]any
+	meta := map[string]any{"zeroclaw": map[string]any{"seq": ev.Seq}}
+	switch ev.Type {
+	case protocol.EventAgentMessageChunk:
+		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(ev.Text)}
+	case protocol.EventAgentThoughtChunk:
+		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(ev.Text)}
+	case protocol.EventUserMessage:
+		if !replay {
+			return // the editor sent it
+		}
+		update = map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}
+	case protocol.EventToolCall:
+		status := "in_progress"
+		if asks(ev.Name) {
+			status = "pending"
+		}
+		input := ev.RawInput
+		if len(input) == 0 {
+			input = json.RawMessage(`{}`)
+		}
+		update = map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": toolTitle(ev.Name, input),
+			"kind": toolKind(ev.Name), "status": status, "rawInput": input}
+	case protocol.EventToolResult:
+		status := "completed"
+		if ev.IsError {
+			status = "failed"
+		}
+		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID, "status": status,
+			"content": []any{map[string]any{"type": "content", "content": textContent(ev.RawOutput)}}, "rawOutput": ev.RawOutput}
+	case protocol.EventPlan:
+		entries := ev.Entries
+		if len(entries) == 0 || string(entries) == "null" {
+			entries = json.RawMessage(`[]`)
+		}
+		update = map[string]any{"sessionUpdate": "plan", "entries": entries}
+	case protocol.EventApprovalRequest:
+		b.mu.Lock()
+		b.approvals[ev.RequestID] = ev.ToolCallID
+		b.mu.Unlock()
+		if replay {
+			return // history: nothing to answer
+		}
+		go b.askPermission(*ev)
+		return
+	case protocol.EventApprovalResolved:
+		if ev.Decision == "allow_once" || ev.Decision == "allow_always" {
+			update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": b.toolOf(ev.RequestID), "status": "in_progress"}
+			if update["toolCallId"] == "" {
+				return
+			}
+		} else {
+			return
+		}
+	default:
+		return // context_usage, turn_complete: the prompt's answer says it
+	}
+	update["_meta"] = meta
+	b.acp.Notify("session/update", map[string]any{"sessionId": ev.SessionID, "update": update})
+}
+
+// toolOf returns the tool call an approval request was about.
+func (b *Bridge) toolOf(requestID string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := b.approvals[requestID]
+	delete(b.approvals, requestID)
+	return id
+}
+
+var permissionOptions = []map[string]any{
+	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+	{"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+	{"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+}
+
+// askPermission turns an approval_request into session/request_permission
+// and its outcome into session/approve (cancelled: reject_once).
+func (b *Bridge) askPermission(ev event) {
+	input := ev.RawInput
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	err := b.acp.Call(context.Background(), "session/request_permission", map[string]any{
+		"sessionId": ev.SessionID,
+		"toolCall": map[string]any{"toolCallId": ev.ToolCallID, "title": toolTitle(ev.ToolName, input),
+			"kind": toolKind(ev.ToolName), "status": "pending", "rawInput": input,
+			"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}},
+		"options": permissionOptions,
+	}, &res)
+	decision := "reject_once"
+	reason := ""
+	switch {
+	case err != nil:
+		reason = "the editor could not ask: " + err.Error()
+	case res.Outcome.Outcome == "selected" && slices.Contains(protocol.Decisions, res.Outcome.OptionID):
+		decision = res.Outcome.OptionID
+	default:
+		reason = "cancelled in the editor"
+	}
+	d, derr := b.daemon(context.Background())
+	if derr != nil {
+		return
+	}
+	d.Call(context.Background(), protocol.MethodSessionApprove, protocol.SessionApproveParams{
+		SessionID: ev.SessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason}, nil)
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/acp"
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// stdio is the editor's end: ACP in on stdin, out on stdout.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (s stdio) Close() error {
+	if c, ok := s.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func runACP(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		if args[0] == "status" {
+			return runACPStatus(env, args[1:])
+		}
+		// An unknown word: the error envelope of the seed under json.
+		jsonOut := false
+		for i, a := range args {
+			if a == "--output-format=json" || (a == "--output-format" && i+1 < len(args) && args[i+1] == "json") {
+				jsonOut = true
+			}
+		}
+		msg := fmt.Sprintf("unknown acp subcommand %q (try: zeroclaw acp, zeroclaw acp status)", args[0])
+		if jsonOut {
+			b, _ := json.Marshal(map[string]any{"type": "error", "kind": "unsupported_acp_invocation", "exit_code": 1, "message": msg})
+			fmt.Fprintln(env.Stderr, string(b))
+			return exitf(1, "")
+		}
+		return exitf(1, "%s", msg)
+	}
+	var configDir string
+	fs := newFlags(env, "acp", &configDir)
+	agentAlias := fs.String("agent", "default", "agent alias from the config")
+	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := newLogger(env.Stderr, env.Getenv)
+	caps := &protocol.ClientCapabilities{}
+	dial := func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
+		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		return connect(dctx, env, configDir, *noStart, client.Options{
+			ClientInfo: protocol.ClientInfo{Name: "zeroclaw-acp", Version: Version}, Capabilities: caps, Handler: h})
+	}
+	err := acp.Serve(ctx, stdio{env.Stdin, env.Stdout}, acp.Options{Version: Version, AgentAlias: *agentAlias, Dial: dial, Logger: log})
+	if err == io.EOF {
+		return nil
+	}
+	return nil
+}
+
+func runACPStatus(env Env, args []string) error {
+	var configDir string
+	fs := newFlags(env, "acp status", &configDir)
+	format := fs.String("output-format", "text", "text or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := outputFormat(*format); err != nil {
+		return err
+	}
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		b, _ := json.Marshal(map[string]any{
+			"schema_version": "1.0", "kind": "acp", "status": "supported", "phase": "stdio_bridge",
+			"supported": true, "exit_code": 0, "serve_alias_only": false,
+			"protocol": map[string]any{"name": "ACP/Zed", "version": acp.ProtocolVersion, "json_rpc": true, "daemon": true,
+				"endpoint": dirs.Endpoint, "serve_starts_daemon": true},
+		})
+		fmt.Fprintln(env.Stdout, string(b))
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "ACP (Agent Client Protocol) v%d: supported\n", acp.ProtocolVersion)
+	fmt.Fprintln(env.Stdout, "run `zeroclaw acp` as the agent command of your editor; it speaks ACP on stdio")
+	fmt.Fprintf(env.Stdout, "and bridges to the daemon at %s (starting one when none answers).\n", dirs.Endpoint)
+	return nil
+}
