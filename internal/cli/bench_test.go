@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,4 +111,37 @@ func rssKB(b *testing.B, pid int) int {
 	}
 	b.Fatal("no VmRSS")
 	return 0
+}
+
+// BenchmarkACPSpawnInitialize: spawn `zeroclaw acp` (as an editor does at
+// every agent start) and wait for its answer to initialize, with a warm
+// daemon; p50-ns is the median.
+func BenchmarkACPSpawnInitialize(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "cfg")
+	d := startDaemonB(b, dir)
+	defer func() { d.Process.Kill(); d.Wait() }()
+	exe, _ := os.Executable()
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		cmd := exec.Command(exe, "acp")
+		cmd.Env = append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		in.Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"))
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"protocolVersion":1`) {
+			b.Fatalf("initialize answer %q: %v", line, err)
+		}
+		took = append(took, time.Since(t0))
+		in.Close()
+		cmd.Wait()
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
 }

@@ -296,3 +296,27 @@ func TestConcurrentAutoStartStartsOneDaemon(t *testing.T) {
 	}
 	t.Fatal("the started daemon did not exit")
 }
+
+func TestACPStatusAndUnknownWord(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	code, out, _ := runCLI(t, env, "", "acp", "status", "--output-format", "json")
+	var st map[string]any
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("acp status: %d %q", code, out)
+	}
+	p := st["protocol"].(map[string]any)
+	if st["kind"] != "acp" || st["supported"] != true || st["status"] != "supported" || st["phase"] != "stdio_bridge" ||
+		st["serve_alias_only"] != false || st["exit_code"].(float64) != 0 || st["schema_version"] != "1.0" ||
+		p["json_rpc"] != true || p["daemon"] != true || p["version"].(float64) != 1 || p["serve_starts_daemon"] != true ||
+		p["endpoint"] != filepath.Join(dir, "data", "daemon.sock") {
+		t.Errorf("envelope %v", st)
+	}
+	code, out, errs := runCLI(t, env, "", "acp", "start", "--output-format", "json")
+	var e map[string]any
+	if err := json.Unmarshal([]byte(errs), &e); code != 1 || out != "" || err != nil || e["type"] != "error" || e["kind"] != "unsupported_acp_invocation" || e["exit_code"].(float64) != 1 {
+		t.Errorf("acp start: %d stdout %q stderr %q", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, env, "", "acp", "start"); code != 1 || !strings.Contains(errs, `unknown acp subcommand "start"`) {
+		t.Errorf("acp start (text): %d %q", code, errs)
+	}
+}

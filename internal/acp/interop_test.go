@@ -1,0 +1,126 @@
+package acp
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// interopDir returns a directory holding the npm packages of
+// testdata/interop/package.json: $ZEROCLAW_ACP_NODE_MODULES (what .ci/run
+// installs), else an npm install into a cache directory.
+func interopDir(t *testing.T) string {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the ACP interop test needs Node 20 (.ci/run installs the npm packages)")
+	}
+	dir := os.Getenv("ZEROCLAW_ACP_NODE_MODULES")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "zeroclaw-acp-interop")
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "acpx", "package.json")); err != nil {
+			os.MkdirAll(dir, 0o755)
+			pkg, _ := os.ReadFile(filepath.Join("testdata", "interop", "package.json"))
+			os.WriteFile(filepath.Join(dir, "package.json"), pkg, 0o644)
+			cmd := exec.Command("npm", "install", "--no-audit", "--no-fund")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("npm install in %s: %v\n%s", dir, err, out)
+			}
+		}
+	}
+	script, _ := os.ReadFile(filepath.Join("testdata", "interop", "sdk-client.mjs"))
+	if err := os.WriteFile(filepath.Join(dir, "sdk-client.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildZeroclaw builds the real binary for the clients to spawn.
+func buildZeroclaw(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "zeroclaw")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/zeroclaw/zeroclaw/cmd/zeroclaw")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestInteropWithACPClientsFromNPM(t *testing.T) {
+	dir := interopDir(t)
+	bin := buildZeroclaw(t)
+	cfg := filepath.Join(t.TempDir(), "cfg")
+	env := append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
+	cwd := t.TempDir()
+	defer func() {
+		// Stop the daemon the clients started.
+		c := exec.Command(bin, "rpc")
+		c.Env = env
+		c.Stdin = strings.NewReader(`{"jsonrpc":"2.0","method":"shutdown","id":1}` + "\n")
+		c.Run()
+	}()
+
+	t.Run("sdk", func(t *testing.T) {
+		cmd := exec.Command("node", filepath.Join(dir, "sdk-client.mjs"), bin, cwd)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sdk client: %v\n%s", err, out)
+		}
+		var got struct {
+			ProtocolVersion int    `json:"protocolVersion"`
+			LoadSession     bool   `json:"loadSession"`
+			SessionID       string `json:"sessionId"`
+			First           struct{ StopReason, Text string }
+			Tool            struct {
+				StopReason string
+				Asked      int
+				Kinds      []string
+				Output     string
+			}
+			Cancel string
+			Replay struct {
+				Users  []string
+				Events int
+			}
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("summary %q: %v", out, err)
+		}
+		if got.ProtocolVersion != 1 || !got.LoadSession || got.SessionID == "" {
+			t.Errorf("initialize/new: %+v", got)
+		}
+		if got.First.StopReason != "end_turn" || got.First.Text != "echo: hello from node" {
+			t.Errorf("first prompt: %+v", got.First)
+		}
+		if got.Tool.StopReason != "end_turn" || got.Tool.Asked != 1 || got.Tool.Output != "node-approved\n" ||
+			strings.Join(got.Tool.Kinds[:3], " ") != "tool_call:pending tool_call_update:in_progress tool_call_update:completed" {
+			t.Errorf("tool prompt: %+v", got.Tool)
+		}
+		if got.Cancel != "cancelled" {
+			t.Errorf("cancel: %q", got.Cancel)
+		}
+		if len(got.Replay.Users) != 3 || got.Replay.Users[0] != "hello from node" || got.Replay.Events < 10 {
+			t.Errorf("load replay: %+v", got.Replay)
+		}
+	})
+
+	t.Run("acpx", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "acpx"), "--format", "json", "--approve-all",
+			"--agent", bin+" acp", "exec", `/tool shell {"command":"echo acpx-ok"}`)
+		cmd.Env = env
+		cmd.Dir = cwd
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("acpx: %v\n%s", err, out)
+		}
+		s := string(out)
+		for _, want := range []string{`"method":"session/request_permission"`, `"optionId":"allow_once"`,
+			`"rawOutput":"acpx-ok\n"`, `"status":"completed"`, `"result":{"stopReason":"end_turn"}`} {
+			if !strings.Contains(s, strings.ReplaceAll(want, "\n", `\n`)) {
+				t.Errorf("acpx output lacks %s:\n%s", want, s)
+			}
+		}
+	})
+}

@@ -1,0 +1,56 @@
+// An ACP client built on @agentclientprotocol/sdk (2.x): spawns
+// `<zeroclaw> acp`, then initialize → session/new → a streamed prompt →
+// a prompt whose tool asks permission (answered allow_once) → a cancelled
+// prompt → session/load from a second agent process. Prints one JSON
+// summary line; exits non-zero on any failure.
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const [zeroclaw, cwd] = process.argv.slice(2);
+
+function start(updates, asked) {
+  const child = spawn(zeroclaw, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const app = acp.client({ name: "zeroclaw-interop" })
+    .onNotification("session/update", ({ params }) => { updates.push(params.update); })
+    .onRequest("session/request_permission", ({ params: p }) => {
+      asked.push(p);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    });
+  return { child, stream, app };
+}
+
+const text = (us) => us.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+const out = {};
+const updates = [], asked = [];
+const a = start(updates, asked);
+await a.app.connectWith(a.stream, async (ctx) => {
+  const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  out.protocolVersion = init.protocolVersion;
+  out.loadSession = init.agentCapabilities.loadSession;
+  const { sessionId } = await ctx.request("session/new", { cwd, mcpServers: [] });
+  out.sessionId = sessionId;
+  let r = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello from node" }] });
+  out.first = { stopReason: r.stopReason, text: text(updates) };
+  updates.length = 0;
+  r = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: '/tool shell {"command":"echo node-approved"}' }] });
+  out.tool = { stopReason: r.stopReason, asked: asked.length, kinds: updates.map((u) => u.sessionUpdate + ":" + (u.status ?? "")) ,
+    output: updates.filter((u) => u.status === "completed").map((u) => u.content[0].content.text).join("") };
+  updates.length = 0;
+  const pending = ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/delay 10\n/chunks 1000" }] });
+  while (updates.length < 3) await new Promise((res) => setTimeout(res, 10));
+  await ctx.notify("session/cancel", { sessionId });
+  out.cancel = (await pending).stopReason;
+});
+a.child.kill();
+
+const replay = [], asked2 = [];
+const b = start(replay, asked2);
+await b.app.connectWith(b.stream, async (ctx) => {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await ctx.request("session/load", { sessionId: out.sessionId, cwd, mcpServers: [] });
+  out.replay = { users: replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text), events: replay.length };
+});
+b.child.kill();
+console.log(JSON.stringify(out));
