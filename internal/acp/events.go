@@ -10,23 +10,8 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// event is a daemon session/update as the bridge reads it.
-type event struct {
-	SessionID  string          `json:"sessionId"`
-	Seq        int64           `json:"seq"`
-	Type       string          `json:"type"`
-	Text       string          `json:"text"`
-	ToolCallID string          `json:"toolCallId"`
-	Name       string          `json:"name"`
-	RawInput   json.RawMessage `json:"rawInput"`
-	RawOutput  string          `json:"rawOutput"`
-	IsError    bool            `json:"isError"`
-	RequestID  string          `json:"requestId"`
-	ToolName   string          `json:"toolName"`
-	Summary    string          `json:"summary"`
-	Decision   string          `json:"decision"`
-	Entries    json.RawMessage `json:"entries"`
-}
+// event is a decoded daemon session/update.
+type event = protocol.Update
 
 // fromDaemon serves the daemon connection: its session/update
 // notifications become ACP session/update, in order.
@@ -118,8 +103,8 @@ func (b *Bridge) forward(ev *event, replay bool) {
 			"content": []any{map[string]any{"type": "content", "content": textContent(ev.RawOutput)}}, "rawOutput": ev.RawOutput}
 	case protocol.EventPlan:
 		entries := ev.Entries
-		if len(entries) == 0 || string(entries) == "null" {
-			entries = json.RawMessage(`[]`)
+		if entries == nil {
+			entries = []protocol.PlanEntry{}
 		}
 		update = map[string]any{"sessionUpdate": "plan", "entries": entries}
 	case protocol.EventApprovalRequest:

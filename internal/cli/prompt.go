@@ -34,31 +34,8 @@ type event struct {
 	answer chan protocol.ElicitationResult
 }
 
-// update is the part of a session/update the renderer reads.
-type update struct {
-	SessionID   string          `json:"sessionId"`
-	Seq         int64           `json:"seq"`
-	Type        string          `json:"type"`
-	Text        string          `json:"text"`
-	ToolCallID  string          `json:"toolCallId"`
-	Name        string          `json:"name"`
-	RawInput    json.RawMessage `json:"rawInput"`
-	RawOutput   string          `json:"rawOutput"`
-	IsError     bool            `json:"isError"`
-	RequestID   string          `json:"requestId"`
-	ToolName    string          `json:"toolName"`
-	Summary     string          `json:"summary"`
-	TimeoutSecs int             `json:"timeoutSecs"`
-	Decision    string          `json:"decision"`
-	By          string          `json:"by"`
-	Entries     []struct {
-		Content, Status, Priority string
-	} `json:"entries"`
-	Outcome    string              `json:"outcome"`
-	StopReason string              `json:"stopReason"`
-	Content    string              `json:"content"`
-	Error      *protocol.ErrorInfo `json:"error"`
-}
+// update is a decoded session/update.
+type update = protocol.Update
 
 // handler feeds the daemon's notifications and requests to events.
 func handler(events chan<- event) jsonrpc.Handler {

@@ -299,3 +299,37 @@ type ElicitationResult struct {
 	Action  string          `json:"action"`
 	Content json.RawMessage `json:"content,omitempty"`
 }
+
+// PlanEntry is one entry of a plan event.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
+}
+
+// Update is a session/update's params decoded for a client: the common
+// members and the fields of every event type (each type fills its own;
+// see docs/protocol.md).
+type Update struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	Type      string `json:"type"`
+
+	Text        string          `json:"text"`       // chunks, user_message
+	ToolCallID  string          `json:"toolCallId"` // tool_call, tool_result, approval_request
+	Name        string          `json:"name"`       // tool_call, tool_result
+	RawInput    json.RawMessage `json:"rawInput"`   // tool_call, approval_request
+	RawOutput   string          `json:"rawOutput"`  // tool_result
+	IsError     bool            `json:"isError"`    // tool_result
+	RequestID   string          `json:"requestId"`  // approval_request, approval_resolved
+	ToolName    string          `json:"toolName"`   // approval_request
+	Summary     string          `json:"summary"`    // approval_request
+	TimeoutSecs int             `json:"timeoutSecs"`
+	Decision    string          `json:"decision"` // approval_resolved
+	By          string          `json:"by"`       // approval_resolved
+	Entries     []PlanEntry     `json:"entries"`  // plan
+	Outcome     string          `json:"outcome"`  // turn_complete
+	StopReason  string          `json:"stopReason"`
+	Content     string          `json:"content"`
+	Error       *ErrorInfo      `json:"error"`
+}
