@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -210,7 +211,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 		"protocolVersion": ProtocolVersion, // ours, whatever was asked: the client decides
 		"agentCapabilities": map[string]any{
 			"loadSession":         true,
-			"promptCapabilities":  map[string]any{"image": false, "audio": false, "embeddedContext": true},
+			"promptCapabilities":  map[string]any{"image": true, "audio": false, "embeddedContext": true},
 			"mcpCapabilities":     map[string]any{"http": false, "sse": false},
 			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}},
 		},
@@ -279,6 +280,8 @@ type contentBlock struct {
 	Text     string `json:"text"`
 	URI      string `json:"uri"`
 	Name     string `json:"name"`
+	Data     string `json:"data"`     // image: base64
+	MimeType string `json:"mimeType"` // image
 	Resource *struct {
 		URI      string `json:"uri"`
 		Text     string `json:"text"`
@@ -287,9 +290,11 @@ type contentBlock struct {
 	} `json:"resource"`
 }
 
-// promptText joins the prompt's blocks into the daemon's prompt.
-func promptText(blocks []contentBlock) (string, error) {
+// promptText joins the prompt's blocks into the daemon's prompt; images
+// and binary embedded resources become attachments.
+func promptText(blocks []contentBlock) (string, []protocol.Attachment, error) {
 	var parts []string
+	var files []protocol.Attachment
 	for _, c := range blocks {
 		switch c.Type {
 		case "text":
@@ -301,20 +306,22 @@ func promptText(blocks []contentBlock) (string, error) {
 				continue
 			}
 			if c.Resource.Blob != "" && c.Resource.Text == "" {
-				parts = append(parts, fmt.Sprintf("[Resource: %s] (binary, %s, not included)", c.Resource.URI, c.Resource.MimeType))
+				files = append(files, protocol.Attachment{DataB64: c.Resource.Blob, MimeType: c.Resource.MimeType, Filename: path.Base(c.Resource.URI)})
 				continue
 			}
 			parts = append(parts, fmt.Sprintf("[Resource: %s]\n%s", c.Resource.URI, c.Resource.Text))
+		case "image":
+			files = append(files, protocol.Attachment{DataB64: c.Data, MimeType: c.MimeType})
 		default:
-			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil,
+			return "", nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil,
 				"invalid params: %s content is not supported (promptCapabilities lists what is)", c.Type)
 		}
 	}
-	return strings.Join(parts, "\n\n"), nil
+	return strings.Join(parts, "\n\n"), files, nil
 }
 
 func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (any, error) {
-	text, err := promptText(blocks)
+	text, files, err := promptText(blocks)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +336,7 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
 	}
 	var res protocol.SessionPromptResult
-	if err := d.Call(context.WithoutCancel(ctx), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text}, &res); err != nil {
+	if err := d.Call(context.WithoutCancel(ctx), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files}, &res); err != nil {
 		return nil, acpError(err)
 	}
 	switch res.StopReason {

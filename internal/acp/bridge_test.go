@@ -330,8 +330,21 @@ func TestBridgeAgainstDaemon(t *testing.T) {
 	if r := e.call("session/set_mode", `{"sessionId":"`+sid+`","modeId":"x"}`); r["error"].(map[string]any)["code"].(float64) != -32601 {
 		t.Errorf("unknown method %v", r)
 	}
-	if r := e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`); r["error"].(map[string]any)["code"].(float64) != -32602 {
+	if r := e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`); r["error"].(map[string]any)["code"].(float64) != -32602 {
+		t.Errorf("audio prompt %v", r)
+	}
+	// An image and a binary resource become attachments: marker lines.
+	if r := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"see"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"resource","resource":{"uri":"file:///x/doc.pdf","blob":"JVBERi0=","mimeType":"application/pdf"}}]}`)); r["stopReason"] != "end_turn" {
 		t.Errorf("image prompt %v", r)
+	}
+	var seen string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			seen += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if !strings.Contains(seen, "[IMAGE:") || !strings.Contains(seen, "[Document: doc.pdf]") {
+		t.Errorf("attachments not in the prompt: %q", seen)
 	}
 
 	// list, and load from a second editor: history replays as updates.
@@ -345,7 +358,7 @@ func TestBridgeAgainstDaemon(t *testing.T) {
 	result(t, e2.call("session/load", `{"sessionId":"`+sid+`","cwd":"`+cwd+`","mcpServers":[]}`))
 	replay := e2.updates()
 	got := kinds(replay)
-	if !strings.HasPrefix(got, "user_message_chunk agent_message_chunk") || strings.Count(got, "user_message_chunk") != 4 || !strings.Contains(got, "tool_call:pending tool_call_update:in_progress tool_call_update:completed") {
+	if !strings.HasPrefix(got, "user_message_chunk agent_message_chunk") || strings.Count(got, "user_message_chunk") != 5 || !strings.Contains(got, "tool_call:pending tool_call_update:in_progress tool_call_update:completed") {
 		t.Errorf("replay %s", got)
 	}
 	// The loaded session takes prompts.

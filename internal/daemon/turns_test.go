@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -357,5 +358,36 @@ func TestCloseListAndDelete(t *testing.T) {
 	}
 	if l := result(t, a.call("session/list", `{}`)); l["total"].(float64) != 0 {
 		t.Errorf("list after delete %v", l)
+	}
+}
+
+func TestAttachments(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	src := filepath.Join(t.TempDir(), "report.txt")
+	os.WriteFile(src, []byte("quarterly"), 0o644)
+	res := result(t, a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"read this","attachments":[{"path":`+quote(src)+`},{"dataB64":"iVBORw0KGgo=","mimeType":"image/png"}]}`))
+	content := res["content"].(string)
+	uploads := filepath.Join(r.dirs.DataDir, "uploads")
+	if !strings.HasPrefix(content, "echo: read this\n\n[Document: report.txt] "+uploads+"/") || !strings.Contains(content, "\n[IMAGE:"+uploads+"/") {
+		t.Fatalf("prompt with attachments: %q", content)
+	}
+	fa := result(t, a.call("file/attach", `{"files":[{"path":`+quote(src)+`}]}`))
+	f := fa["files"].([]any)[0].(map[string]any)
+	if f["deduplicated"] != true || f["sizeBytes"].(float64) != 9 || !strings.HasPrefix(f["refId"].(string), "sha256:") || !strings.Contains(content, f["marker"].(string)) {
+		t.Errorf("file/attach %v", f)
+	}
+	if b, _ := os.ReadFile(f["path"].(string)); string(b) != "quarterly" {
+		t.Errorf("stored %q", b)
+	}
+	for _, bad := range []string{`{"files":[{"path":"relative"}]}`, `{"files":[]}`, `{"files":[{"dataB64":"%%%"}]}`} {
+		if e := a.call("file/attach", bad); errCode(e) != -32602 {
+			t.Errorf("file/attach %s: %v", bad, e)
+		}
+	}
+	if e := a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"x","attachments":[{"path":"/no/such"}]}`); errCode(e) != -32602 ||
+		!strings.Contains(e["error"].(map[string]any)["message"].(string), "attachments[0]") {
+		t.Errorf("bad attachment: %v", e)
 	}
 }

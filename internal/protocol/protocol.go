@@ -118,6 +118,7 @@ const (
 	MethodSessionList    = "session/list"
 	MethodSessionHistory = "session/history"
 	MethodSessionDelete  = "session/delete"
+	MethodFileAttach     = "file/attach"
 
 	MethodSessionUpdate     = "session/update"
 	MethodElicitationCreate = "elicitation/create"

@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -30,6 +32,7 @@ type Server struct {
 	log       *slog.Logger
 	shutdown  func() // asks the daemon to stop; may be nil
 	sessions  *session.Manager
+	uploads   *attach.Store
 
 	clients atomic.Int64
 	prompts atomic.Int64 // session/prompt answers not yet written
@@ -57,7 +60,8 @@ func NewServer(o Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
-		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions}
+		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
+		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 
 // WaitPrompts waits (bounded by ctx) until every session/prompt whose
@@ -113,7 +117,8 @@ type binding struct {
 // methods lists every method served, in the order the capability list shows.
 var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
-	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete}
+	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
+	protocol.MethodFileAttach}
 
 // events lists the session/update types the daemon emits.
 var events = protocol.EventTypes

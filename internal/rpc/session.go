@@ -2,7 +2,11 @@ package rpc
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -26,10 +30,16 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		if p.Prompt == nil {
 			return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 		}
+		text := *p.Prompt
 		if len(p.Attachments) > 0 {
-			return nil, &protocol.ParamsError{Field: "attachments", Reason: "attachments are not supported yet"}
+			files, err := b.srv.uploads.SaveAll(p.Attachments)
+			if err != nil {
+				return nil, attachError(err)
+			}
+			text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
+			text = strings.TrimLeft(text, "\n")
 		}
-		done, err := m.Prompt(b.client, p.SessionID, *p.Prompt)
+		done, err := m.Prompt(b.client, p.SessionID, text)
 		if err != nil {
 			return nil, err
 		}
@@ -100,6 +110,26 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		return m.List(ctx, p.Offset, p.Limit)
 
+	case protocol.MethodFileAttach:
+		var p struct {
+			Files       []protocol.Attachment `json:"files"`
+			Attachments []protocol.Attachment `json:"attachments"`
+		}
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, err
+		}
+		entries := append(p.Files, p.Attachments...)
+		if len(entries) == 0 {
+			return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			files, err := b.srv.uploads.SaveAll(entries)
+			if err != nil {
+				return nil, wire(attachError(err))
+			}
+			return map[string]any{"files": files}, nil
+		}), nil
+
 	case protocol.MethodSessionHistory:
 		var p protocol.SessionHistoryParams
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {
@@ -108,6 +138,15 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		return m.History(ctx, p)
 	}
 	return nil, jsonrpc.ErrMethodNotFound
+}
+
+// attachError turns a refused attachment into a params error.
+func attachError(err error) error {
+	var ae *attach.Error
+	if errors.As(err, &ae) {
+		return &protocol.ParamsError{Field: fmt.Sprintf("attachments[%d]", ae.Index), Reason: ae.Reason}
+	}
+	return err
 }
 
 // decodeRef decodes params that must name a session.
