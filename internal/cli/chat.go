@@ -139,7 +139,7 @@ func runChat(ctx context.Context, env Env, args []string) error {
 		defer rl.Close()
 		in = &rlLines{rl: rl, prompt: "› "}
 	} else {
-		in = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr}
+		in = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: true}
 	}
 	cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-chat",
 		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}, events: make(chan event, 1024)}

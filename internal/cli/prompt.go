@@ -304,6 +304,9 @@ type lines interface {
 type plainLines struct {
 	br *bufio.Reader
 	w  io.Writer
+	// echo writes the answer after its question, as a terminal would
+	// have shown it, when stdin is not a terminal.
+	echo bool
 }
 
 func (p *plainLines) ReadLine(prompt string) (string, error) {
@@ -314,7 +317,11 @@ func (p *plainLines) ReadLine(prompt string) (string, error) {
 	if err != nil && line == "" {
 		return "", err
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), nil
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if p.echo && prompt != "" {
+		fmt.Fprintln(p.w, line)
+	}
+	return line, nil
 }
 
 // conversation is a client's hold on one session: the connection, the
@@ -469,7 +476,7 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 		fs.Usage()
 		return exitf(2, "")
 	}
-	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr}
+	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
 	text := fs.Arg(0)
 	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
 	if text == "-" {
