@@ -124,19 +124,7 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		}
 		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, p.SessionID, p.Prompt) })
 	case "session/cancel":
-		var p struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) {
-			d, err := b.daemon(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return nil, acpError(d.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: p.SessionID}, nil))
-		})
+		return b.relay(req, protocol.MethodSessionCancel, nil)
 	case "session/list":
 		var p struct {
 			Cwd    *string `json:"cwd"`
@@ -147,27 +135,31 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		}
 		return later(func(ctx context.Context) (any, error) { return b.list(ctx, p.Cwd, p.Cursor) })
 	case "session/close":
-		var p struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) {
-			d, err := b.daemon(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if err := d.Call(ctx, protocol.MethodSessionClose, protocol.SessionRef{SessionID: p.SessionID}, nil); err != nil {
-				return nil, acpError(err)
-			}
-			return map[string]any{}, nil
-		})
+		return b.relay(req, protocol.MethodSessionClose, map[string]any{})
 	}
 	return nil, jsonrpc.ErrMethodNotFound
 }
 
 func later(f func(ctx context.Context) (any, error)) (any, error) { return jsonrpc.Later(f), nil }
+
+// relay passes a request naming one session on to the daemon's method of
+// the same meaning, answering ok when it succeeds.
+func (b *Bridge) relay(req *jsonrpc.Request, method string, ok any) (any, error) {
+	var p protocol.SessionRef
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	return later(func(ctx context.Context) (any, error) {
+		d, err := b.daemon(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.Call(ctx, method, p, nil); err != nil {
+			return nil, acpError(err)
+		}
+		return ok, nil
+	})
+}
 
 func decode(req *jsonrpc.Request, v any) error {
 	if len(req.Params) == 0 {

@@ -315,12 +315,7 @@ func (c *Conn) Notify(method string, params any) error {
 // NotifyBatch sends one notification of method per params, each already
 // JSON, in a single write: the fast path for streams of events.
 func (c *Conn) NotifyBatch(method string, params []json.RawMessage) error {
-	select {
-	case <-c.done:
-		return ErrClosed
-	default:
-	}
-	m, err := json.Marshal(method)
+	m, err := c.methodJSON(method)
 	if err != nil {
 		return err
 	}
@@ -342,13 +337,19 @@ func (c *Conn) NotifyBatch(method string, params []json.RawMessage) error {
 	return c.write(buf)
 }
 
-func (c *Conn) send(id ID, method string, params any) error {
+// methodJSON is the prelude of every outgoing frame: ErrClosed on a
+// closed connection, else the method as JSON.
+func (c *Conn) methodJSON(method string) ([]byte, error) {
 	select {
 	case <-c.done:
-		return ErrClosed
+		return nil, ErrClosed
 	default:
 	}
-	m, err := json.Marshal(method)
+	return json.Marshal(method)
+}
+
+func (c *Conn) send(id ID, method string, params any) error {
+	m, err := c.methodJSON(method)
 	if err != nil {
 		return err
 	}
