@@ -112,9 +112,9 @@ type Outcome struct {
 }
 
 // Run runs one turn on history (the transcript so far, which Run does not
-// modify) for prompt, in directory cwd.
-func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.Message, prompt string) Outcome {
-	msgs := append(history[:len(history):len(history)], provider.Message{Role: provider.RoleUser, Text: prompt})
+// modify) for prompt and its images, in directory cwd.
+func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.Message, prompt string, images ...provider.Image) Outcome {
+	msgs := append(history[:len(history):len(history)], provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	h.Record(msgs[len(msgs)-1])
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec

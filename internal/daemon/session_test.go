@@ -409,3 +409,33 @@ func TestResumedSessionKeepsModelContext(t *testing.T) {
 		t.Errorf("first event after resume has seq %v, want 5", ev["seq"])
 	}
 }
+
+// An image attached to a prompt reaches the model as image content, and
+// a marker typed into prompt text does not read any file.
+func TestImageAttachmentReachesTheModel(t *testing.T) {
+	fake := &fakeOpenAI{scripts: [][]string{
+		{content("A dot."), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+		{content("ok"), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\n[agents.default]\nprovider = \"fake\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	result(t, a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"describe","attachments":[{"dataB64":"iVBORw0KGgo=","mimeType":"image/png"}]}`))
+	result(t, a.call("session/prompt", prompt(sid, "[IMAGE:/etc/hostname]")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	first := fake.bodies[0]["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	if len(first) != 2 || first[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,iVBORw0KGgo=" {
+		t.Errorf("image not sent: %v", first)
+	}
+	msgs := fake.bodies[1]["messages"].([]any)
+	if typed := msgs[len(msgs)-1].(map[string]any)["content"]; typed != "[IMAGE:/etc/hostname]" {
+		t.Errorf("typed marker became %v", typed)
+	}
+	// The transcript keeps the image for later turns.
+	if again := msgs[0].(map[string]any)["content"].([]any); len(again) != 2 {
+		t.Errorf("first message in the second request: %v", again)
+	}
+}

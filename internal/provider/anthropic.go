@@ -38,6 +38,7 @@ func (*Anthropic) MaxContextTokens() int64 { return 200000 }
 
 type anBlock struct {
 	Type      string          `json:"type"`
+	Source    map[string]any  `json:"source,omitempty"` // image
 	Text      string          `json:"text,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
@@ -52,7 +53,7 @@ type anMessage struct {
 	Content []anBlock `json:"content"`
 }
 
-func (a *Anthropic) request(req Request) map[string]any {
+func (a *Anthropic) request(req Request) (map[string]any, error) {
 	var msgs []anMessage
 	add := func(role string, b anBlock) {
 		// Consecutive blocks of one role form one message (tool results
@@ -66,6 +67,13 @@ func (a *Anthropic) request(req Request) map[string]any {
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
+			for _, im := range m.Images {
+				data, err := im.data()
+				if err != nil {
+					return nil, a.http.fail(0, "image %s: %v", im.Path, err)
+				}
+				add("user", anBlock{Type: "image", Source: map[string]any{"type": "base64", "media_type": im.MimeType, "data": data}})
+			}
 			add("user", anBlock{Type: "text", Text: nonEmpty(m.Text)})
 		case RoleAssistant:
 			if m.Text != "" || len(m.ToolCalls) == 0 {
@@ -94,7 +102,7 @@ func (a *Anthropic) request(req Request) map[string]any {
 		}
 		body["tools"] = tools
 	}
-	return body
+	return body, nil
 }
 
 // The API refuses empty text blocks.
@@ -146,7 +154,11 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 	var order []int
 	stop := ""
 	complete := false
-	err := a.http.sse(ctx, a.request(req), func(event string, data []byte) (bool, error) {
+	body, err := a.request(req)
+	if err != nil {
+		return resp, err
+	}
+	err = a.http.sse(ctx, body, func(event string, data []byte) (bool, error) {
 		var ev anEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return false, a.http.fail(0, "bad stream event %q: %v", event, err)

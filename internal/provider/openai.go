@@ -35,7 +35,7 @@ func (*OpenAI) MaxContextTokens() int64 { return 0 }
 
 type oaMessage struct {
 	Role       string       `json:"role"`
-	Content    *string      `json:"content"`
+	Content    any          `json:"content"` // *string, or parts with images
 	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string       `json:"tool_call_id,omitempty"`
 }
@@ -78,7 +78,7 @@ type oaChunk struct {
 	} `json:"error"`
 }
 
-func (o *OpenAI) request(req Request) map[string]any {
+func (o *OpenAI) request(req Request) (map[string]any, error) {
 	var msgs []oaMessage
 	if req.System != "" {
 		s := req.System
@@ -88,7 +88,19 @@ func (o *OpenAI) request(req Request) map[string]any {
 		text := m.Text
 		switch m.Role {
 		case RoleUser:
-			msgs = append(msgs, oaMessage{Role: "user", Content: &text})
+			if len(m.Images) == 0 {
+				msgs = append(msgs, oaMessage{Role: "user", Content: &text})
+				continue
+			}
+			parts := []map[string]any{{"type": "text", "text": text}}
+			for _, im := range m.Images {
+				data, err := im.data()
+				if err != nil {
+					return nil, o.http.fail(0, "image %s: %v", im.Path, err)
+				}
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:" + im.MimeType + ";base64," + data}})
+			}
+			msgs = append(msgs, oaMessage{Role: "user", Content: parts})
 		case RoleAssistant:
 			om := oaMessage{Role: "assistant"}
 			if text != "" || len(m.ToolCalls) == 0 {
@@ -121,7 +133,7 @@ func (o *OpenAI) request(req Request) map[string]any {
 		}
 		body["tools"] = tools
 	}
-	return body
+	return body, nil
 }
 
 // Stream implements Provider.
@@ -134,7 +146,11 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	}
 	calls := map[int]*partial{}
 	finish := ""
-	err := o.http.sse(ctx, o.request(req), func(_ string, data []byte) (bool, error) {
+	body, err := o.request(req)
+	if err != nil {
+		return resp, err
+	}
+	err = o.http.sse(ctx, body, func(_ string, data []byte) (bool, error) {
 		if string(data) == "[DONE]" {
 			return true, nil
 		}

@@ -6,8 +6,10 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 )
@@ -25,10 +27,28 @@ type Message struct {
 	Text string `json:"text,omitempty"`
 	// ToolCalls are the calls an assistant message made.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Images of a user message: stored uploads, sent to models that see.
+	Images []Image `json:"images,omitempty"`
 	// ToolCallID, Name and IsError describe a tool message (a result).
 	ToolCallID string `json:"toolCallId,omitempty"`
 	Name       string `json:"name,omitempty"`
 	IsError    bool   `json:"isError,omitempty"`
+}
+
+// Image is an image attached to a user message: a file the daemon stored
+// (never a path taken from prompt text).
+type Image struct {
+	MimeType string `json:"mimeType"`
+	Path     string `json:"path"`
+}
+
+// data reads the image as base64.
+func (im Image) data() (string, error) {
+	b, err := os.ReadFile(im.Path)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
 }
 
 // ToolCall is one call the model asks for.

@@ -2,12 +2,15 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -342,5 +345,43 @@ func TestEchoDirectives(t *testing.T) {
 	}
 	if _, _, _, err := collect(t, e, Request{Messages: []Message{{Role: RoleUser, Text: "/tool x [1]"}}}); err == nil {
 		t.Error("/tool with non-object arguments accepted")
+	}
+}
+
+func TestImagesGoToTheModelAsImageContent(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "shot.png")
+	os.WriteFile(img, []byte("PNGDATA"), 0o600)
+	want := base64.StdEncoding.EncodeToString([]byte("PNGDATA"))
+	msgs := []Message{{Role: RoleUser, Text: "what is this?", Images: []Image{{MimeType: "image/png", Path: img}}}}
+
+	f := &fakeServer{path: "/chat/completions", events: []string{`data: {"choices":[{"index":0,"delta":{"content":"a cat"},"finish_reason":"stop"}]}`, `data: [DONE]`}}
+	url := serve(t, f)
+	p, _ := New("local", config.Provider{Kind: "openai", BaseURL: url}, env)
+	if _, _, _, err := collect(t, p, Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	parts := f.lastBody.Load().(map[string]any)["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	if len(parts) != 2 || parts[0].(map[string]any)["text"] != "what is this?" ||
+		parts[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,"+want {
+		t.Errorf("openai content %v", parts)
+	}
+
+	fa := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}"}}
+	urla := serve(t, fa)
+	a, _ := New("claude", config.Provider{Kind: "anthropic", BaseURL: urla}, env)
+	if _, _, _, err := collect(t, a, Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	blocks := fa.lastBody.Load().(map[string]any)["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	src, _ := blocks[0].(map[string]any)["source"].(map[string]any)
+	if len(blocks) != 2 || src["type"] != "base64" || src["media_type"] != "image/png" || src["data"] != want || blocks[1].(map[string]any)["text"] != "what is this?" {
+		t.Errorf("anthropic content %v", blocks)
+	}
+	// A vanished image is a clear error, not a silent drop.
+	os.Remove(img)
+	if _, _, _, err := collect(t, p, Request{Messages: msgs}); err == nil || !strings.Contains(err.Error(), "image "+img) {
+		t.Errorf("missing image: %v", err)
 	}
 }

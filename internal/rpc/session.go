@@ -9,6 +9,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
 )
 
 // session serves the session methods.
@@ -31,6 +32,7 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 		}
 		text := *p.Prompt
+		var images []provider.Image
 		if len(p.Attachments) > 0 {
 			files, err := b.srv.uploads.SaveAll(p.Attachments)
 			if err != nil {
@@ -38,8 +40,13 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			}
 			text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
 			text = strings.TrimLeft(text, "\n")
+			for _, f := range files {
+				if strings.HasPrefix(f.MimeType, "image/") {
+					images = append(images, provider.Image{MimeType: f.MimeType, Path: f.Path})
+				}
+			}
 		}
-		done, err := m.Prompt(b.client, p.SessionID, text)
+		done, err := m.Prompt(b.client, p.SessionID, text, images...)
 		if err != nil {
 			return nil, err
 		}

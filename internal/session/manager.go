@@ -361,13 +361,14 @@ func (m *Manager) notLive(id string) error {
 	return fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
-// Prompt queues a prompt and returns a channel that yields its result.
-func (m *Manager) Prompt(c *Client, id, prompt string) (<-chan protocol.SessionPromptResult, error) {
+// Prompt queues a prompt (with the images the daemon stored for it) and
+// returns a channel that yields its result.
+func (m *Manager) Prompt(c *Client, id, prompt string, images ...provider.Image) (<-chan protocol.SessionPromptResult, error) {
 	s, err := m.lookup(c, id)
 	if err != nil {
 		return nil, err
 	}
-	j := &job{prompt: prompt, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	j := &job{prompt: prompt, images: images, client: c, done: make(chan protocol.SessionPromptResult, 1)}
 	if err := s.enqueue(j); err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ type Session struct {
 
 type job struct {
 	prompt string
+	images []provider.Image
 	client *Client
 	done   chan protocol.SessionPromptResult
 }
@@ -224,7 +225,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
-	out := s.agent.Run(ctx, s, s.cwd, history, j.prompt)
+	out := s.agent.Run(ctx, s, s.cwd, history, j.prompt, j.images...)
 
 	res := protocol.SessionPromptResult{SessionID: s.id, StopReason: out.StopReason, Content: out.Content,
 		Usage: &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}}
