@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -61,9 +62,10 @@ func runACP(ctx context.Context, env Env, args []string) error {
 		return connect(dctx, env, configDir, *noStart, client.Options{
 			ClientInfo: protocol.ClientInfo{Name: "zeroclaw-acp", Version: Version}, Capabilities: caps, Handler: h})
 	}
-	err := acp.Serve(ctx, stdio{env.Stdin, env.Stdout}, acp.Options{Version: Version, AgentAlias: *agentAlias, Dial: dial, Logger: log})
-	if err == io.EOF {
-		return nil
+	// The editor ends the session by closing stdin: that is a clean exit,
+	// whatever the read loop reports; anything else is logged.
+	if err := acp.Serve(ctx, stdio{env.Stdin, env.Stdout}, acp.Options{Version: Version, AgentAlias: *agentAlias, Dial: dial, Logger: log}); err != nil && !errors.Is(err, io.EOF) {
+		log.Debug("acp connection ended", "err", err)
 	}
 	return nil
 }
