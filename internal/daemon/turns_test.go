@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/session"
+	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
 
 func approveFrame(sid, req, decision string) string {
@@ -259,8 +259,8 @@ func TestReattachReplaysFromSinceSeq(t *testing.T) {
 // made no progress for the stall timeout while behind; the turn and the
 // other client go on, and lose nothing.
 func TestClientThatNeverReadsIsDropped(t *testing.T) {
-	defer func(d time.Duration) { session.StallTimeout = d }(session.StallTimeout)
-	session.StallTimeout = 300 * time.Millisecond
+	defer func(d time.Duration) { rpc.StallTimeout = d }(rpc.StallTimeout)
+	rpc.StallTimeout = 300 * time.Millisecond
 	r := startWith(t, echoAgent)
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")

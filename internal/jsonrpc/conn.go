@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler serves incoming requests and notifications. The Conn calls it
@@ -35,18 +36,29 @@ type Options struct {
 	MaxFrame int          // largest incoming frame; 0 means DefaultMaxFrame
 	Logger   *slog.Logger // nil discards logs
 	IDPrefix string       // prefix of outgoing request ids; "" means "zc-out-"
+	// MaxQueue bounds the bytes of frames waiting to be written; 0 means
+	// DefaultMaxQueue.
+	MaxQueue int
+	// StallTimeout is how long a write may make no progress before the
+	// connection is given up; 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 }
 
 // Conn is one JSON-RPC 2.0 peer over an NDJSON stream. It serves incoming
 // requests through its Handler and sends its own calls, matching responses
 // only against its own pending map.
 type Conn struct {
-	rwc     io.ReadWriteCloser
-	r       *Reader
-	w       *Writer
-	handler Handler
-	log     *slog.Logger
-	prefix  string
+	rwc      io.ReadWriteCloser
+	r        *Reader
+	handler  Handler
+	log      *slog.Logger
+	prefix   string
+	maxQueue int
+	stall    time.Duration
+	peerMax  atomic.Int64 // the largest frame the peer accepts; 0: no limit known
+
+	out     outbox
+	writers sync.WaitGroup
 
 	nextID  atomic.Uint64
 	mu      sync.Mutex
@@ -76,13 +88,33 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 		prefix = "zc-out-"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Conn{
-		rwc: rwc, r: NewReader(rwc, opts.MaxFrame), w: NewWriter(rwc),
+	c := &Conn{
+		rwc: rwc, r: NewReader(rwc, opts.MaxFrame),
 		handler: h, log: log, prefix: prefix,
+		maxQueue: opts.MaxQueue, stall: opts.StallTimeout,
 		pending: map[string]chan *Response{},
 		ctx:     ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
+	if c.maxQueue <= 0 {
+		c.maxQueue = DefaultMaxQueue
+	}
+	if c.stall <= 0 {
+		c.stall = DefaultStallTimeout
+	}
+	c.initOutbox()
+	return c
 }
+
+// SetPeerMaxFrame records the largest frame the peer accepts (0: no
+// limit). A response that would be larger is replaced by an error that
+// says so, so no frame ever exceeds the peer's limit.
+func (c *Conn) SetPeerMaxFrame(n int) { c.peerMax.Store(int64(n)) }
+
+// PeerMaxFrame returns the limit set by SetPeerMaxFrame.
+func (c *Conn) PeerMaxFrame() int { return int(c.peerMax.Load()) }
+
+// MaxFrame returns the largest incoming frame this connection accepts.
+func (c *Conn) MaxFrame() int { return c.r.max }
 
 // Run reads and dispatches frames until the stream ends, ctx is cancelled
 // or Close is called, then fails every pending call, waits for the deferred
@@ -103,17 +135,34 @@ func (c *Conn) Run(ctx context.Context) error {
 	if errors.As(err, &tooLarge) {
 		c.log.Warn("frame too large; closing connection", "limit", tooLarge.Limit)
 		_ = c.sendError(NullID, &Error{Code: CodeInvalidRequest, Message: tooLarge.Error()})
+		// Read (and drop) the rest of the line, bounded, so the sender is
+		// not cut off mid-write and can read the error; then close.
+		c.r.discardLine(c.r.max*2, 2*time.Second, c.rwc)
+		c.waitFlushed(2 * time.Second)
 	}
 	close(c.readDone) // no response can arrive any more: pending calls fail now
 	if errors.Is(err, io.EOF) {
 		// The peer has finished sending (it may only have half-closed):
 		// answer what is still running before closing our side.
 		c.later.Wait()
+		c.waitFlushed(c.stall)
 		err = nil
 	}
 	c.finish(err)
 	c.later.Wait()
+	c.writers.Wait()
 	return c.Err()
+}
+
+// waitFlushed waits (bounded) until everything queued has been written.
+func (c *Conn) waitFlushed(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.flushed():
+	case <-c.done:
+	case <-t.C:
+	}
 }
 
 // finish ends the connection once: it records why, closes the stream,
@@ -124,6 +173,7 @@ func (c *Conn) finish(err error) {
 		c.cancel()
 		_ = c.rwc.Close()
 		close(c.done)
+		c.endOutbox()
 	})
 }
 
@@ -186,25 +236,26 @@ type Then struct {
 }
 
 func (c *Conn) reply(req *Request, result any, err error) {
+	var after func()
 	if t, ok := result.(Then); ok {
-		result = t.Result
-		if t.After != nil {
-			defer t.After()
-		}
+		result, after = t.Result, t.After
 	}
 	if req.IsNotification() {
 		if err != nil && !errors.Is(err, ErrMethodNotFound) {
 			c.log.Debug("notification failed", "method", req.Method, "err", err)
 		}
+		if after != nil {
+			after()
+		}
 		return
 	}
 	if err != nil {
-		_ = c.sendError(req.ID, toWire(req.Method, err))
+		_ = c.sendErrorThen(req.ID, toWire(req.Method, err), after)
 		return
 	}
-	raw, merr := marshalResult(result)
+	raw, merr := marshal(result)
 	if merr != nil {
-		_ = c.sendError(req.ID, &Error{Code: CodeInternalError, Message: "internal error: " + merr.Error()})
+		_ = c.sendErrorThen(req.ID, &Error{Code: CodeInternalError, Message: "internal error: " + merr.Error()}, after)
 		return
 	}
 	buf := make([]byte, 0, len(raw)+len(req.ID.Raw())+40)
@@ -213,22 +264,23 @@ func (c *Conn) reply(req *Request, result any, err error) {
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, raw...)
 	buf = append(buf, '}')
-	_ = c.write(buf)
-}
-
-func marshalResult(v any) (json.RawMessage, error) {
-	switch r := v.(type) {
-	case nil:
-		return json.RawMessage("null"), nil
-	case json.RawMessage:
-		return r, nil
+	if max := c.PeerMaxFrame(); max > 0 && len(buf) > max {
+		c.log.Warn("result over the peer's frame limit; answering an error instead", "method", req.Method, "bytes", len(buf), "limit", max)
+		_ = c.sendErrorThen(req.ID, NewError(CodeInternalError, map[string]any{"kind": "frame_too_large", "bytes": len(buf), "limit": max},
+			"the result of %s is %d bytes, over this client's frame limit of %d", req.Method, len(buf), max), after)
+		return
 	}
-	return json.Marshal(v)
+	_ = c.enqueue(buf, after)
 }
 
-func (c *Conn) sendError(id ID, e *Error) error {
-	body, err := json.Marshal(e)
+func (c *Conn) sendError(id ID, e *Error) error { return c.sendErrorThen(id, e, nil) }
+
+func (c *Conn) sendErrorThen(id ID, e *Error, after func()) error {
+	body, err := marshal(e)
 	if err != nil {
+		if after != nil {
+			after()
+		}
 		return err
 	}
 	buf := make([]byte, 0, len(body)+len(id.Raw())+40)
@@ -237,17 +289,7 @@ func (c *Conn) sendError(id ID, e *Error) error {
 	buf = append(buf, `,"error":`...)
 	buf = append(buf, body...)
 	buf = append(buf, '}')
-	return c.write(buf)
-}
-
-// write sends one frame; a failed write ends the connection, since the
-// stream can no longer be trusted to hold whole frames.
-func (c *Conn) write(frame []byte) error {
-	if err := c.w.Write(frame); err != nil {
-		c.finish(err)
-		return ErrClosed
-	}
-	return nil
+	return c.enqueue(buf, after)
 }
 
 func (c *Conn) resolve(resp *Response, size int) {
@@ -312,31 +354,6 @@ func (c *Conn) Notify(method string, params any) error {
 	return c.send(ID{}, method, params)
 }
 
-// NotifyBatch sends one notification of method per params, each already
-// JSON, in a single write: the fast path for streams of events.
-func (c *Conn) NotifyBatch(method string, params []json.RawMessage) error {
-	m, err := c.methodJSON(method)
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, p := range params {
-		n += len(p) + len(m) + 40
-	}
-	buf := make([]byte, 0, n)
-	for i, p := range params {
-		if i > 0 {
-			buf = append(buf, '\n')
-		}
-		buf = append(buf, `{"jsonrpc":"2.0","method":`...)
-		buf = append(buf, m...)
-		buf = append(buf, `,"params":`...)
-		buf = append(buf, p...)
-		buf = append(buf, '}')
-	}
-	return c.write(buf)
-}
-
 // methodJSON is the prelude of every outgoing frame: ErrClosed on a
 // closed connection, else the method as JSON.
 func (c *Conn) methodJSON(method string) ([]byte, error) {
@@ -362,7 +379,7 @@ func (c *Conn) send(id ID, method string, params any) error {
 	buf = append(buf, `,"method":`...)
 	buf = append(buf, m...)
 	if params != nil {
-		p, err := marshalResult(params)
+		p, err := marshal(params)
 		if err != nil {
 			return err
 		}
@@ -370,5 +387,5 @@ func (c *Conn) send(id ID, method string, params any) error {
 		buf = append(buf, p...)
 	}
 	buf = append(buf, '}')
-	return c.write(buf)
+	return c.enqueue(buf, nil)
 }

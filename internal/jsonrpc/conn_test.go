@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -281,10 +282,10 @@ func TestSameIDBothDirections(t *testing.T) {
 	}
 	// A malformed response with the in-flight id, written straight onto A's
 	// stream as if from B, must be dropped: no reply, no resolution.
-	if err := cb.w.Write([]byte(`{"jsonrpc":"2.0","result":"bad","error":{"code":1,"message":"x"},"id":"zc-out-0"}`)); err != nil {
+	if err := cb.enqueue([]byte(`{"jsonrpc":"2.0","result":"bad","error":{"code":1,"message":"x"},"id":"zc-out-0"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := ca.w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":"x"},"id":"zc-out-0"}`)); err != nil {
+	if err := ca.enqueue([]byte(`{"jsonrpc":"2.0","error":{"code":"x"},"id":"zc-out-0"}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	// Both sides log the drop (and nothing of the content); only then can we
@@ -373,14 +374,38 @@ func TestCallResults(t *testing.T) {
 	}
 }
 
-func TestNotifyBatchSendsOneFramePerParams(t *testing.T) {
+// countSource is a Source of n numbered notifications.
+type countSource struct{ next, n int }
+
+func (s *countSource) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
+	for s.next < s.n {
+		buf = fmt.Appendf(buf, `{"jsonrpc":"2.0","method":"ev","params":{"n":%d}}`+"\n", s.next)
+		s.next++
+		if len(buf) >= max {
+			return buf, s.next < s.n, nil
+		}
+	}
+	return buf, false, nil
+}
+
+// Frames queued on the one road out leave in queue order: a source's
+// frames before a notification queued after it, whatever their number.
+func TestOutboxKeepsQueueOrder(t *testing.T) {
 	c, p := startConn(t, echoHandler(nil), Options{})
-	if err := c.NotifyBatch("ev", []json.RawMessage{json.RawMessage(`{"n":1}`), json.RawMessage(`{"n":2}`)}); err != nil {
+	if err := c.Push(&countSource{n: 3000}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`{"jsonrpc":"2.0","method":"ev","params":{"n":1}}`, `{"jsonrpc":"2.0","method":"ev","params":{"n":2}}`} {
-		if got := canon(t, p.next("notification")); got != want {
-			t.Errorf("got %s, want %s", got, want)
+	if err := c.Notify("after", map[string]string{"s": "<&>"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"ev","params":{"n":%d}}`, i)
+		if got := canon(t, p.next("event")); got != want {
+			t.Fatalf("frame %d: got %s, want %s", i, got, want)
 		}
+	}
+	// No HTML escaping: "<" is one byte on the wire.
+	if got := p.next("notification"); !strings.Contains(got, `"<&>"`) {
+		t.Fatalf("got %s, want the notification after the source, unescaped", got)
 	}
 }

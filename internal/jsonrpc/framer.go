@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
+	"time"
 )
 
 // DefaultMaxFrame is the largest frame accepted unless configured otherwise.
@@ -101,24 +101,20 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// Writer writes NDJSON frames; concurrent writes never interleave.
-type Writer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
-}
-
-// NewWriter returns a Writer on w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
-
-// Write writes frame followed by "\n" in one write call.
-func (w *Writer) Write(frame []byte) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(append(w.buf[:0], frame...), '\n')
-	_, err := w.w.Write(w.buf)
-	if cap(w.buf) > 1<<20 {
-		w.buf = nil // do not pin a huge frame's buffer
+// discardLine reads and drops input up to the end of the current line,
+// at most limit bytes and for at most d, after a frame was refused for
+// its size: the sender's write of it can complete, so it gets to read the
+// error.
+func (r *Reader) discardLine(limit int, d time.Duration, src io.Reader) {
+	if dl, ok := src.(interface{ SetReadDeadline(time.Time) error }); ok {
+		dl.SetReadDeadline(time.Now().Add(d))
+		defer dl.SetReadDeadline(time.Time{})
 	}
-	return err
+	for n := 0; n < limit; {
+		line, err := r.br.ReadSlice('\n')
+		n += len(line)
+		if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
 }

@@ -39,6 +39,9 @@ type ClientInfo struct {
 type ClientCapabilities struct {
 	// Elicitation is nil when absent (no support); {} means form mode.
 	Elicitation *Elicitation `json:"elicitation,omitempty"`
+	// MaxFrameBytes is the largest frame the client accepts (0: the
+	// protocol default); the daemon never sends a larger one.
+	MaxFrameBytes int `json:"maxFrameBytes,omitempty"`
 }
 
 // Elicitation advertises elicitation support.
@@ -54,6 +57,10 @@ type InitializeParams struct {
 	ClientCapabilities *ClientCapabilities `json:"clientCapabilities,omitempty"`
 }
 
+// DefaultMaxFrame is the frame limit of the protocol unless configured:
+// the largest frame either side accepts.
+const DefaultMaxFrame = 8 << 20
+
 // Capabilities lists what the daemon serves.
 type Capabilities struct {
 	Methods []string `json:"methods"`
@@ -62,11 +69,14 @@ type Capabilities struct {
 
 // InitializeResult is the result of initialize.
 type InitializeResult struct {
-	ProtocolVersion int          `json:"protocolVersion"`
-	ServerVersion   string       `json:"serverVersion"`
-	ServerPID       int          `json:"serverPid"`
-	ClientID        string       `json:"clientId"`
-	Capabilities    Capabilities `json:"capabilities"`
+	ProtocolVersion int    `json:"protocolVersion"`
+	ServerVersion   string `json:"serverVersion"`
+	ServerPID       int    `json:"serverPid"`
+	ClientID        string `json:"clientId"`
+	// MaxFrameBytes is the largest frame the daemon accepts, and the
+	// largest it sends to this client.
+	MaxFrameBytes int          `json:"maxFrameBytes"`
+	Capabilities  Capabilities `json:"capabilities"`
 }
 
 // SessionSummary is one live session in a status result.
@@ -119,6 +129,7 @@ const (
 	MethodSessionHistory = "session/history"
 	MethodSessionDelete  = "session/delete"
 	MethodFileAttach     = "file/attach"
+	MethodSessionEvent   = "session/event"
 
 	MethodSessionUpdate     = "session/update"
 	MethodElicitationCreate = "elicitation/create"
@@ -287,6 +298,25 @@ type SessionHistoryResult struct {
 	More      bool              `json:"more"`
 }
 
+// SessionEventParams are the params of session/event: one stored event,
+// read whole in parts (for an event that was cut to fit a frame).
+type SessionEventParams struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	Offset    int64  `json:"offset"`
+}
+
+// SessionEventResult is a part of one stored event's params (the JSON as
+// stored), base64-encoded.
+type SessionEventResult struct {
+	SessionID  string `json:"sessionId"`
+	Seq        int64  `json:"seq"`
+	Offset     int64  `json:"offset"`
+	TotalBytes int64  `json:"totalBytes"`
+	DataB64    string `json:"dataB64"`
+	More       bool   `json:"more"`
+}
+
 // ElicitationParams are the params of elicitation/create.
 type ElicitationParams struct {
 	SessionID       string          `json:"sessionId"`
@@ -333,4 +363,5 @@ type Update struct {
 	StopReason  string          `json:"stopReason"`
 	Content     string          `json:"content"`
 	Error       *ErrorInfo      `json:"error"`
+	Cut         *CutInfo        `json:"cut"` // set when the event was cut to fit a frame
 }

@@ -93,13 +93,41 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	b := &binding{srv: s, peer: peer}
 	log := s.log.With("peer", peer.Label)
 	b.conn = jsonrpc.NewConn(rwc, b, jsonrpc.Options{
-		MaxFrame: s.cfg.Daemon.MaxFrameBytes,
-		Logger:   log,
+		MaxFrame:     s.cfg.Daemon.MaxFrameBytes,
+		Logger:       log,
+		StallTimeout: StallTimeout,
 	})
-	b.client = session.NewClient(b.conn, log)
+	b.conn.SetPeerMaxFrame(s.cfg.Daemon.MaxFrameBytes)
+	b.client = session.NewClient(outConn{b.conn}, log)
+	b.client.SetIdentity("", false, s.cfg.Daemon.MaxFrameBytes)
 	defer b.client.Close()
+	// A connection that never initializes holds a descriptor for nothing.
+	initTimer := time.AfterFunc(InitTimeout, func() {
+		b.mu.Lock()
+		ok := b.initialized
+		b.mu.Unlock()
+		if !ok {
+			log.Warn("connection did not initialize in time; closing it", "timeout", InitTimeout)
+			b.conn.Close()
+		}
+	})
+	defer initTimer.Stop()
 	return b.conn.Run(ctx)
 }
+
+// StallTimeout is how long a write to a client may make no progress
+// before the client is disconnected: one that stopped reading cannot hold
+// anything (a variable so tests can shorten it).
+var StallTimeout = jsonrpc.DefaultStallTimeout
+
+// InitTimeout is how long a connection may take to initialize before it
+// is closed (a variable so tests can shorten it).
+var InitTimeout = 10 * time.Second
+
+// outConn adapts a jsonrpc.Conn to the sessions' view of a connection.
+type outConn struct{ *jsonrpc.Conn }
+
+func (c outConn) Push(src session.Source) error { return c.Conn.Push(src) }
 
 // binding is one connection's view of the daemon.
 type binding struct {
@@ -118,7 +146,11 @@ type binding struct {
 var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodFileAttach}
+	protocol.MethodSessionEvent, protocol.MethodFileAttach}
+
+// minFrame is the smallest frame limit a client may announce: every
+// answer and cut event fits in it.
+const minFrame = 64 << 10
 
 // events lists the session/update types the daemon emits.
 var events = protocol.EventTypes
@@ -174,7 +206,13 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 	} else {
 		b.caps = protocol.ClientCapabilities{}
 	}
-	b.client.SetIdentity(id, b.caps.Elicitation != nil)
+	// Never send a frame over the client's limit, nor over ours.
+	limit := b.srv.cfg.Daemon.MaxFrameBytes
+	if n := b.caps.MaxFrameBytes; n > 0 {
+		limit = min(limit, max(n, minFrame))
+	}
+	b.conn.SetPeerMaxFrame(limit)
+	b.client.SetIdentity(id, b.caps.Elicitation != nil, limit)
 	b.mu.Unlock()
 	name := ""
 	if p.ClientInfo != nil {
@@ -186,6 +224,7 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 		ServerVersion:   b.srv.version,
 		ServerPID:       os.Getpid(),
 		ClientID:        id,
+		MaxFrameBytes:   b.srv.cfg.Daemon.MaxFrameBytes,
 		Capabilities:    protocol.Capabilities{Methods: methods, Events: events},
 	}, nil
 }

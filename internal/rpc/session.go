@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,7 +57,13 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
 			select {
 			case res := <-done:
-				return jsonrpc.Then{Result: res, After: func() { b.srv.prompts.Add(-1) }}, nil
+				// The final text can be longer than the client's frame:
+				// then it is cut; turn_complete (session/event) has it whole.
+				var out any = res
+				if raw, err := jsonrpc.Marshal(res); err == nil {
+					out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-len(req.ID.Raw())-64))
+				}
+				return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}, nil
 			case <-ctx.Done():
 				b.srv.prompts.Add(-1)
 				return nil, ctx.Err() // the connection is gone; the turn goes on
@@ -93,7 +100,7 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, err
 		}
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			if err := m.Delete(p.SessionID); err != nil {
+			if err := m.Delete(ctx, p.SessionID); err != nil {
 				return nil, wire(err)
 			}
 			return protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
@@ -142,7 +149,14 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {
 			return nil, err
 		}
-		return m.History(ctx, p)
+		return m.History(ctx, p, b.conn.PeerMaxFrame())
+
+	case protocol.MethodSessionEvent:
+		var p protocol.SessionEventParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return m.Event(ctx, p, b.conn.PeerMaxFrame())
 	}
 	return nil, jsonrpc.ErrMethodNotFound
 }

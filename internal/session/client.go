@@ -2,99 +2,90 @@ package session
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// Conn is what a client's connection must offer the sessions.
+// Source is a stream of frames a connection's writer pulls when it
+// reaches the stream's place in the connection's one outgoing queue (the
+// same shape as jsonrpc.Source; this package does not import jsonrpc).
+type Source interface {
+	AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error)
+}
+
+// Conn is what a client's connection must offer the sessions: its one
+// outgoing queue (events are queued as Sources, so answers, events and
+// requests keep their order), calls to the client, and its frame limit.
 type Conn interface {
-	NotifyBatch(method string, params []json.RawMessage) error
+	Push(src Source) error
 	Call(ctx context.Context, method string, params, result any) error
 	Close() error
 }
 
-// Bounds of a client's outgoing queue. A client that falls this far behind
-// a session's stream is not fed from memory any more: it catches up from
-// the store at its own pace, so it neither stalls a turn nor grows the
-// daemon, and still misses nothing. A client that makes no progress at all
-// for StallTimeout while behind is disconnected.
-const (
-	QueueFrames = 4096
-	QueueBytes  = 8 << 20
-	batchFrames = 256
-	catchUpPage = 512
-)
-
-// StallTimeout is how long a client that is behind may make no progress
-// before it is disconnected (a variable so tests can shorten it).
-var StallTimeout = 10 * time.Second
-
-// Client is one connected client: its identity, the sessions it is
-// attached to, and its bounded queue of outgoing session/update frames,
-// drained by its own writer goroutine.
+// Client is one connected client: its identity, and the sessions it is
+// attached to. It holds no queue of its own: a subscription is queued on
+// the connection when its session has events for it, and the connection's
+// writer pulls them, from memory while they are recent and from the store
+// when the client has fallen behind, so a slow client neither stalls a
+// turn nor grows the daemon, and still misses nothing.
 type Client struct {
 	conn Conn
 	log  *slog.Logger
+
+	maxFrame atomic.Int64 // the largest frame the client accepts
 
 	mu        sync.Mutex
 	id        string
 	canElicit bool
 	subs      map[*Session]*sub
 	closed    bool
-	lagging   []*sub // subscriptions to catch up from the store
-	watchdog  *time.Timer
-
-	q         chan item
-	qBytes    atomic.Int64
-	wake      chan struct{} // a subscription started lagging
-	broken    atomic.Bool   // a write failed: the connection is done
-	lastWrite atomic.Int64  // unix nanos of the last successful write
-	gone      chan struct{} // closed by Close
-	done      chan struct{} // closed when the writer has stopped
 }
 
 // sub is one client's subscription to one session's stream.
 type sub struct {
 	c *Client
 	s *Session
-	// lag is guarded by s.subMu: while set, deliver skips this sub.
-	lag bool
-	// written is the last seq written to the client; writer only.
-	written int64
+	// Guarded by s.subMu.
+	queued   bool // an item of this sub waits in the connection's queue
+	detached bool
+	// written is the last seq written to the client (set by the
+	// connection's writer, read by the session to trim its memory).
+	written atomic.Int64
+	// target is what this place in the queue writes up to; writer only.
+	target int64
 }
 
-// item is one queued frame, or (body nil) a barrier whose done is closed
-// once its sub has been written up to seq.
-type item struct {
-	sub  *sub
-	seq  int64
-	body json.RawMessage
-	done chan struct{}
-}
-
-// NewClient starts a client on conn.
+// NewClient returns a client on conn, which accepts frames of at most
+// maxFrame bytes (0: protocol default).
 func NewClient(conn Conn, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{conn: conn, log: log, subs: map[*Session]*sub{},
-		q: make(chan item, QueueFrames), wake: make(chan struct{}, 1), gone: make(chan struct{}), done: make(chan struct{})}
-	c.lastWrite.Store(time.Now().UnixNano())
-	go c.writer()
+	c := &Client{conn: conn, log: log, subs: map[*Session]*sub{}}
+	c.maxFrame.Store(DefaultMaxFrame)
 	return c
 }
 
+// DefaultMaxFrame is the frame limit assumed of a client that announces none.
+const DefaultMaxFrame = 8 << 20
+
 // SetIdentity records the clientId and capabilities of initialize.
-func (c *Client) SetIdentity(id string, canElicit bool) {
+func (c *Client) SetIdentity(id string, canElicit bool, maxFrame int) {
 	c.mu.Lock()
 	c.id, c.canElicit = id, canElicit
 	c.mu.Unlock()
+	if maxFrame > 0 {
+		c.maxFrame.Store(int64(maxFrame))
+	}
 }
+
+// MaxFrame returns the largest frame the client accepts.
+func (c *Client) MaxFrame() int { return int(c.maxFrame.Load()) }
 
 // ID returns the clientId.
 func (c *Client) ID() string {
@@ -109,8 +100,8 @@ func (c *Client) elicits() bool {
 	return c.canElicit && !c.closed
 }
 
-// Close detaches the client from every session and stops its writer. The
-// connection's owner calls it when the connection ends.
+// Close detaches the client from every session. The connection's owner
+// calls it when the connection ends.
 func (c *Client) Close() {
 	c.mu.Lock()
 	if c.closed {
@@ -120,15 +111,10 @@ func (c *Client) Close() {
 	c.closed = true
 	subs := c.subs
 	c.subs = nil
-	if c.watchdog != nil {
-		c.watchdog.Stop()
-	}
 	c.mu.Unlock()
 	for s := range subs {
 		s.detach(c)
 	}
-	close(c.gone)
-	<-c.done
 }
 
 func (c *Client) attached(s *Session) bool {
@@ -149,7 +135,8 @@ func (c *Client) subscribe(s *Session, seq int64) *sub {
 	if old := c.subs[s]; old != nil {
 		return old
 	}
-	sb := &sub{c: c, s: s, written: seq}
+	sb := &sub{c: c, s: s}
+	sb.written.Store(seq)
 	c.subs[s] = sb
 	return sb
 }
@@ -160,185 +147,73 @@ func (c *Client) unsubscribe(s *Session) {
 	c.mu.Unlock()
 }
 
-// push queues a frame of sb without blocking; false when the queue is
-// full, and then the caller marks sb lagging (under s.subMu) and calls lag.
-func (c *Client) push(sb *sub, seq int64, body json.RawMessage) bool {
-	if c.broken.Load() {
-		return true // nothing more will be written; do not lag either
-	}
-	if c.qBytes.Load()+int64(len(body)) > QueueBytes {
-		return false
-	}
-	select {
-	case c.q <- item{sub: sb, seq: seq, body: body}:
-		c.qBytes.Add(int64(len(body)))
-		return true
-	default:
-		return false
-	}
-}
+// catchUpPage bounds one read from the store for a client that is behind.
+const (
+	catchUpRows  = 512
+	catchUpBytes = 1 << 20
+)
 
-// lag hands sb to the writer to catch up from the store, and arms the
-// stall watchdog.
-func (c *Client) lag(sb *sub) {
-	c.mu.Lock()
-	c.lagging = append(c.lagging, sb)
-	if c.watchdog == nil && !c.closed {
-		c.watchdog = time.AfterFunc(StallTimeout, c.checkStall)
-	}
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+var errEventsGone = errors.New("session events are missing from the store")
 
-func (c *Client) checkStall() {
-	c.mu.Lock()
-	behind := len(c.lagging) > 0
-	idle := time.Since(time.Unix(0, c.lastWrite.Load()))
-	if behind && idle < StallTimeout && !c.closed {
-		c.watchdog.Reset(StallTimeout - idle)
-		c.mu.Unlock()
-		return
-	}
-	c.watchdog = nil
-	c.mu.Unlock()
-	if behind {
-		c.log.Warn("client stopped reading its events: disconnecting it", "clientId", c.ID(), "idle", idle.Round(time.Millisecond))
-		c.broken.Store(true)
-		c.conn.Close()
-	}
-}
-
-// flush waits until sb has been written up to seq (or the client is
-// gone, or ctx ends).
-func (c *Client) flush(ctx context.Context, sb *sub, seq int64) {
-	if sb == nil || c.broken.Load() {
-		return
-	}
-	done := make(chan struct{})
-	select {
-	case c.q <- item{sub: sb, seq: seq, done: done}:
-	case <-c.gone:
-		return
-	case <-ctx.Done():
-		return
-	}
-	select {
-	case <-done:
-	case <-c.gone:
-	case <-ctx.Done():
-	}
-}
-
-func (c *Client) write(batch []json.RawMessage) {
-	if len(batch) == 0 || c.broken.Load() {
-		return
-	}
-	if err := c.conn.NotifyBatch(protocol.MethodSessionUpdate, batch); err != nil {
-		c.broken.Store(true)
-		return
-	}
-	c.lastWrite.Store(time.Now().UnixNano())
-}
-
-func (c *Client) writer() {
-	defer close(c.done)
-	batch := make([]json.RawMessage, 0, batchFrames)
-	var barriers []item
-	for {
-		var it item
-		select {
-		case it = <-c.q:
-		case <-c.wake:
-			it.sub = nil
-		case <-c.gone:
-			return
+// AppendFrames implements Source: the session/update frames of this
+// subscription, from the one after the last written up to what was
+// delivered when the writer reached this place in the queue.
+func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
+	s := sb.s
+	if first {
+		s.subMu.Lock()
+		sb.queued = false
+		sb.target = s.delivered
+		if sb.detached {
+			sb.target = 0
 		}
-		batch = batch[:0]
-		size := 0
-		take := func(it item) {
-			switch {
-			case it.sub == nil: // a wake-up
-			case it.body == nil:
-				barriers = append(barriers, it)
-			case it.seq <= it.sub.written:
-				size += len(it.body) // caught up from the store already
-			default:
-				batch = append(batch, it.body)
-				size += len(it.body)
-				it.sub.written = it.seq
+		s.subMu.Unlock()
+	}
+	limit := sb.c.MaxFrame()
+	for sb.written.Load() < sb.target {
+		next := sb.written.Load() + 1
+		var n int
+		buf, n = s.fromMemory(buf, next, sb.target, max, limit, &sb.written)
+		if n == 0 {
+			// Not in memory any more: this client is behind; catch up
+			// from the store at its own pace.
+			evs, err := s.m.store.Events(context.Background(), s.id, next-1, catchUpRows, catchUpBytes)
+			if err != nil {
+				return buf, false, fmt.Errorf("session %s: catch-up read: %w", s.id, err)
+			}
+			if len(evs) == 0 || evs[0].Seq != next {
+				return buf, false, fmt.Errorf("%w: session %s seq %d", errEventsGone, s.id, next)
+			}
+			for _, e := range evs {
+				if e.Seq > sb.target {
+					break
+				}
+				buf = appendUpdate(buf, e.Body, limit)
+				sb.written.Store(e.Seq)
 			}
 		}
-		take(it)
-	fill:
-		for len(batch) < batchFrames {
-			select {
-			case it = <-c.q:
-				take(it)
-			default:
-				break fill
-			}
+		if len(buf) >= max {
+			return buf, sb.written.Load() < sb.target, nil
 		}
-		c.write(batch)
-		c.qBytes.Add(-int64(size))
-		c.catchUp()
-		barriers = c.release(barriers)
 	}
+	return buf, false, nil
 }
 
-// catchUp writes one page from the store for each lagging subscription,
-// and returns to live delivery those that have caught up.
-func (c *Client) catchUp() {
-	c.mu.Lock()
-	lag := c.lagging
-	c.mu.Unlock()
-	if len(lag) == 0 {
-		return
+// updatePrelude and updateEnd wrap a session/update's params into a frame.
+const (
+	updatePrelude = `{"jsonrpc":"2.0","method":"session/update","params":`
+	updateEnd     = "}\n"
+)
+
+// appendUpdate appends the frame of one event, cut to fit the client's
+// frame limit if it must be (the whole event stays in the store, where
+// session/event reads it).
+func appendUpdate(buf, body []byte, limit int) []byte {
+	if over := len(updatePrelude) + len(body) + len(updateEnd) - 1; over > limit {
+		body = protocol.Cut(body, limit-len(updatePrelude)-len(updateEnd))
 	}
-	var still []*sub
-	for _, sb := range lag {
-		if c.broken.Load() {
-			break
-		}
-		evs, err := sb.s.m.store.Events(context.Background(), sb.s.id, sb.written, catchUpPage)
-		if err != nil {
-			c.log.Error("catch-up read failed", "sessionId", sb.s.id, "err", err)
-			still = append(still, sb)
-			continue
-		}
-		batch := make([]json.RawMessage, 0, len(evs))
-		for _, e := range evs {
-			batch = append(batch, e.Body)
-			sb.written = e.Seq
-		}
-		c.write(batch)
-		if len(evs) < catchUpPage && sb.s.resume(sb) {
-			continue // live again
-		}
-		still = append(still, sb)
-	}
-	c.mu.Lock()
-	// Keep any that started lagging while we read.
-	c.lagging = append(still, c.lagging[len(lag):]...)
-	c.mu.Unlock()
-	if len(still) > 0 {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
+	buf = append(buf, updatePrelude...)
+	buf = append(buf, body...)
+	return append(buf, updateEnd...)
 }
 
-func (c *Client) release(barriers []item) []item {
-	kept := barriers[:0]
-	for _, b := range barriers {
-		if b.sub.written >= b.seq || c.broken.Load() {
-			close(b.done)
-		} else {
-			kept = append(kept, b)
-		}
-	}
-	return kept
-}

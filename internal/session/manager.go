@@ -6,6 +6,7 @@ package session
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/config"
@@ -44,6 +46,10 @@ type Manager struct {
 
 	mu   sync.Mutex
 	live map[string]*Session
+	// closing holds the ids being closed, unloaded or deleted; their
+	// channel closes when the old session can write nothing more. No id
+	// is loaded again before then: one live session per id, always.
+	closing map[string]chan struct{}
 
 	pmu       sync.Mutex
 	providers map[string]provider.Provider
@@ -77,7 +83,7 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Manager{cfg: o.Config, store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		live: map[string]*Session{}, providers: map[string]provider.Provider{}}, nil
+		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}, nil
 }
 
 // Shutdown cancels every running turn, waits for them to end (bounded by
@@ -100,6 +106,12 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+	// Turns that did not stop in time write nothing more.
+	m.mu.Lock()
+	for _, s := range m.live {
+		s.fence()
+	}
+	m.mu.Unlock()
 	m.store.Sync()
 }
 
@@ -156,6 +168,10 @@ func (m *Manager) buildAgent(alias string) (*agent.Agent, error) {
 	return a, nil
 }
 
+// closeWaitMax bounds how long session/new waits for a closing session
+// of the same id before answering busy.
+var closeWaitMax = 15 * time.Second
+
 // New creates, resumes or attaches to a session for c (session/new).
 func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
 	if p.Mode == "" {
@@ -184,10 +200,63 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 		return nil, &protocol.ParamsError{Field: "agentAlias",
 			Reason: fmt.Sprintf("unknown agent %q (known: %s)", p.AgentAlias, strings.Join(m.cfg.AgentAliases(), ", "))}
 	}
+	if p.SessionID != "" {
+		if err := m.awaitClosed(ctx, p.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	var evicted []string
+	if !p.KeepSiblings {
+		evicted = m.evict(c, p.Mode, p.SessionID)
+	}
+	for {
+		res, victim, err := m.open(ctx, c, p)
+		if victim == nil {
+			if err == nil {
+				if evicted == nil {
+					evicted = []string{}
+				}
+				res.Evicted = evicted
+			}
+			return res, err
+		}
+		// At the limit: unload the least recently used idle session
+		// nobody is attached to (its history stays) and try again.
+		m.log.Info("session unloaded to make room", "sessionId", victim.id)
+		m.shut(victim.id, victim, false)
+	}
+}
 
+// awaitClosed waits until id is not being closed (bounded).
+func (m *Manager) awaitClosed(ctx context.Context, id string) error {
+	for {
+		m.mu.Lock()
+		ch := m.closing[id]
+		m.mu.Unlock()
+		if ch == nil {
+			return nil
+		}
+		t := time.NewTimer(closeWaitMax)
+		select {
+		case <-ch:
+			t.Stop()
+		case <-t.C:
+			return fmt.Errorf("%w: session %s is still closing; try again", ErrBusy, id)
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// open attaches c to the live session p names, or loads or creates it.
+// At the limit it returns a session to unload first (and no result).
+func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewParams) (*protocol.SessionNewResult, *Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var evicted []string
+	if m.closing[p.SessionID] != nil {
+		return nil, nil, fmt.Errorf("%w: session %s is closing; try again", ErrBusy, p.SessionID)
+	}
 	s, live := m.live[p.SessionID]
 	resumed := live
 	interrupted := false
@@ -199,15 +268,15 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 			case err == nil:
 				rec = r
 			case !errors.Is(err, store.ErrNotFound):
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		// Evict before counting against the limit.
-		if !p.KeepSiblings {
-			evicted = m.evictLocked(c, p.Mode, p.SessionID)
-		}
 		if len(m.live) >= m.cfg.Daemon.MaxSessions {
-			return nil, fmt.Errorf("%w: %d live sessions (daemon.max_sessions); close one first", ErrLimit, len(m.live))
+			if v := m.victimLocked(); v != nil {
+				m.startClosingLocked(v)
+				return nil, v, nil
+			}
+			return nil, nil, fmt.Errorf("%w: %d live sessions (daemon.max_sessions), each running or attached; close one first", ErrLimit, len(m.live))
 		}
 		var err error
 		if rec != nil {
@@ -217,36 +286,86 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 			s, err = m.createLocked(c, p)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m.live[s.id] = s
-	} else if !p.KeepSiblings {
-		evicted = m.evictLocked(c, p.Mode, s.id)
 	}
 	last, ok := s.attach(c)
 	if !ok {
-		return nil, errors.New("client closed")
+		return nil, nil, errors.New("client closed")
 	}
 	s.mu.Lock()
 	n := int64(len(s.history))
 	s.mu.Unlock()
-	if evicted == nil {
-		evicted = []string{}
-	}
 	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd,
-		MessageCount: n, LastSeq: last, Resumed: resumed, Evicted: evicted, Interrupted: interrupted}, nil
+		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
 }
 
-// evictLocked closes c's other idle live sessions of the same mode.
-func (m *Manager) evictLocked(c *Client, mode, keep string) []string {
-	var out []string
+// victimLocked picks the least recently used unloadable session.
+func (m *Manager) victimLocked() *Session {
+	var v *Session
+	var at time.Time
+	for _, s := range m.live {
+		if !s.unloadable() {
+			continue
+		}
+		s.mu.Lock()
+		t := s.lastUsed
+		s.mu.Unlock()
+		if v == nil || t.Before(at) {
+			v, at = s, t
+		}
+	}
+	return v
+}
+
+// startClosingLocked moves s from the live sessions to the closing ones.
+func (m *Manager) startClosingLocked(s *Session) {
+	delete(m.live, s.id)
+	if m.closing[s.id] == nil {
+		m.closing[s.id] = make(chan struct{})
+	}
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+}
+
+// shut finishes closing id (already among the closing ones): s, if live,
+// is closed and fenced off; with del its stored history is deleted. The
+// id may be loaded again once it returns.
+func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error) {
+	if s != nil {
+		s.close()
+	}
+	if del {
+		deleted, err = m.store.DeleteSession(id)
+	}
+	m.mu.Lock()
+	ch := m.closing[id]
+	delete(m.closing, id)
+	m.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	return deleted, err
+}
+
+// evict closes c's other idle live sessions of the same mode.
+func (m *Manager) evict(c *Client, mode, keep string) []string {
+	m.mu.Lock()
+	var victims []*Session
 	for id, s := range m.live {
 		if id == keep || s.owner != c.ID() || s.mode != mode || !s.idle() {
 			continue
 		}
-		delete(m.live, id)
-		s.close()
-		out = append(out, id)
+		m.startClosingLocked(s)
+		victims = append(victims, s)
+	}
+	m.mu.Unlock()
+	var out []string
+	for _, s := range victims {
+		m.shut(s.id, s, false)
+		out = append(out, s.id)
 	}
 	sort.Strings(out)
 	if len(out) > 0 {
@@ -261,7 +380,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a,
+	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, lastUsed: time.Now(),
 		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 
@@ -307,7 +426,7 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	s.history = repair(s.history)
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
 	if rec.State == store.StateInterrupted {
-		m.store.SetState(rec.ID, store.StateIdle)
+		m.store.SetState(rec.ID, store.StateIdle, s.written)
 	}
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", len(s.history), "lastSeq", rec.LastSeq)
 	return s, nil
@@ -396,36 +515,51 @@ func (m *Manager) Approve(c *Client, p protocol.SessionApproveParams) (bool, err
 	return s.approve(p.RequestID, p.Decision, p.Reason), nil
 }
 
-// Close closes a live session (its history stays).
+// Close closes a live session (its history stays). It returns once the
+// session can write nothing more.
 func (m *Manager) Close(c *Client, id string) error {
 	s, err := m.lookup(c, id)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	delete(m.live, id)
+	if m.live[id] != s {
+		m.mu.Unlock()
+		return m.notLive(id)
+	}
+	m.startClosingLocked(s)
 	m.mu.Unlock()
-	s.close()
+	m.shut(id, s, false)
 	m.log.Info("session closed", "sessionId", id)
 	return nil
 }
 
-// Delete removes a session and its history.
-func (m *Manager) Delete(id string) error {
-	m.mu.Lock()
-	s, live := m.live[id]
-	delete(m.live, id)
-	m.mu.Unlock()
-	if live {
-		s.close()
+// Delete removes a session and its history; no session/new can load it
+// meanwhile.
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	if err := m.awaitClosed(ctx, id); err != nil {
+		return err
 	}
-	ok, err := m.store.DeleteSession(id)
+	m.mu.Lock()
+	if m.closing[id] != nil {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: session %s is closing; try again", ErrBusy, id)
+	}
+	s, live := m.live[id]
+	if live {
+		m.startClosingLocked(s)
+	} else {
+		m.closing[id] = make(chan struct{})
+	}
+	m.mu.Unlock()
+	ok, err := m.shut(id, s, true)
 	if err != nil {
 		return err
 	}
 	if !ok && !live {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	m.log.Info("session deleted", "sessionId", id)
 	return nil
 }
 
@@ -458,8 +592,11 @@ func (m *Manager) List(ctx context.Context, offset, limit int) (*protocol.Sessio
 	return res, nil
 }
 
-// History returns persisted events of a session after sinceSeq.
-func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams) (*protocol.SessionHistoryResult, error) {
+// History returns persisted events of a session after sinceSeq: a page
+// of at most limit events and at most half of maxFrame bytes (the
+// client's frame limit), so the answer always fits; an event bigger than
+// that on its own is cut (protocol.Cut) and session/event reads it whole.
+func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, maxFrame int) (*protocol.SessionHistoryResult, error) {
 	rec, err := m.store.GetSession(ctx, p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
@@ -471,18 +608,39 @@ func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams) 
 	if limit <= 0 || limit > 10000 {
 		limit = 1000
 	}
-	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit+1)
+	budget := maxFrame / 2
+	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
 	if err != nil {
 		return nil, err
 	}
-	res := &protocol.SessionHistoryResult{SessionID: p.SessionID, Events: []json.RawMessage{}, LastSeq: rec.LastSeq}
-	if len(evs) > limit {
-		evs, res.More = evs[:limit], true
-	}
+	res := &protocol.SessionHistoryResult{SessionID: p.SessionID, Events: make([]json.RawMessage, 0, len(evs)), LastSeq: rec.LastSeq}
 	for _, e := range evs {
-		res.Events = append(res.Events, e.Body)
+		res.Events = append(res.Events, protocol.Cut(e.Body, budget))
+	}
+	if len(evs) > 0 {
+		res.More = evs[len(evs)-1].Seq < rec.LastSeq
 	}
 	return res, nil
+}
+
+// Event returns part of one stored event's params, whole as stored:
+// bytes from offset, at most what fits in half of maxFrame once base64
+// encoded. A client reads a cut event whole with it.
+func (m *Manager) Event(ctx context.Context, p protocol.SessionEventParams, maxFrame int) (*protocol.SessionEventResult, error) {
+	ev, err := m.store.Event(ctx, p.SessionID, p.Seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: session %s has no event %d", ErrNotFound, p.SessionID, p.Seq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Offset < 0 || p.Offset > int64(len(ev.Body)) {
+		return nil, &protocol.ParamsError{Field: "offset", Reason: fmt.Sprintf("%d: must be between 0 and %d", p.Offset, len(ev.Body))}
+	}
+	chunk := int64(maxFrame / 2 / 4 * 3)
+	end := min(p.Offset+chunk, int64(len(ev.Body)))
+	return &protocol.SessionEventResult{SessionID: p.SessionID, Seq: p.Seq, Offset: p.Offset, TotalBytes: int64(len(ev.Body)),
+		DataB64: base64.StdEncoding.EncodeToString(ev.Body[p.Offset:end]), More: end < int64(len(ev.Body))}, nil
 }
 
 // ValidID reports whether s is a valid client or session id:

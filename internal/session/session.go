@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
@@ -19,8 +20,10 @@ import (
 
 // Session is one live session: its transcript, its prompt queue, the
 // clients attached to it, and its event stream. Every event gets the next
-// seq, is persisted, and only once committed is pushed to every attached
-// client, so what a client sees is already on disk.
+// seq and is persisted; only once its own write has committed is it
+// delivered to the attached clients, so what a client sees is on disk. A
+// write that fails ends the turn with the cause, and the session goes on
+// from what is stored: no seq a client saw is ever used again.
 type Session struct {
 	m        *Manager
 	id       string
@@ -32,23 +35,30 @@ type Session struct {
 	agent    *agent.Agent
 
 	emitMu sync.Mutex // orders seq assignment with the store queue
-	seq    int64
+	seq    int64      // the last seq given out
+	fenced bool       // closed: nothing more may be written
 
 	subMu     sync.Mutex
 	clients   map[*Client]*sub
-	delivered int64 // last seq pushed to the clients
+	delivered int64 // last seq committed and handed to the clients
+	recent    ring  // committed events some client has not been written yet
+
+	cmu     sync.Mutex
+	failed  error         // the write failure that broke the session, until mended
+	changed chan struct{} // closed (and replaced) when delivered or failed change
 
 	mu         sync.Mutex
 	history    []provider.Message
 	running    bool
-	closed     bool
-	cancel     context.CancelFunc
+	cancel     context.CancelCauseFunc
 	turnClient *Client
 	pending    []*job
 	approvals  map[string]*approval
 	always     map[string]bool // tool -> allowed for the rest of the session
 	never      map[string]bool // tool -> rejected for the rest of the session
 	turnDone   chan struct{}   // closed when the running turn ends
+	closing    bool
+	lastUsed   time.Time
 }
 
 type job struct {
@@ -88,47 +98,156 @@ func (s *Session) idle() bool {
 }
 
 // emit records one event; fields is its JSON object beyond the common
-// members. It returns the event's seq.
+// members. It returns the event's seq, or 0 when nothing can be written
+// (the session is closed or its writes failed).
 func (s *Session) emit(typ string, fields []byte) int64 {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
+	if s.fenced || s.failure() != nil {
+		return 0
+	}
 	s.seq++
 	seq := s.seq
 	body := encodeEvent(s.quotedID, seq, typ, fields)
 	s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, func(err error) {
 		if err != nil {
-			s.m.log.Error("event not persisted", "sessionId", s.id, "seq", seq, "err", err)
+			s.fail(err)
+			return
 		}
 		s.deliver(seq, body)
 	})
 	return seq
 }
 
-// deliver runs on the store's writer, in commit order.
+// deliver runs on the store's writer, in commit order: the event joins
+// the recent ones and every attached client's subscription is queued on
+// its connection (once: a queued one just gets further).
 func (s *Session) deliver(seq int64, body []byte) {
 	s.subMu.Lock()
-	defer s.subMu.Unlock()
 	s.delivered = seq
+	low := seq
+	for _, sb := range s.clients {
+		low = min(low, sb.written.Load())
+	}
+	s.recent.push(seq, body)
+	s.recent.trim(low)
 	for c, sb := range s.clients {
-		if sb.lag {
-			continue // catching up from the store
+		if !sb.queued {
+			sb.queued = true
+			if c.conn.Push(sb) != nil {
+				sb.queued = false
+			}
 		}
-		if !c.push(sb, seq, body) {
-			sb.lag = true
-			c.lag(sb)
+	}
+	s.subMu.Unlock()
+	s.cmu.Lock()
+	s.signalLocked()
+	s.cmu.Unlock()
+}
+
+func (s *Session) signalLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// fail records the first write failure of the session and cancels its
+// turn with it as the cause.
+func (s *Session) fail(err error) {
+	s.cmu.Lock()
+	first := s.failed == nil
+	if first {
+		s.failed = err
+	}
+	s.signalLocked()
+	s.cmu.Unlock()
+	if first {
+		s.m.log.Error("session write failed: its turn ends", "sessionId", s.id, "err", err)
+		s.mu.Lock()
+		if s.cancel != nil {
+			s.cancel(err)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) failure() error {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.failed
+}
+
+// committed waits until seq has been delivered, or the session's writes
+// failed (that error), or ctx ends.
+func (s *Session) committed(ctx context.Context, seq int64) error {
+	for {
+		s.cmu.Lock()
+		if s.failed != nil {
+			err := s.failed
+			s.cmu.Unlock()
+			return err
+		}
+		s.subMu.Lock()
+		done := s.delivered >= seq
+		s.subMu.Unlock()
+		if done {
+			s.cmu.Unlock()
+			return nil
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.cmu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
 
-// resume returns a caught-up subscription to live delivery.
-func (s *Session) resume(sb *sub) bool {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	if sb.written < s.delivered {
-		return false
+// mend makes a session whose writes failed writable again, from what the
+// store holds: the seq counter goes back to the last committed event (no
+// later one was ever delivered) and the transcript to the stored one.
+func (s *Session) mend() error {
+	if s.failure() == nil {
+		return nil
 	}
-	sb.lag = false
-	return true
+	last, msgs, err := s.m.store.Resume(s.id)
+	if err != nil {
+		return err
+	}
+	s.emitMu.Lock()
+	s.seq = last
+	s.emitMu.Unlock()
+	s.mu.Lock()
+	if int64(len(s.history)) > msgs {
+		s.history = repair(s.history[:msgs:msgs])
+	}
+	s.mu.Unlock()
+	s.cmu.Lock()
+	s.failed = nil
+	s.signalLocked()
+	s.cmu.Unlock()
+	s.m.log.Info("session writable again", "sessionId", s.id, "lastSeq", last)
+	return nil
+}
+
+// fence stops every later write of the session: a turn that outlives its
+// session's close (a tool that ignores cancellation) writes nothing.
+func (s *Session) fence() {
+	s.emitMu.Lock()
+	s.fenced = true
+	s.emitMu.Unlock()
+}
+
+// written is the error callback of writes whose failure breaks the session.
+func (s *Session) written(err error) {
+	if err != nil {
+		s.fail(err)
+	}
 }
 
 // attach adds c; it returns the last seq delivered before c joined, so
@@ -137,46 +256,89 @@ func (s *Session) attach(c *Client) (int64, bool) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	if sb, ok := s.clients[c]; ok {
-		return sb.written, true
+		return sb.written.Load(), true
 	}
 	sb := c.subscribe(s, s.delivered)
 	if sb == nil {
 		return 0, false
 	}
 	s.clients[c] = sb
+	s.touch()
 	return s.delivered, true
 }
 
 func (s *Session) detach(c *Client) {
 	s.subMu.Lock()
+	if sb := s.clients[c]; sb != nil {
+		sb.detached = true
+	}
 	delete(s.clients, c)
 	s.subMu.Unlock()
-}
-
-func (s *Session) subOf(c *Client) *sub {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	return s.clients[c]
+	s.touch()
 }
 
 func (s *Session) detachAll() {
 	s.subMu.Lock()
 	cs := s.clients
 	s.clients = map[*Client]*sub{}
+	for _, sb := range cs {
+		sb.detached = true
+	}
+	s.recent = ring{}
 	s.subMu.Unlock()
 	for c := range cs {
 		c.unsubscribe(s)
 	}
 }
 
+func (s *Session) touch() {
+	s.mu.Lock()
+	s.lastUsed = time.Now()
+	s.mu.Unlock()
+}
+
+// unloadable reports whether the session may be unloaded to make room:
+// no turn, nothing queued, no client attached.
+func (s *Session) unloadable() bool {
+	s.subMu.Lock()
+	n := len(s.clients)
+	s.subMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return n == 0 && !s.running && !s.closing
+}
+
+// fromMemory appends the frames of the recent events from seq up to
+// target (stopping at max bytes of buf) and records each as written; it
+// returns how many it appended: 0 when seq is no longer in memory.
+func (s *Session) fromMemory(buf []byte, seq, target int64, max, limit int, written *atomic.Int64) ([]byte, int) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	n := 0
+	for ; seq <= target; seq++ {
+		body, ok := s.recent.get(seq)
+		if !ok {
+			break
+		}
+		buf = appendUpdate(buf, body, limit)
+		written.Store(seq)
+		n++
+		if len(buf) >= max {
+			break
+		}
+	}
+	return buf, n
+}
+
 // enqueue queues a prompt; it fails when the queue is full or the session
-// closed.
+// is closing.
 func (s *Session) enqueue(j *job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closing {
 		return ErrNotFound
 	}
+	s.lastUsed = time.Now()
 	if !s.running {
 		s.running = true
 		s.turnDone = make(chan struct{})
@@ -196,12 +358,13 @@ func (s *Session) run(j *job) {
 		j.done <- s.turn(j)
 		s.mu.Lock()
 		close(s.turnDone)
-		if len(s.pending) == 0 || s.closed {
+		if len(s.pending) == 0 || s.closing {
 			for _, p := range s.pending {
 				p.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
 			}
 			s.pending = nil
 			s.running = false
+			s.lastUsed = time.Now()
 			j = nil
 		} else {
 			j = s.pending[0]
@@ -212,23 +375,38 @@ func (s *Session) run(j *job) {
 	}
 }
 
+// turn runs one prompt. The prompting client is answered only after the
+// turn's turn_complete is committed and queued on its connection, ahead
+// of the answer: the same road, so the order holds.
 func (s *Session) turn(j *job) protocol.SessionPromptResult {
-	ctx, cancel := context.WithCancel(s.m.ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(s.m.ctx)
+	defer cancel(nil)
+	res := protocol.SessionPromptResult{SessionID: s.id, Usage: &protocol.Usage{}}
+	if err := s.mend(); err != nil {
+		// Still not writable (the disk is still full): nothing can run.
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
+		return res
+	}
 	s.mu.Lock()
 	s.cancel, s.turnClient = cancel, j.client
 	history := s.history
 	s.mu.Unlock()
-	s.m.store.SetState(s.id, store.StateRunning)
+	s.m.store.SetState(s.id, store.StateRunning, s.written)
 	if len(history) == 0 {
-		s.m.store.SetTitle(s.id, title(j.prompt))
+		s.m.store.SetTitle(s.id, title(j.prompt), s.written)
 	}
 
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
 	out := s.agent.Run(ctx, s, s.cwd, history, j.prompt, j.images...)
 
-	res := protocol.SessionPromptResult{SessionID: s.id, StopReason: out.StopReason, Content: out.Content,
-		Usage: &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}}
+	res.StopReason, res.Content = out.StopReason, out.Content
+	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+	if err := s.failure(); err != nil {
+		// A write failed: the turn ends with that cause, whatever the
+		// agent made of its cancelled context.
+		out.StopReason, out.Err = agent.StopError, err
+		res.StopReason = agent.StopError
+	}
 	outcome := "completed"
 	switch out.StopReason {
 	case agent.StopCancelled:
@@ -237,22 +415,22 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		outcome = "failed"
 		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
 	}
+	s.mu.Lock()
+	s.cancel, s.turnClient = nil, nil
+	s.mu.Unlock()
+	// After a failed write, write what comes next (turn_complete, the
+	// idle state) if the store takes writes again.
+	if err := s.mend(); err != nil {
+		return res
+	}
 	fields := map[string]any{"outcome": outcome, "stopReason": out.StopReason, "content": out.Content}
 	if res.Error != nil {
 		fields["error"] = res.Error
 	}
 	last := s.emit(protocol.EventTurnComplete, mustJSON(fields))
-	s.m.store.SetState(s.id, store.StateIdle)
-
-	s.mu.Lock()
-	s.cancel, s.turnClient = nil, nil
-	s.mu.Unlock()
-	// The prompting client hears turn_complete before the result.
-	s.m.store.Sync()
-	if j.client != nil {
-		fctx, fcancel := context.WithTimeout(context.Background(), StallTimeout)
-		j.client.flush(fctx, s.subOf(j.client), last)
-		fcancel()
+	s.m.store.SetState(s.id, store.StateIdle, s.written)
+	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 	}
 	return res
 }
@@ -272,29 +450,40 @@ func (s *Session) cancelTurn() bool {
 	if s.cancel == nil {
 		return false
 	}
-	s.cancel()
+	s.cancel(nil)
 	return true
 }
 
-// close cancels the running turn and the queue, detaches every client and
-// waits (bounded) for the turn to end.
+// closeWait bounds how long closing a session waits for its turn to end
+// before fencing it off anyway.
+var closeWait = tool.KillGrace + 3*time.Second
+
+// close ends the session: it cancels the running turn and the queue,
+// detaches every client, waits (bounded) for the turn to end, then fences
+// off every later write and waits for the writes already queued. When it
+// returns, nothing of this session object can reach the store any more,
+// so the id may be loaded again.
 func (s *Session) close() {
 	s.mu.Lock()
-	s.closed = true
+	s.closing = true
 	if s.cancel != nil {
-		s.cancel()
+		s.cancel(nil)
 	}
 	done := s.turnDone
 	running := s.running
 	s.mu.Unlock()
 	s.detachAll()
 	if running && done != nil {
+		t := time.NewTimer(closeWait)
 		select {
 		case <-done:
-		case <-time.After(tool.KillGrace + 5*time.Second):
-			s.m.log.Warn("turn did not end after close", "sessionId", s.id)
+		case <-t.C:
+			s.m.log.Warn("turn did not end after close; its later writes are dropped", "sessionId", s.id)
 		}
+		t.Stop()
 	}
+	s.fence()
+	s.m.store.Sync()
 }
 
 // approve answers a pending approval; false when it is unknown or
@@ -339,11 +528,16 @@ func (s *Session) Emit(e agent.Event) {
 
 // Record implements agent.Host.
 func (s *Session) Record(m provider.Message) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	s.history = append(s.history, m)
 	idx := int64(len(s.history) - 1)
 	s.mu.Unlock()
-	s.m.store.AppendMessage(s.id, idx, mustJSON(m))
+	if s.fenced || s.failure() != nil {
+		return // mend brings the transcript back to the stored one
+	}
+	s.m.store.AppendMessage(s.id, idx, mustJSON(m), s.written)
 }
 
 // Elicitor implements agent.Host: questions go to the client that sent
@@ -357,12 +551,14 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 	}
 	return func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
 		// The question must not overtake the events before it (its
-		// tool_call above all): they go out first.
+		// tool_call above all): once they are committed they are queued
+		// on the connection, and the question is queued behind them.
 		s.emitMu.Lock()
 		seq := s.seq
 		s.emitMu.Unlock()
-		s.m.store.Sync()
-		c.flush(ctx, s.subOf(c), seq)
+		if err := s.committed(ctx, seq); err != nil {
+			return tool.Answer{}, err
+		}
 		var res protocol.ElicitationResult
 		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, protocol.ElicitationParams{
 			SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}, &res)

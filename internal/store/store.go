@@ -3,6 +3,14 @@
 // groups what is queued into a transaction, so a stream of events costs one
 // commit per batch, and each write's completion callback runs only once it
 // is committed: what a client is shown is already on disk.
+//
+// A failed write fails only itself and the writes of the same session
+// after it: each session's writes in a batch run inside their own
+// savepoint, and a session whose write failed is "broken" until Resume, so
+// no later event of it can commit past the gap. The schema's own checks
+// (seq follows last_seq, message idx follows message_count, the session
+// row exists) keep seq 1..N gapless per session, last_seq = max(seq) and
+// no orphan rows, whatever the callers do.
 package store
 
 import (
@@ -15,9 +23,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // the database/sql driver "sqlite"
 )
 
 // Session states as stored.
@@ -49,8 +58,18 @@ type Event struct {
 	Body []byte
 }
 
-// ErrNotFound is returned for an unknown session.
-var ErrNotFound = errors.New("session not found")
+// Errors callers branch on. A write that fails for lack of space or
+// permission wraps ErrDiskFull or ErrReadOnly and names the database file:
+// "disk full: /home/u/.zeroclaw/data/zeroclaw.db".
+var (
+	ErrNotFound = errors.New("session not found")
+	ErrDiskFull = errors.New("disk full")
+	ErrReadOnly = errors.New("database is read-only")
+	ErrClosed   = errors.New("store: closed")
+	// ErrSequence is a write that does not follow the session's last one
+	// (a seq or transcript index out of order, or a deleted session).
+	ErrSequence = errors.New("store: write out of sequence")
+)
 
 // Store is an open database.
 type Store struct {
@@ -58,23 +77,29 @@ type Store struct {
 	wdb  *sql.DB // one connection, used only by the writer goroutine
 	rdb  *sql.DB // readers
 
-	ops     chan op
-	done    chan struct{}
-	inserts map[int]*sql.Stmt // prepared multi-row event inserts, by rows; writer only
-	closed  sync.Once
-	mu      sync.RWMutex // guards stopping against late writes
-	stop    bool
+	ops    chan op
+	done   chan struct{}
+	closed sync.Once
+	mu     sync.RWMutex // guards stopping against late writes
+	stop   bool
+
+	// Writer only.
+	wc      *sql.Conn
+	inserts map[int]*sql.Stmt // prepared multi-row event inserts, by rows
+	broken  map[string]error  // sessions whose write failed, until Resume
 }
 
-// op is one queued write. run executes it inside the batch's transaction;
-// after, if set, runs once the batch is committed (with the batch's error).
-// An event append has no run but sid and ev: the writer inserts runs of
-// them with multi-row statements, the streaming hot path.
+// op is one queued write. An event append has ev set: the writer inserts
+// runs of them with multi-row statements, the streaming hot path. Other
+// writes have run. sid names the session the write belongs to ("" for
+// none); a control op runs alone in its own savepoint, last in its batch.
+// after, if set, runs once the batch is committed, with this write's error.
 type op struct {
-	run   func(tx *sql.Tx) error
-	after func(error)
-	sid   string
-	ev    Event
+	sid     string
+	ev      *Event
+	run     func(ctx context.Context, c *sql.Conn) error
+	control bool
+	after   func(error)
 }
 
 // eventRows is how many events one INSERT statement carries.
@@ -93,33 +118,53 @@ func Open(path string) (*Store, error) {
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
+	// SQLite cannot open a WAL database on a read-only file system at all:
+	// say so plainly instead of "unable to open database file".
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("%w: %s (%v)", ErrReadOnly, path, err)
+		}
+		return nil, fmt.Errorf("store: %w", err)
+	} else {
+		f.Close()
+	}
 	dsn := "file:" + path + "?" + q.Encode()
 	wdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	wdb.SetMaxOpenConns(1)
+	s := &Store{path: path, wdb: wdb, ops: make(chan op, 4*batchMax), done: make(chan struct{}),
+		inserts: map[int]*sql.Stmt{}, broken: map[string]error{}}
+	fail := func(err error) (*Store, error) {
+		if s.wc != nil {
+			s.wc.Close()
+		}
+		wdb.Close()
+		if s.rdb != nil {
+			s.rdb.Close()
+		}
+		return nil, fmt.Errorf("store %s: %w", path, s.classify(err))
+	}
 	if err := migrate(wdb); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return fail(err)
 	}
-	rdb, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+	if s.rdb, err = sql.Open("sqlite", dsn); err != nil {
+		return fail(err)
 	}
-	rdb.SetMaxOpenConns(4)
-	if err := os.Chmod(path, 0o600); err != nil {
-		wdb.Close()
-		rdb.Close()
-		return nil, fmt.Errorf("store: %w", err)
+	s.rdb.SetMaxOpenConns(4)
+	// The daemon's umask keeps new files private; an older database is
+	// made private here, with its journal files.
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(err)
+		}
 	}
-	s := &Store{path: path, wdb: wdb, rdb: rdb, ops: make(chan op, 4*batchMax), done: make(chan struct{}),
-		inserts: map[int]*sql.Stmt{}}
+	if s.wc, err = wdb.Conn(context.Background()); err != nil {
+		return fail(err)
+	}
 	if err := s.prepare(); err != nil {
-		wdb.Close()
-		rdb.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return fail(err)
 	}
 	go s.writer()
 	return s, nil
@@ -139,6 +184,7 @@ func (s *Store) Close() error {
 		for _, st := range s.inserts {
 			st.Close()
 		}
+		s.wc.Close()
 	})
 	err := s.wdb.Close()
 	if e := s.rdb.Close(); err == nil {
@@ -147,7 +193,37 @@ func (s *Store) Close() error {
 	return err
 }
 
-var errClosed = errors.New("store: closed")
+// classify turns SQLite's errors for a full disk or a read-only file into
+// ErrDiskFull and ErrReadOnly naming the database.
+func (s *Store) classify(err error) error {
+	var se *sqlite.Error
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case 13: // SQLITE_FULL
+		return fmt.Errorf("%w: %s", ErrDiskFull, s.path)
+	case 8: // SQLITE_READONLY
+		return fmt.Errorf("%w: %s", ErrReadOnly, s.path)
+	case 10: // SQLITE_IOERR: ENOSPC surfaces as a failed write too
+		if strings.Contains(se.Error(), "full") || strings.Contains(strings.ToLower(se.Error()), "no space") {
+			return fmt.Errorf("%w: %s", ErrDiskFull, s.path)
+		}
+	}
+	return err
+}
+
+// local reports whether err leaves the transaction usable after a
+// rollback to the savepoint: a constraint failure or our own sequence
+// check. Any other error (a full disk, I/O) may have rolled back the whole
+// transaction already, so the batch is abandoned.
+func local(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return true // ours (ErrSequence, no rows): SQLite is fine
+	}
+	return se.Code()&0xff == 19 // SQLITE_CONSTRAINT, a trigger's RAISE(ABORT) included
+}
 
 // enqueue queues a write. It blocks while the queue is full, which slows a
 // producer down to the disk's pace instead of growing memory.
@@ -156,131 +232,216 @@ func (s *Store) enqueue(o op) {
 	defer s.mu.RUnlock()
 	if s.stop {
 		if o.after != nil {
-			o.after(errClosed)
+			o.after(ErrClosed)
 		}
 		return
 	}
 	s.ops <- o
 }
 
-// do runs a write through the writer and waits for its commit.
-func (s *Store) do(run func(tx *sql.Tx) error) error {
+// do runs a control write through the writer and waits for its commit.
+func (s *Store) do(sid string, run func(ctx context.Context, c *sql.Conn) error) error {
 	ch := make(chan error, 1)
-	var runErr error
-	s.enqueue(op{run: func(tx *sql.Tx) error { runErr = run(tx); return nil }, after: func(err error) { ch <- err }})
-	if err := <-ch; err != nil {
-		return err
-	}
-	return runErr
+	s.enqueue(op{sid: sid, run: run, control: true, after: func(err error) { ch <- err }})
+	return <-ch
 }
 
 func (s *Store) writer() {
 	defer close(s.done)
 	batch := make([]op, 0, batchMax)
+	errs := make([]error, 0, batchMax)
 	for o := range s.ops {
 		batch = append(batch[:0], o)
 	fill:
-		for len(batch) < batchMax {
+		for len(batch) < batchMax && !o.control {
 			select {
-			case o, ok := <-s.ops:
+			case o2, ok := <-s.ops:
 				if !ok {
 					break fill
 				}
-				batch = append(batch, o)
+				batch = append(batch, o2)
+				if o2.control {
+					break fill
+				}
 			default:
 				break fill
 			}
 		}
-		err := s.commit(batch)
-		for _, o := range batch {
+		errs = s.commit(batch, errs[:0])
+		for i, o := range batch {
 			if o.after != nil {
-				o.after(err)
+				o.after(errs[i])
 			}
 		}
+		clear(batch) // drop references to bodies and callbacks
 	}
 }
 
-func (s *Store) commit(batch []op) error {
-	tx, err := s.wdb.Begin()
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	fail := func(err error) error {
-		tx.Rollback()
-		return fmt.Errorf("store: %w", err)
-	}
-	for i := 0; i < len(batch); {
-		if batch[i].run != nil {
-			if err := batch[i].run(tx); err != nil {
-				return fail(err)
+// commit writes one batch in one transaction and returns each write's
+// error. Each session's writes run in their own savepoint, in order.
+func (s *Store) commit(batch []op, errs []error) []error {
+	errs = append(errs, make([]error, len(batch))...)
+	ctx := context.Background()
+	failAll := func(err error) []error {
+		err = s.classify(err)
+		for i, o := range batch {
+			if errs[i] == nil {
+				errs[i] = err
 			}
-			i++
+			if o.sid != "" {
+				s.broken[o.sid] = err
+			}
+		}
+		return errs
+	}
+	if _, err := s.wc.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return failAll(err)
+	}
+	abort := func(err error) []error {
+		s.wc.ExecContext(ctx, "ROLLBACK") // fails harmlessly if SQLite rolled back already
+		return failAll(err)
+	}
+	// Group by session, keeping each session's order; writes of no
+	// session are groups of their own.
+	var order []string
+	groups := map[string][]int{}
+	var loose []int
+	for i, o := range batch {
+		if o.sid == "" {
+			loose = append(loose, i)
 			continue
 		}
-		j := i
-		for j < len(batch) && batch[j].run == nil {
-			j++
+		if _, ok := groups[o.sid]; !ok {
+			order = append(order, o.sid)
 		}
-		if err := s.insertEvents(tx, batch[i:j]); err != nil {
-			return fail(err)
-		}
-		i = j
+		groups[o.sid] = append(groups[o.sid], i)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+	for _, sid := range order {
+		if err := s.group(ctx, sid, batch, groups[sid], errs); err != nil {
+			return abort(err)
+		}
+	}
+	for _, i := range loose {
+		if err := s.group(ctx, "", batch, []int{i}, errs); err != nil {
+			return abort(err)
+		}
+	}
+	if _, err := s.wc.ExecContext(ctx, "COMMIT"); err != nil {
+		return abort(err)
+	}
+	return errs
+}
+
+// group runs one session's writes of a batch inside a savepoint. A write
+// that fails locally rolls back that savepoint only: the session's writes
+// of this batch fail, and the session is broken until Resume. Any other
+// failure is returned, and the caller abandons the batch.
+func (s *Store) group(ctx context.Context, sid string, batch []op, idx []int, errs []error) error {
+	if err := s.broken[sid]; err != nil && sid != "" {
+		// Control writes (Resume, Delete, Create) mend or replace a
+		// broken session; everything else waits for them.
+		if !batch[idx[0]].control {
+			for _, i := range idx {
+				errs[i] = err
+			}
+			return nil
+		}
+	}
+	if _, err := s.wc.ExecContext(ctx, "SAVEPOINT g"); err != nil {
+		return err
+	}
+	err := s.apply(ctx, sid, batch, idx)
+	if err == nil {
+		_, err = s.wc.ExecContext(ctx, "RELEASE g")
+		if err == nil {
+			if batch[idx[0]].control {
+				delete(s.broken, sid)
+			}
+			return nil
+		}
+	}
+	if !local(err) {
+		return err
+	}
+	if _, rerr := s.wc.ExecContext(ctx, "ROLLBACK TO g"); rerr != nil {
+		return rerr
+	}
+	if _, rerr := s.wc.ExecContext(ctx, "RELEASE g"); rerr != nil {
+		return rerr
+	}
+	err = s.classify(err)
+	for _, i := range idx {
+		errs[i] = err
+	}
+	if sid != "" && !batch[idx[0]].control {
+		s.broken[sid] = err
 	}
 	return nil
 }
 
-// insertEvents inserts a run of event appends, eventRows at a time, and
-// moves each session's last_seq once.
-func (s *Store) insertEvents(tx *sql.Tx, evs []op) error {
-	last := map[string]int64{}
+func (s *Store) apply(ctx context.Context, sid string, batch []op, idx []int) error {
+	for k := 0; k < len(idx); {
+		o := batch[idx[k]]
+		if o.ev == nil {
+			if err := o.run(ctx, s.wc); err != nil {
+				return err
+			}
+			k++
+			continue
+		}
+		j := k
+		for j < len(idx) && batch[idx[j]].ev != nil {
+			j++
+		}
+		if err := s.insertEvents(ctx, sid, batch, idx[k:j]); err != nil {
+			return err
+		}
+		k = j
+	}
+	return nil
+}
+
+// insertEvents inserts a run of one session's events, eventRows at a
+// time, after moving its last_seq: the update succeeds only if the run
+// follows the stored last_seq and the session exists.
+func (s *Store) insertEvents(ctx context.Context, sid string, batch []op, idx []int) error {
+	first := batch[idx[0]].ev.Seq
+	for k, i := range idx {
+		if batch[i].ev.Seq != first+int64(k) {
+			return fmt.Errorf("%w: session %s: seq %d after %d", ErrSequence, sid, batch[i].ev.Seq, first+int64(k)-1)
+		}
+	}
+	last := first + int64(len(idx)) - 1
+	r, err := s.wc.ExecContext(ctx, `UPDATE sessions SET last_seq = ?, updated_ms = ? WHERE id = ? AND last_seq = ?`, last, nowMs(), sid, first-1)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("%w: session %s: seq %d does not follow the stored last seq (or the session is gone)", ErrSequence, sid, first)
+	}
 	args := make([]any, 0, 4*eventRows)
-	for len(evs) > 0 {
+	for len(idx) > 0 {
 		n := eventRows // the largest prepared size that fits
-		for n > len(evs) {
+		for n > len(idx) {
 			n /= 2
 		}
 		args = args[:0]
-		for _, o := range evs[:n] {
-			args = append(args, o.sid, o.ev.Seq, o.ev.Type, o.ev.Body)
-			if o.ev.Seq > last[o.sid] {
-				last[o.sid] = o.ev.Seq
-			}
+		for _, i := range idx[:n] {
+			ev := batch[i].ev
+			args = append(args, sid, ev.Seq, ev.Type, ev.Body)
 		}
-		stmt, err := s.insertStmt(n)
-		if err != nil {
+		if _, err := s.inserts[n].ExecContext(ctx, args...); err != nil {
 			return err
 		}
-		if _, err := tx.Stmt(stmt).Exec(args...); err != nil {
-			return err
-		}
-		evs = evs[n:]
-	}
-	now := nowMs()
-	for sid, seq := range last {
-		if _, err := tx.Exec(`UPDATE sessions SET last_seq = ?, updated_ms = ? WHERE id = ? AND last_seq < ?`, seq, now, sid, seq); err != nil {
-			return err
-		}
+		idx = idx[n:]
 	}
 	return nil
-}
-
-// insertStmt returns the prepared INSERT of n event rows (a power of two
-// up to eventRows, prepared at Open: the writer's transaction holds the
-// only connection, so nothing can be prepared while it runs).
-func (s *Store) insertStmt(n int) (*sql.Stmt, error) {
-	if st := s.inserts[n]; st != nil {
-		return st, nil
-	}
-	return nil, fmt.Errorf("no prepared insert of %d rows", n)
 }
 
 func (s *Store) prepare() error {
 	for n := 1; n <= eventRows; n *= 2 {
 		q := "INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)" + strings.Repeat(", (?, ?, ?, ?)", n-1)
-		st, err := s.wdb.Prepare(q)
+		st, err := s.wc.PrepareContext(context.Background(), q)
 		if err != nil {
 			return err
 		}
@@ -303,60 +464,89 @@ func (s *Store) CreateSession(ss *Session) error {
 	if ss.State == "" {
 		ss.State = StateIdle
 	}
-	return s.do(func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count)
+	return s.do(ss.ID, func(ctx context.Context, c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount)
 		return err
 	})
 }
 
-// SetState records a session's state.
-func (s *Store) SetState(id, state string) {
-	s.enqueue(op{run: func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE sessions SET state = ?, updated_ms = ? WHERE id = ?`, state, nowMs(), id)
-		return err
+// update queues a write of one session; after (if not nil) gets its
+// error once committed or failed.
+func (s *Store) update(sid string, after func(error), q string, args ...any) {
+	s.enqueue(op{sid: sid, after: after, run: func(ctx context.Context, c *sql.Conn) error {
+		r, err := c.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: session %s is not stored", ErrSequence, sid)
+		}
+		return nil
 	}})
+}
+
+// SetState records a session's state.
+func (s *Store) SetState(id, state string, after func(error)) {
+	s.update(id, after, `UPDATE sessions SET state = ?, updated_ms = ? WHERE id = ?`, state, nowMs(), id)
 }
 
 // SetTitle records a session's title.
-func (s *Store) SetTitle(id, title string) {
-	s.enqueue(op{run: func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE sessions SET title = ? WHERE id = ?`, title, id)
-		return err
-	}})
+func (s *Store) SetTitle(id, title string, after func(error)) {
+	s.update(id, after, `UPDATE sessions SET title = ? WHERE id = ?`, title, id)
 }
 
 // AppendEvent queues one event; after (if not nil) runs once it is
-// committed, with the commit's error.
+// committed, with the commit's error. Events of a session must come with
+// consecutive seqs following the stored last_seq.
 func (s *Store) AppendEvent(sessionID string, ev Event, after func(error)) {
-	s.enqueue(op{sid: sessionID, ev: ev, after: after})
+	s.enqueue(op{sid: sessionID, ev: &ev, after: after})
 }
 
-// AppendMessage queues one transcript message (JSON) at index idx.
-func (s *Store) AppendMessage(sessionID string, idx int64, body []byte) {
-	s.enqueue(op{run: func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO messages (session_id, idx, body) VALUES (?, ?, ?)`, sessionID, idx, body); err != nil {
+// AppendMessage queues one transcript message (JSON) at index idx, which
+// must be the session's message count; after (if not nil) gets its error.
+func (s *Store) AppendMessage(sessionID string, idx int64, body []byte, after func(error)) {
+	s.enqueue(op{sid: sessionID, after: after, run: func(ctx context.Context, c *sql.Conn) error {
+		r, err := c.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ? AND message_count = ?`, idx+1, sessionID, idx)
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(`UPDATE sessions SET message_count = ? WHERE id = ? AND message_count < ?`, idx+1, sessionID, idx+1)
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: session %s: message %d does not follow the stored transcript", ErrSequence, sessionID, idx)
+		}
+		_, err = c.ExecContext(ctx, `INSERT INTO messages (session_id, idx, body) VALUES (?, ?, ?)`, sessionID, idx, body)
 		return err
 	}})
 }
 
-// Sync waits until every write queued before it is committed.
-func (s *Store) Sync() error { return s.do(func(*sql.Tx) error { return nil }) }
+// Sync waits until every write queued before it is committed (or failed).
+func (s *Store) Sync() error { return s.do("", func(context.Context, *sql.Conn) error { return nil }) }
+
+// Resume mends a session after a failed write: writes queued before it
+// have failed or committed; it returns what is stored (last_seq and
+// message count), from which the session goes on, and lets its writes
+// through again.
+func (s *Store) Resume(id string) (lastSeq, messages int64, err error) {
+	err = s.do(id, func(ctx context.Context, c *sql.Conn) error {
+		return c.QueryRowContext(ctx, `SELECT last_seq, message_count FROM sessions WHERE id = ?`, id).Scan(&lastSeq, &messages)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	return lastSeq, messages, err
+}
 
 // DeleteSession removes a session with its events and transcript.
 func (s *Store) DeleteSession(id string) (bool, error) {
 	var n int64
-	err := s.do(func(tx *sql.Tx) error {
+	err := s.do(id, func(ctx context.Context, c *sql.Conn) error {
 		for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `DELETE FROM messages WHERE session_id = ?`} {
-			if _, err := tx.Exec(q, id); err != nil {
+			if _, err := c.ExecContext(ctx, q, id); err != nil {
 				return err
 			}
 		}
-		r, err := tx.Exec(`DELETE FROM sessions WHERE id = ?`, id)
+		r, err := c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
 			return err
 		}
@@ -370,8 +560,8 @@ func (s *Store) DeleteSession(id string) (bool, error) {
 // (their daemon died mid-turn) and returns their ids.
 func (s *Store) MarkInterrupted() ([]string, error) {
 	var ids []string
-	err := s.do(func(tx *sql.Tx) error {
-		rows, err := tx.Query(`SELECT id FROM sessions WHERE state = ?`, StateRunning)
+	err := s.do("", func(ctx context.Context, c *sql.Conn) error {
+		rows, err := c.QueryContext(ctx, `SELECT id FROM sessions WHERE state = ?`, StateRunning)
 		if err != nil {
 			return err
 		}
@@ -387,7 +577,7 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`UPDATE sessions SET state = ? WHERE state = ?`, StateInterrupted, StateRunning)
+		_, err = c.ExecContext(ctx, `UPDATE sessions SET state = ? WHERE state = ?`, StateInterrupted, StateRunning)
 		return err
 	})
 	return ids, err
@@ -436,9 +626,11 @@ func (s *Store) ListSessions(ctx context.Context, offset, limit int) ([]*Session
 	return out, total, rows.Err()
 }
 
-// Events returns a session's events with seq > since, at most limit
-// (0: all), in order.
-func (s *Store) Events(ctx context.Context, sessionID string, since int64, limit int) ([]Event, error) {
+// Events returns a session's events with seq > since, in order: at most
+// limit of them (0: no limit) and, past the first, no more than maxBytes
+// of bodies in all (0: no limit), so a page's memory is bounded whatever
+// the events hold.
+func (s *Store) Events(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]Event, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -448,14 +640,32 @@ func (s *Store) Events(ctx context.Context, sessionID string, since int64, limit
 	}
 	defer rows.Close()
 	var out []Event
+	size := 0
 	for rows.Next() {
 		var ev Event
 		if err := rows.Scan(&ev.Seq, &ev.Type, &ev.Body); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
+		size += len(ev.Body)
+		if maxBytes > 0 && len(out) > 0 && size > maxBytes {
+			break
+		}
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// Event returns one stored event, or ErrNotFound.
+func (s *Store) Event(ctx context.Context, sessionID string, seq int64) (Event, error) {
+	ev := Event{Seq: seq}
+	err := s.rdb.QueryRowContext(ctx, `SELECT type, body FROM events WHERE session_id = ? AND seq = ?`, sessionID, seq).Scan(&ev.Type, &ev.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ev, ErrNotFound
+	}
+	if err != nil {
+		return ev, fmt.Errorf("store: %w", err)
+	}
+	return ev, nil
 }
 
 // Messages returns a session's transcript, in order.

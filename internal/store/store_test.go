@@ -43,7 +43,7 @@ func TestEventsCommittedBeforeCallbackAndKeptAcrossReopen(t *testing.T) {
 				t.Error(err)
 			}
 			// Committed: a reader on another connection sees it now.
-			evs, err := s.Events(context.Background(), "s1", seq-1, 1)
+			evs, err := s.Events(context.Background(), "s1", seq-1, 1, 0)
 			if err != nil || len(evs) != 1 || evs[0].Seq != seq {
 				t.Errorf("event %d not readable in its callback: %v %v", seq, evs, err)
 			}
@@ -52,15 +52,15 @@ func TestEventsCommittedBeforeCallbackAndKeptAcrossReopen(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	s.AppendMessage("s1", 0, []byte(`{"role":"user"}`))
-	s.AppendMessage("s1", 1, []byte(`{"role":"assistant"}`))
+	s.AppendMessage("s1", 0, []byte(`{"role":"user"}`), nil)
+	s.AppendMessage("s1", 1, []byte(`{"role":"assistant"}`), nil)
 	wg.Wait()
 	for i, seq := range order {
 		if seq != int64(i+1) {
 			t.Fatalf("callback %d was for seq %d: callbacks out of order", i, seq)
 		}
 	}
-	s.SetState("s1", StateRunning)
+	s.SetState("s1", StateRunning, nil)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestEventsCommittedBeforeCallbackAndKeptAcrossReopen(t *testing.T) {
 	if ss.LastSeq != 2000 || ss.MessageCount != 2 || ss.State != StateInterrupted || ss.Owner != "cl_1" {
 		t.Errorf("session after reopen %+v", ss)
 	}
-	evs, err := s.Events(context.Background(), "s1", 1990, 0)
+	evs, err := s.Events(context.Background(), "s1", 1990, 0, 0)
 	if err != nil || len(evs) != 10 || evs[0].Seq != 1991 || string(evs[9].Body) != `{"seq":2000}` {
 		t.Fatalf("events since 1990: %v %v", evs, err)
 	}
@@ -91,7 +91,7 @@ func TestEventsCommittedBeforeCallbackAndKeptAcrossReopen(t *testing.T) {
 	}
 }
 
-func TestDuplicateSeqFailsItsBatch(t *testing.T) {
+func TestDuplicateSeqFails(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "zc.db"))
 	defer s.Close()
 	if err := s.CreateSession(&Session{ID: "s", AgentAlias: "default", Mode: "chat", Cwd: "/", Owner: "c"}); err != nil {
@@ -106,8 +106,8 @@ func TestDuplicateSeqFailsItsBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.AppendEvent("s", Event{Seq: 1, Type: "x", Body: []byte(`{}`)}, func(err error) { errs <- err })
-	if err := <-errs; err == nil || !strings.Contains(err.Error(), "UNIQUE") {
-		t.Fatalf("duplicate seq: %v, want a constraint error", err)
+	if err := <-errs; !errors.Is(err, ErrSequence) {
+		t.Fatalf("duplicate seq: %v, want ErrSequence", err)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestListDeleteAndNotFound(t *testing.T) {
 	if _, err := s.GetSession(context.Background(), "b"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("get deleted: %v", err)
 	}
-	if evs, _ := s.Events(context.Background(), "b", 0, 0); len(evs) != 0 {
+	if evs, _ := s.Events(context.Background(), "b", 0, 0, 0); len(evs) != 0 {
 		t.Fatalf("events of a deleted session: %v", evs)
 	}
 }

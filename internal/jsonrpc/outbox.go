@@ -1,0 +1,272 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"sync"
+	"time"
+)
+
+// The outbox is a connection's one road out: answers, its own requests,
+// notifications and event streams all leave through one FIFO queue,
+// drained by one writer goroutine, so what is queued first is written
+// first by construction. The queue holds at most MaxQueue bytes of frames
+// (a producer waits for room; a frame bigger than the bound goes alone)
+// and is allocated only while something waits in it; the writer goroutine
+// runs only while there is something to write.
+
+// Source is a stream of frames that the writer pulls when it reaches the
+// source's place in the queue, instead of frames copied in ahead of time:
+// an event stream queued once however many events it gains meanwhile.
+type Source interface {
+	// AppendFrames appends whole frames, each ended by "\n", to buf. first
+	// is true on the first call for this place in the queue (a source
+	// takes its snapshot of what to write then). It stops once len(buf)
+	// reaches max (it may go past with one frame) and reports whether it
+	// has more to write for this place. An error ends the connection.
+	AppendFrames(buf []byte, first bool, max int) (out []byte, more bool, err error)
+}
+
+// Defaults of the outbox.
+const (
+	DefaultMaxQueue     = 8 << 20
+	DefaultStallTimeout = 10 * time.Second
+	writeChunk          = 64 << 10 // the writer's buffer: one write call each
+)
+
+type outItem struct {
+	frame []byte // with its "\n"
+	src   Source
+	after func() // runs once the frame is written or dropped
+}
+
+type outbox struct {
+	mu      sync.Mutex
+	space   *sync.Cond // signalled when bytes drop or the connection ends
+	items   []outItem
+	head    int
+	bytes   int
+	writing bool // a writer goroutine is running
+	idle    chan struct{}
+	ended   bool
+}
+
+func (c *Conn) initOutbox() { c.out.space = sync.NewCond(&c.out.mu) }
+
+// enqueue queues a frame (without its newline), waiting while the queue
+// is over its bound; ErrClosed once the connection has ended.
+func (c *Conn) enqueue(frame []byte, after func()) error {
+	buf := make([]byte, 0, len(frame)+1)
+	buf = append(append(buf, frame...), '\n')
+	o := &c.out
+	o.mu.Lock()
+	for !o.ended && o.bytes > 0 && o.bytes+len(buf) > c.maxQueue {
+		o.space.Wait()
+	}
+	if o.ended {
+		o.mu.Unlock()
+		if after != nil {
+			after()
+		}
+		return ErrClosed
+	}
+	o.bytes += len(buf)
+	c.pushLocked(outItem{frame: buf, after: after})
+	o.mu.Unlock()
+	return nil
+}
+
+// Push queues a Source; it never waits. ErrClosed once the connection
+// has ended.
+func (c *Conn) Push(src Source) error {
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended {
+		return ErrClosed
+	}
+	c.pushLocked(outItem{src: src})
+	return nil
+}
+
+func (c *Conn) pushLocked(it outItem) {
+	o := &c.out
+	o.items = append(o.items, it)
+	if !o.writing {
+		o.writing = true
+		o.idle = make(chan struct{})
+		c.writers.Add(1)
+		go c.writeLoop()
+	}
+}
+
+// pop returns the next item; false when the queue is empty (and then the
+// writer has stopped: writing is cleared under the same lock).
+func (c *Conn) pop() (outItem, bool) {
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.head == len(o.items) || o.ended {
+		o.items, o.head = nil, 0 // an idle connection keeps no queue
+		o.writing = false
+		close(o.idle)
+		return outItem{}, false
+	}
+	it := o.items[o.head]
+	o.items[o.head] = outItem{}
+	o.head++
+	if it.frame != nil {
+		o.bytes -= len(it.frame)
+		o.space.Broadcast()
+	}
+	return it, true
+}
+
+// flushed returns a channel closed once the writer has nothing left to
+// write (immediately when it is idle).
+func (c *Conn) flushed() <-chan struct{} {
+	o := &c.out
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.writing {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return o.idle
+}
+
+// endOutbox wakes every waiting producer and runs the callbacks of what
+// will never be written.
+func (c *Conn) endOutbox() {
+	o := &c.out
+	o.mu.Lock()
+	o.ended = true
+	var afters []func()
+	for _, it := range o.items[o.head:] {
+		if it.after != nil {
+			afters = append(afters, it.after)
+		}
+	}
+	if !o.writing {
+		o.items, o.head = nil, 0
+	}
+	o.space.Broadcast()
+	o.mu.Unlock()
+	for _, f := range afters {
+		f()
+	}
+}
+
+func (c *Conn) writeLoop() {
+	defer c.writers.Done()
+	var buf []byte
+	var afters []func()
+	flush := func() bool {
+		err := c.writeAll(buf)
+		buf = buf[:0]
+		for _, f := range afters {
+			f()
+		}
+		afters = afters[:0]
+		if err != nil {
+			c.finish(err)
+			return false
+		}
+		return true
+	}
+	for {
+		it, ok := c.pop()
+		if !ok {
+			if len(buf) > 0 || len(afters) > 0 {
+				flush()
+			}
+			return
+		}
+		if it.src == nil {
+			buf = append(buf, it.frame...)
+			if it.after != nil {
+				afters = append(afters, it.after)
+			}
+		} else {
+			for first := true; ; first = false {
+				var more bool
+				var err error
+				buf, more, err = it.src.AppendFrames(buf, first, writeChunk)
+				if err != nil {
+					c.log.Error("event stream failed; closing the connection", "err", err)
+					c.finish(err)
+					return
+				}
+				if !more {
+					break
+				}
+				if !flush() {
+					return
+				}
+			}
+		}
+		if len(buf) >= writeChunk || c.queueEmpty() {
+			if !flush() {
+				return
+			}
+		}
+		if cap(buf) > 4*writeChunk {
+			buf = nil // do not pin a huge frame's buffer
+		}
+	}
+}
+
+func (c *Conn) queueEmpty() bool {
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	return c.out.head == len(c.out.items)
+}
+
+type deadliner interface{ SetWriteDeadline(time.Time) error }
+
+// writeAll writes b. With a stream that has deadlines, a write that makes
+// no progress for the stall timeout fails: a peer that stops reading is
+// cut off instead of holding the writer forever; one that reads slowly is
+// not.
+func (c *Conn) writeAll(b []byte) error {
+	d, ok := c.rwc.(deadliner)
+	for len(b) > 0 {
+		if ok {
+			d.SetWriteDeadline(time.Now().Add(c.stall))
+		}
+		n, err := c.rwc.Write(b)
+		b = b[n:]
+		if err != nil {
+			if n > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // slow, not stuck
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// marshal encodes v as JSON without HTML escaping (a socket protocol has
+// no use for \u003c, which makes "<" six bytes).
+func marshal(v any) ([]byte, error) {
+	switch r := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case json.RawMessage:
+		return r, nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Marshal is the connection's JSON encoding, for callers that build
+// frames' contents themselves: no HTML escaping.
+func Marshal(v any) ([]byte, error) { return marshal(v) }

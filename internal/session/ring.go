@@ -1,0 +1,52 @@
+package session
+
+// Bounds of a session's memory of recent events: those committed but not
+// yet written to every attached client. Past them, a client that is
+// behind reads from the store instead.
+const (
+	ringBytes  = 4 << 20
+	ringFrames = 8192
+)
+
+// ring holds consecutive recent events: seq first+i is bodies[head+i].
+type ring struct {
+	first  int64
+	bodies [][]byte
+	head   int
+	bytes  int
+}
+
+func (r *ring) len() int { return len(r.bodies) - r.head }
+
+func (r *ring) push(seq int64, body []byte) {
+	if r.len() == 0 || seq != r.first+int64(r.len()) {
+		*r = ring{first: seq}
+	}
+	r.bodies = append(r.bodies, body)
+	r.bytes += len(body)
+}
+
+// trim drops events every client has been written (seq <= low) and the
+// oldest beyond the bounds.
+func (r *ring) trim(low int64) {
+	for r.len() > 0 && (r.first <= low || r.bytes > ringBytes || r.len() > ringFrames) {
+		r.bytes -= len(r.bodies[r.head])
+		r.bodies[r.head] = nil
+		r.head++
+		r.first++
+	}
+	if r.len() == 0 {
+		r.bodies, r.head, r.bytes = nil, 0, 0
+	} else if r.head > 1024 && r.head > len(r.bodies)/2 {
+		r.bodies = append([][]byte(nil), r.bodies[r.head:]...)
+		r.head = 0
+	}
+}
+
+func (r *ring) get(seq int64) ([]byte, bool) {
+	i := seq - r.first
+	if r.len() == 0 || i < 0 || i >= int64(r.len()) {
+		return nil, false
+	}
+	return r.bodies[r.head+int(i)], true
+}
