@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"syscall"
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 

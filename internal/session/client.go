@@ -216,4 +216,3 @@ func appendUpdate(buf, body []byte, limit int) []byte {
 	buf = append(buf, body...)
 	return append(buf, updateEnd...)
 }
-
