@@ -3,17 +3,21 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // rawClient is a benchmark client: it writes frames and reads lines
@@ -59,40 +63,65 @@ func (r *rawClient) untilLine(marker []byte) int {
 
 const streamChunks = 100000
 
+// streamReader is the client side of the streaming benchmarks: the
+// project's own client code (internal/client on jsonrpc.Conn, as the CLI
+// and the ACP bridge read), counting session/update frames and telling
+// when a turn_complete arrived.
+type streamReader struct {
+	c        *client.Client
+	n        atomic.Int64
+	complete chan struct{}
+}
+
+func (r *streamReader) handler() jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == protocol.MethodSessionUpdate {
+			r.n.Add(1)
+			if bytes.Contains(req.Params, []byte(`"turn_complete"`)) {
+				r.complete <- struct{}{}
+			}
+		}
+		return nil, nil
+	})
+}
+
 // BenchmarkEventStream: one echo turn of 100,000 chunks per op, events
 // persisted, delivered to 1 or 8 attached clients; events/s counts what
-// each client received (all clients together for 8).
+// the clients received together, events/s/client what each did.
 func BenchmarkEventStream(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			path := benchDaemon(b)
-			cs := make([]*rawClient, clients)
-			for i := range cs {
-				cs[i] = rawDial(b, path)
-			}
-			cs[0].send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"bench","cwd":"/"},"id":1}`)
-			cs[0].line()
-			for _, c := range cs[1:] {
-				c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"bench","keep_siblings":true},"id":1}`)
-				c.line()
+			ctx := context.Background()
+			rs := make([]*streamReader, clients)
+			for i := range rs {
+				r := &streamReader{complete: make(chan struct{}, 1)}
+				c, err := client.Dial(ctx, path, client.Options{Handler: r.handler()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { c.Close() })
+				r.c = c
+				rs[i] = r
+				if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: "bench", Cwd: "/", KeepSiblings: true}, nil); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			start := time.Now()
-			var total int
 			for i := 0; i < b.N; i++ {
-				cs[0].send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"bench","prompt":"/chunks %d"},"id":2}`, streamChunks))
-				var wg sync.WaitGroup
-				counts := make([]int, clients)
-				for j, c := range cs {
-					wg.Add(1)
-					go func() { defer wg.Done(); counts[j] = c.untilLine([]byte(`"turn_complete"`)) }()
+				text := fmt.Sprintf("/chunks %d", streamChunks)
+				if err := rs[0].c.Call(ctx, protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: "bench", Prompt: &text}, nil); err != nil {
+					b.Fatal(err)
 				}
-				wg.Wait()
-				cs[0].untilLine([]byte(`"id":2`))
-				for _, n := range counts {
-					total += n
+				for _, r := range rs {
+					<-r.complete
 				}
+			}
+			total := int64(0)
+			for _, r := range rs {
+				total += r.n.Load()
 			}
 			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
 			b.ReportMetric(float64(total)/float64(clients)/time.Since(start).Seconds(), "events/s/client")
@@ -186,20 +215,21 @@ func BenchmarkStreamFloor(b *testing.B) {
 			bw.Flush()
 		}
 	}()
-	c, err := net.Dial("unix", path)
+	nc, err := net.Dial("unix", path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	r := &rawClient{c: c, br: bufio.NewReaderSize(c, 1<<20)}
+	r := &streamReader{complete: make(chan struct{}, 1)}
+	r.c = client.New(nc, r.handler())
+	defer r.c.Close()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	start := time.Now()
-	total := 0
 	for i := 0; i < b.N; i++ {
-		r.send(`{"turn":1}`)
-		total += r.untilLine([]byte(`"turn_complete"`))
+		r.c.Notify("turn", nil)
+		<-r.complete
 	}
+	total := r.n.Load()
 	b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/event")
 }

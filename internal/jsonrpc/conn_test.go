@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 )
@@ -407,5 +408,31 @@ func TestOutboxKeepsQueueOrder(t *testing.T) {
 	// No HTML escaping: "<" is one byte on the wire.
 	if got := p.next("notification"); !strings.Contains(got, `"<&>"`) {
 		t.Fatalf("got %s, want the notification after the source, unescaped", got)
+	}
+}
+
+// The sender of an oversized frame can finish writing it and read the
+// error: the rest of the line is read and dropped (bounded) before the
+// connection closes, instead of the sender meeting a closed socket.
+func TestOversizedFrameSenderReadsTheError(t *testing.T) {
+	_, p := startConn(t, echoHandler(nil), Options{MaxFrame: 1000})
+	big := `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("x", 50000) + `"],"id":1}` + "\n"
+	wrote := make(chan error, 1)
+	go func() { _, err := p.conn.Write([]byte(big)); wrote <- err }()
+	if got := p.next("frame error"); !strings.Contains(got, `"frame exceeds 1000 bytes"`) {
+		t.Fatalf("got %s", got)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("the sender's write of the oversized frame failed: %v", err)
+	}
+}
+
+// An id that is a string with invalid UTF-8 is echoed as valid UTF-8.
+func TestInvalidUTF8IDEchoedValid(t *testing.T) {
+	_, p := startConn(t, echoHandler(nil), Options{})
+	p.send("{\"jsonrpc\":\"2.0\",\"method\":\"null\",\"id\":\"a\xffb\"}")
+	got := p.next("reply")
+	if !utf8.ValidString(got) || !strings.Contains(got, `"id":"a`+"\uFFFD"+`b"`) {
+		t.Fatalf("got %q, want valid UTF-8 with the id's bad byte as U+FFFD", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ID is a request id exactly as it appeared on the wire: a JSON string,
@@ -168,6 +169,13 @@ func classifyRequest(env *envelope) (message, *verdict) {
 			return message{}, invalid(ID{}, "id must be a string, number or null")
 		}
 		id = ID{raw: env.id}
+		if !utf8.Valid(env.id) {
+			// Output is always valid UTF-8: the id is echoed with each
+			// invalid byte as U+FFFD, as encoding/json decodes it.
+			var s string
+			json.Unmarshal(env.id, &s)
+			id = StringID(s)
+		}
 	}
 	if !env.has(fVersion) || !isJSONString(env.version, "2.0") {
 		return message{}, invalid(id, `jsonrpc must be "2.0"`)

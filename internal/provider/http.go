@@ -83,6 +83,15 @@ func (c *httpClient) sse(ctx context.Context, body any, onEvent func(event strin
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if errors.Is(err, io.EOF) && data.Len() > 0 {
+				// The stream ended right after a data line, without the
+				// blank line that ends an event ("data: [DONE]\n"): the
+				// event is whole all the same.
+				done, err := onEvent(event, data.Bytes())
+				if err != nil || done {
+					return err
+				}
+			}
 			if cause := context.Cause(sctx); cause != nil && cause != context.Canceled {
 				return cause
 			}

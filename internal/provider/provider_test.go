@@ -28,6 +28,7 @@ type fakeServer struct {
 	failFirst int
 	fail      int
 	hold      chan struct{} // if set, the stream pauses after the first event until closed
+	lastEnd   string        // if set, what ends the last event instead of "\n\n"
 	requests  atomic.Int32
 	lastBody  atomic.Value // map[string]any
 	lastHdr   atomic.Value // http.Header
@@ -54,7 +55,11 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	for i, e := range f.events {
-		fmt.Fprintf(w, "%s\n\n", e)
+		end := "\n\n"
+		if i == len(f.events)-1 && f.lastEnd != "" {
+			end = f.lastEnd
+		}
+		fmt.Fprintf(w, "%s%s", e, end)
 		w.(http.Flusher).Flush()
 		if i == 0 && f.hold != nil {
 			select {
@@ -162,6 +167,19 @@ func TestOpenAIRetriesOverloadThenStreams(t *testing.T) {
 	}
 	if n := f.requests.Load(); n != 3 {
 		t.Errorf("%d requests, want 3 (two 503s retried)", n)
+	}
+}
+
+// A stream whose last event ends with one newline ("data: [DONE]\n",
+// then EOF) is whole: the event is used, not reported as cut short.
+func TestOpenAIStreamEndingWithOneNewline(t *testing.T) {
+	f := &fakeServer{path: "/v1/chat/completions", lastEnd: "\n", events: []string{
+		`data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`, `data: [DONE]`}}
+	url := serve(t, f)
+	p, _ := New("local", config.Provider{Kind: "openai", BaseURL: url + "/v1"}, env)
+	resp, _, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}})
+	if err != nil || resp.Text != "hi" || resp.StopReason != StopEndTurn {
+		t.Fatalf("resp %+v err %v", resp, err)
 	}
 }
 

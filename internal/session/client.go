@@ -149,8 +149,8 @@ func (c *Client) unsubscribe(s *Session) {
 
 // catchUpPage bounds one read from the store for a client that is behind.
 const (
-	catchUpRows  = 512
-	catchUpBytes = 1 << 20
+	catchUpRows  = 0 // no row limit: a page is bounded by bytes
+	catchUpBytes = 2 << 20
 )
 
 var errEventsGone = errors.New("session events are missing from the store")

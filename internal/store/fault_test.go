@@ -50,12 +50,15 @@ func invariants(t *testing.T, path string) {
 	defer db.Close()
 	for _, c := range []struct{ what, q string }{
 		{"sessions whose last_seq is not their event count and max seq",
-			`SELECT count(*) FROM sessions s WHERE s.last_seq != (SELECT count(*) FROM events e WHERE e.session_id = s.id)
-			 OR s.last_seq != coalesce((SELECT max(seq) FROM events e WHERE e.session_id = s.id), 0)`},
+			`SELECT count(*) FROM sessions s WHERE s.last_seq != coalesce((SELECT sum(last_seq - first_seq + 1) FROM segments g WHERE g.session_id = s.id), 0)
+			 OR s.last_seq != coalesce((SELECT max(last_seq) FROM segments g WHERE g.session_id = s.id), 0)`},
+		{"segments that do not follow the one before",
+			`SELECT count(*) FROM (SELECT first_seq, last_seq, lag(last_seq) OVER (PARTITION BY session_id ORDER BY first_seq) AS prev FROM segments)
+			 WHERE first_seq != coalesce(prev, 0) + 1 OR last_seq < first_seq`},
 		{"sessions whose message_count is not their message count",
 			`SELECT count(*) FROM sessions s WHERE s.message_count != (SELECT count(*) FROM messages m WHERE m.session_id = s.id)
 			 OR s.message_count != coalesce((SELECT max(idx)+1 FROM messages m WHERE m.session_id = s.id), 0)`},
-		{"orphan events", `SELECT count(*) FROM events WHERE session_id NOT IN (SELECT id FROM sessions)`},
+		{"orphan events", `SELECT count(*) FROM segments WHERE session_id NOT IN (SELECT id FROM sessions)`},
 		{"orphan messages", `SELECT count(*) FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)`},
 	} {
 		var n int
@@ -80,7 +83,7 @@ func TestFailedWriteFailsOnlyItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE TRIGGER abort_bad BEFORE INSERT ON events WHEN NEW.session_id = 'bad' AND NEW.seq = 50
+	if _, err := db.Exec(`CREATE TRIGGER abort_bad BEFORE INSERT ON segments WHEN NEW.session_id = 'bad' AND NEW.first_seq <= 50 AND NEW.last_seq >= 50
 		BEGIN SELECT RAISE(ABORT, 'injected fault'); END`); err != nil {
 		t.Fatal(err)
 	}

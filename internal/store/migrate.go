@@ -5,9 +5,15 @@ import (
 	"fmt"
 )
 
+// migration brings the schema one version up: its SQL, then its Go step.
+type migration struct {
+	sql  string
+	step func(tx *sql.Tx) error
+}
+
 // migrations, in order: migration i brings the schema from version i to
 // i+1 (PRAGMA user_version). Never edit one that has shipped; append.
-var migrations = []string{
+var migrations = []migration{{sql: 
 	// 1: sessions, their events as sent, their transcripts.
 	`CREATE TABLE sessions (
 		id            TEXT PRIMARY KEY,
@@ -35,7 +41,58 @@ var migrations = []string{
 		idx        INTEGER NOT NULL,
 		body       BLOB NOT NULL,
 		PRIMARY KEY (session_id, idx)
-	) WITHOUT ROWID;`,
+	) WITHOUT ROWID;`}, {
+	// 2: events are stored in segments (runs of consecutive events of one
+	// session, written together), so a stream costs a row per commit, not
+	// per event.
+	sql: `CREATE TABLE segments (
+		session_id TEXT NOT NULL,
+		first_seq  INTEGER NOT NULL,
+		last_seq   INTEGER NOT NULL,
+		body       BLOB NOT NULL
+	);
+	CREATE UNIQUE INDEX segments_by_last ON segments (session_id, last_seq);`,
+	step: eventsToSegments,
+}}
+
+// eventsToSegments moves the events of schema 1 into segments.
+func eventsToSegments(tx *sql.Tx) error {
+	rows, err := tx.Query(`SELECT session_id, seq, type, body FROM events ORDER BY session_id, seq`)
+	if err != nil {
+		return err
+	}
+	type seg struct {
+		sid         string
+		first, last int64
+		body        []byte
+	}
+	var segs []seg
+	var cur *seg
+	for rows.Next() {
+		var sid string
+		var ev Event
+		if err := rows.Scan(&sid, &ev.Seq, &ev.Type, &ev.Body); err != nil {
+			rows.Close()
+			return err
+		}
+		if cur == nil || cur.sid != sid || ev.Seq != cur.last+1 || len(cur.body) >= segmentBytes {
+			segs = append(segs, seg{sid: sid, first: ev.Seq, last: ev.Seq - 1})
+			cur = &segs[len(segs)-1]
+		}
+		cur.body = appendPacked(cur.body, ev)
+		cur.last = ev.Seq
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, g := range segs {
+		if _, err := tx.Exec(`INSERT INTO segments (session_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)`, g.sid, g.first, g.last, g.body); err != nil {
+			return err
+		}
+	}
+	_, err = tx.Exec(`DROP TABLE events`)
+	return err
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -54,9 +111,15 @@ func migrate(db *sql.DB) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(migrations[v]); err != nil {
+		if _, err := tx.Exec(migrations[v].sql); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+		if f := migrations[v].step; f != nil {
+			if err := f(tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
 		}
 		if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v+1)); err != nil {
 			tx.Rollback()

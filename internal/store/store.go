@@ -16,6 +16,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,9 +85,10 @@ type Store struct {
 	stop   bool
 
 	// Writer only.
-	wc      *sql.Conn
-	inserts map[int]*sql.Stmt // prepared multi-row event inserts, by rows
-	broken  map[string]error  // sessions whose write failed, until Resume
+	wc        *sql.Conn
+	insertSeg *sql.Stmt
+	seg       []byte           // the segment being packed
+	broken    map[string]error // sessions whose write failed, until Resume
 }
 
 // op is one queued write. An event append has ev set: the writer inserts
@@ -101,9 +103,6 @@ type op struct {
 	control bool
 	after   func(error)
 }
-
-// eventRows is how many events one INSERT statement carries.
-const eventRows = 64
 
 // batchMax bounds the writes grouped into one transaction.
 const batchMax = 1024
@@ -135,7 +134,7 @@ func Open(path string) (*Store, error) {
 	}
 	wdb.SetMaxOpenConns(1)
 	s := &Store{path: path, wdb: wdb, ops: make(chan op, 4*batchMax), done: make(chan struct{}),
-		inserts: map[int]*sql.Stmt{}, broken: map[string]error{}}
+		broken: map[string]error{}}
 	fail := func(err error) (*Store, error) {
 		if s.wc != nil {
 			s.wc.Close()
@@ -181,9 +180,7 @@ func (s *Store) Close() error {
 		close(s.ops)
 		s.mu.Unlock()
 		<-s.done
-		for _, st := range s.inserts {
-			st.Close()
-		}
+		s.insertSeg.Close()
 		s.wc.Close()
 	})
 	err := s.wdb.Close()
@@ -401,9 +398,9 @@ func (s *Store) apply(ctx context.Context, sid string, batch []op, idx []int) er
 	return nil
 }
 
-// insertEvents inserts a run of one session's events, eventRows at a
-// time, after moving its last_seq: the update succeeds only if the run
-// follows the stored last_seq and the session exists.
+// insertEvents stores a run of one session's events as segments, after
+// moving its last_seq: the update succeeds only if the run follows the
+// stored last_seq and the session exists.
 func (s *Store) insertEvents(ctx context.Context, sid string, batch []op, idx []int) error {
 	first := batch[idx[0]].ev.Seq
 	for k, i := range idx {
@@ -419,34 +416,68 @@ func (s *Store) insertEvents(ctx context.Context, sid string, batch []op, idx []
 	if n, err := r.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("%w: session %s: seq %d does not follow the stored last seq (or the session is gone)", ErrSequence, sid, first)
 	}
-	args := make([]any, 0, 4*eventRows)
 	for len(idx) > 0 {
-		n := eventRows // the largest prepared size that fits
-		for n > len(idx) {
-			n /= 2
+		s.seg = s.seg[:0]
+		n := 0
+		for n < len(idx) && (n == 0 || len(s.seg) < segmentBytes) {
+			s.seg = appendPacked(s.seg, *batch[idx[n]].ev)
+			n++
 		}
-		args = args[:0]
-		for _, i := range idx[:n] {
-			ev := batch[i].ev
-			args = append(args, sid, ev.Seq, ev.Type, ev.Body)
-		}
-		if _, err := s.inserts[n].ExecContext(ctx, args...); err != nil {
+		from, to := batch[idx[0]].ev.Seq, batch[idx[n-1]].ev.Seq
+		if _, err := s.insertSeg.ExecContext(ctx, sid, from, to, s.seg); err != nil {
 			return err
 		}
 		idx = idx[n:]
+	}
+	if cap(s.seg) > 4*segmentBytes {
+		s.seg = nil
+	}
+	return nil
+}
+
+// segmentBytes is the size past which a run of events starts a new
+// segment; an event bigger than it has a segment of its own.
+const segmentBytes = 256 << 10
+
+// appendPacked appends one event to a segment's body:
+// uvarint seq delta is implied (segments are consecutive), so each event
+// is uvarint len(type), type, uvarint len(body), body.
+func appendPacked(b []byte, ev Event) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ev.Type)))
+	b = append(b, ev.Type...)
+	b = binary.AppendUvarint(b, uint64(len(ev.Body)))
+	return append(b, ev.Body...)
+}
+
+// unpack calls f for each event of a segment starting at seq first,
+// until f returns false.
+func unpack(body []byte, first int64, f func(Event) bool) error {
+	for seq := first; len(body) > 0; seq++ {
+		n, k := binary.Uvarint(body)
+		if k <= 0 || uint64(len(body)-k) < n {
+			return errors.New("store: damaged segment")
+		}
+		typ := body[k : k+int(n)]
+		body = body[k+int(n):]
+		n, k = binary.Uvarint(body)
+		if k <= 0 || uint64(len(body)-k) < n {
+			return errors.New("store: damaged segment")
+		}
+		ev := Event{Seq: seq, Type: string(typ), Body: body[k : k+int(n) : k+int(n)]}
+		body = body[k+int(n):]
+		if !f(ev) {
+			return nil
+		}
 	}
 	return nil
 }
 
 func (s *Store) prepare() error {
-	for n := 1; n <= eventRows; n *= 2 {
-		q := "INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, ?, ?)" + strings.Repeat(", (?, ?, ?, ?)", n-1)
-		st, err := s.wc.PrepareContext(context.Background(), q)
-		if err != nil {
-			return err
-		}
-		s.inserts[n] = st
+	st, err := s.wc.PrepareContext(context.Background(), `INSERT INTO segments (session_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
 	}
+	s.insertSeg = st
 	return nil
 }
 
@@ -541,7 +572,7 @@ func (s *Store) Resume(id string) (lastSeq, messages int64, err error) {
 func (s *Store) DeleteSession(id string) (bool, error) {
 	var n int64
 	err := s.do(id, func(ctx context.Context, c *sql.Conn) error {
-		for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `DELETE FROM messages WHERE session_id = ?`} {
+		for _, q := range []string{`DELETE FROM segments WHERE session_id = ?`, `DELETE FROM messages WHERE session_id = ?`} {
 			if _, err := c.ExecContext(ctx, q, id); err != nil {
 				return err
 			}
@@ -629,43 +660,64 @@ func (s *Store) ListSessions(ctx context.Context, offset, limit int) ([]*Session
 // Events returns a session's events with seq > since, in order: at most
 // limit of them (0: no limit) and, past the first, no more than maxBytes
 // of bodies in all (0: no limit), so a page's memory is bounded whatever
-// the events hold.
+// the events hold. The bodies are the caller's to keep.
 func (s *Store) Events(ctx context.Context, sessionID string, since int64, limit, maxBytes int) ([]Event, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT seq, type, body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, since, limit)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT first_seq, body FROM segments WHERE session_id = ? AND last_seq > ? ORDER BY last_seq`, sessionID, since)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	defer rows.Close()
 	var out []Event
 	size := 0
-	for rows.Next() {
-		var ev Event
-		if err := rows.Scan(&ev.Seq, &ev.Type, &ev.Body); err != nil {
+	full := false
+	for !full && rows.Next() {
+		var first int64
+		var body []byte
+		if err := rows.Scan(&first, &body); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
-		size += len(ev.Body)
-		if maxBytes > 0 && len(out) > 0 && size > maxBytes {
-			break
+		err := unpack(body, first, func(ev Event) bool {
+			if ev.Seq <= since {
+				return true
+			}
+			size += len(ev.Body)
+			if (maxBytes > 0 && len(out) > 0 && size > maxBytes) || (limit > 0 && len(out) == limit) {
+				full = true
+				return false
+			}
+			out = append(out, ev)
+			return true
+		})
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, ev)
 	}
 	return out, rows.Err()
 }
 
 // Event returns one stored event, or ErrNotFound.
 func (s *Store) Event(ctx context.Context, sessionID string, seq int64) (Event, error) {
-	ev := Event{Seq: seq}
-	err := s.rdb.QueryRowContext(ctx, `SELECT type, body FROM events WHERE session_id = ? AND seq = ?`, sessionID, seq).Scan(&ev.Type, &ev.Body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ev, ErrNotFound
+	var first int64
+	var body []byte
+	err := s.rdb.QueryRowContext(ctx, `SELECT first_seq, body FROM segments WHERE session_id = ? AND last_seq >= ? ORDER BY last_seq LIMIT 1`, sessionID, seq).Scan(&first, &body)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && first > seq) {
+		return Event{Seq: seq}, ErrNotFound
 	}
 	if err != nil {
-		return ev, fmt.Errorf("store: %w", err)
+		return Event{Seq: seq}, fmt.Errorf("store: %w", err)
 	}
-	return ev, nil
+	var out Event
+	err = unpack(body, first, func(ev Event) bool {
+		if ev.Seq == seq {
+			out = ev
+			return false
+		}
+		return true
+	})
+	if err == nil && out.Seq != seq {
+		err = ErrNotFound
+	}
+	return out, err
 }
 
 // Messages returns a session's transcript, in order.

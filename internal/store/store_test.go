@@ -171,3 +171,46 @@ func TestClosedStoreFailsWrites(t *testing.T) {
 		t.Fatal("write after close succeeded")
 	}
 }
+
+// A schema 1 database (one row per event) opens with its events moved
+// into segments, every one readable as before.
+func TestMigrationToSegments(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(migrations[0].sql); err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`PRAGMA user_version = 1`)
+	tx, _ := db.Begin()
+	for _, id := range []string{"a", "b"} {
+		tx.Exec(`INSERT INTO sessions (id, agent_alias, mode, cwd, owner, created_ms, updated_ms, last_seq) VALUES (?, 'default', 'chat', '/', 'c', 1, 1, 3000)`, id)
+		for seq := 1; seq <= 3000; seq++ {
+			if _, err := tx.Exec(`INSERT INTO events (session_id, seq, type, body) VALUES (?, ?, 't', ?)`, id, seq, fmt.Sprintf(`{"seq":%d,"pad":"%0200d"}`, seq, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tx.Commit()
+	db.Close()
+	s := open(t, path)
+	defer s.Close()
+	for _, id := range []string{"a", "b"} {
+		evs, err := s.Events(context.Background(), id, 0, 0, 0)
+		if err != nil || len(evs) != 3000 {
+			t.Fatalf("%s: %d events %v", id, len(evs), err)
+		}
+		for i, e := range evs {
+			if e.Seq != int64(i+1) || e.Type != "t" || !strings.HasPrefix(string(e.Body), fmt.Sprintf(`{"seq":%d,`, i+1)) {
+				t.Fatalf("%s event %d: %d %s %.20s", id, i, e.Seq, e.Type, e.Body)
+			}
+		}
+		if ev, err := s.Event(context.Background(), id, 2999); err != nil || !strings.HasPrefix(string(ev.Body), `{"seq":2999,`) {
+			t.Fatalf("event 2999: %v %.20s", err, ev.Body)
+		}
+	}
+	s.Close()
+	invariants(t, path)
+}
