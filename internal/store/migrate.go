@@ -13,9 +13,9 @@ type migration struct {
 
 // migrations, in order: migration i brings the schema from version i to
 // i+1 (PRAGMA user_version). Never edit one that has shipped; append.
-var migrations = []migration{{sql: 
-	// 1: sessions, their events as sent, their transcripts.
-	`CREATE TABLE sessions (
+var migrations = []migration{{sql:
+// 1: sessions, their events as sent, their transcripts.
+`CREATE TABLE sessions (
 		id            TEXT PRIMARY KEY,
 		agent_alias   TEXT NOT NULL,
 		mode          TEXT NOT NULL,
