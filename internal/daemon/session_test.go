@@ -176,7 +176,8 @@ func checkSeqs(t *testing.T, evs []map[string]any, first int) {
 	t.Helper()
 	for i, e := range evs {
 		if int(e["seq"].(float64)) != first+i {
-			t.Fatalf("event %d has seq %v, want %d (gap or reorder): %v", i, e["seq"], first+i, types(evs))
+			lo, hi := max(i-3, 0), min(i+3, len(evs))
+			t.Fatalf("event %d of %d has seq %v, want %d (gap or reorder); around it: %v", i, len(evs), e["seq"], first+i, types(evs[lo:hi]))
 		}
 	}
 }

@@ -436,3 +436,39 @@ func TestInvalidUTF8IDEchoedValid(t *testing.T) {
 		t.Fatalf("got %q, want valid UTF-8 with the id's bad byte as U+FFFD", got)
 	}
 }
+
+// bigThenSmall is a Source whose first call writes a frame far bigger
+// than the writer's chunk (more to come) and whose second, once let go,
+// writes a small one.
+type bigThenSmall struct {
+	calls   int
+	letGo   chan struct{}
+	reached chan struct{}
+}
+
+func (s *bigThenSmall) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
+	s.calls++
+	if s.calls == 1 {
+		return fmt.Appendf(buf, `{"jsonrpc":"2.0","method":"big","params":["%s"]}`+"\n", strings.Repeat("x", 300<<10)), true, nil
+	}
+	close(s.reached)
+	<-s.letGo
+	return append(buf, `{"jsonrpc":"2.0","method":"small"}`+"\n"...), false, nil
+}
+
+// What a source writes after the writer's buffer grew big is written too,
+// even when more is queued behind it (a buffer once dropped with frames
+// still in it lost a client's events).
+func TestOutboxKeepsFramesAfterABigOne(t *testing.T) {
+	c, p := startConn(t, echoHandler(nil), Options{})
+	src := &bigThenSmall{letGo: make(chan struct{}), reached: make(chan struct{})}
+	c.Push(src)
+	<-src.reached
+	c.Notify("after", nil) // queued while the source is still writing
+	close(src.letGo)
+	for _, want := range []string{`"big"`, `"small"`, `"after"`} {
+		if got := p.next(want); !strings.Contains(got, want) {
+			t.Fatalf("got %.80s, want the %s frame", got, want)
+		}
+	}
+}

@@ -167,6 +167,9 @@ func (c *Conn) writeLoop() {
 	flush := func() bool {
 		err := c.writeAll(buf)
 		buf = buf[:0]
+		if cap(buf) > 4*writeChunk {
+			buf = nil // do not pin a huge frame's buffer
+		}
 		for _, f := range afters {
 			f()
 		}
@@ -212,9 +215,6 @@ func (c *Conn) writeLoop() {
 			if !flush() {
 				return
 			}
-		}
-		if cap(buf) > 4*writeChunk {
-			buf = nil // do not pin a huge frame's buffer
 		}
 	}
 }
