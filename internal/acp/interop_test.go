@@ -51,7 +51,16 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 	dir := interopDir(t)
 	bin := buildZeroclaw(t)
 	cfg := filepath.Join(t.TempDir(), "cfg")
-	env := append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
+	// Never the host's provider keys or zeroclaw settings: the test runs
+	// on the offline echo provider.
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasSuffix(k, "_API_KEY") && !strings.HasSuffix(k, "_AUTH_TOKEN") && k != "OLLAMA_HOST" && !strings.HasPrefix(k, "ZEROCLAW_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
 	cwd := t.TempDir()
 	defer func() {
 		// Stop the daemon the clients started.

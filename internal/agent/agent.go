@@ -99,6 +99,10 @@ type Agent struct {
 	Tools       []tool.Tool
 	Risk        string
 	MaxRequests int
+	// Environ, Umask and Reaper are handed to the tools (see tool.Env).
+	Environ []string
+	Umask   string
+	Reaper  *tool.Reaper
 }
 
 // Outcome is how a turn ended.
@@ -124,6 +128,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
+		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper,
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
 	var out Outcome
 	max := max(a.MaxRequests, 1)

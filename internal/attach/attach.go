@@ -4,6 +4,7 @@
 package attach
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -47,11 +48,12 @@ func (e *Error) Error() string { return fmt.Sprintf("attachments[%d]: %s", e.Ind
 type Store struct{ Dir string }
 
 // SaveAll stores every entry of one request, within the request limit.
-func (s *Store) SaveAll(entries []protocol.Attachment) ([]File, error) {
+// Reading stops when ctx ends.
+func (s *Store) SaveAll(ctx context.Context, entries []protocol.Attachment) ([]File, error) {
 	var total int64
 	out := make([]File, 0, len(entries))
 	for i, a := range entries {
-		data, name, err := read(a)
+		data, name, err := read(ctx, a)
 		if err != nil {
 			return nil, &Error{Index: i, Reason: err.Error()}
 		}
@@ -68,7 +70,7 @@ func (s *Store) SaveAll(entries []protocol.Attachment) ([]File, error) {
 }
 
 // read returns an entry's bytes and its file name.
-func read(a protocol.Attachment) ([]byte, string, error) {
+func read(ctx context.Context, a protocol.Attachment) ([]byte, string, error) {
 	switch {
 	case a.Path != "" && a.DataB64 != "":
 		return nil, "", errors.New("give path or dataB64, not both")
@@ -76,8 +78,14 @@ func read(a protocol.Attachment) ([]byte, string, error) {
 		if !filepath.IsAbs(a.Path) {
 			return nil, "", fmt.Errorf("path %q is not absolute", a.Path)
 		}
-		f, err := os.Open(a.Path)
+		// Never block on what is not a regular file (a FIFO waits for a
+		// writer forever) and never follow a final symlink: open without
+		// blocking, look, and only then read.
+		f, err := os.OpenFile(a.Path, os.O_RDONLY|oNonblock|oNofollow, 0)
 		if err != nil {
+			if isLoop(err) {
+				return nil, "", fmt.Errorf("%s is a symlink; give the path of the file itself", a.Path)
+			}
 			return nil, "", err
 		}
 		defer f.Close()
@@ -91,7 +99,7 @@ func read(a protocol.Attachment) ([]byte, string, error) {
 		if fi.Size() > MaxFileBytes {
 			return nil, "", fmt.Errorf("%s is %d bytes; the limit is %d", a.Path, fi.Size(), MaxFileBytes)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+		data, err := readCtx(ctx, f, MaxFileBytes+1)
 		if err != nil {
 			return nil, "", err
 		}
@@ -175,6 +183,26 @@ func (s *Store) save(data []byte, name, mimeType string) (File, error) {
 		return File{}, err
 	}
 	return f, nil
+}
+
+// readCtx reads at most max bytes of r in pieces, stopping when ctx ends.
+func readCtx(ctx context.Context, r io.Reader, max int) ([]byte, error) {
+	var buf []byte
+	chunk := make([]byte, 256<<10)
+	for len(buf) < max {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := r.Read(chunk[:min(len(chunk), max-len(buf))])
+		buf = append(buf, chunk[:n]...)
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // Markers joins the marker lines of files, for the prompt.

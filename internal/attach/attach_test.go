@@ -1,11 +1,13 @@
 package attach
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -16,7 +18,7 @@ func TestSaveDedupMarkersAndLimits(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "notes.md")
 	os.WriteFile(src, []byte("# notes\n"), 0o644)
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-	files, err := s.SaveAll([]protocol.Attachment{
+	files, err := s.SaveAll(context.Background(), []protocol.Attachment{
 		{Path: src},
 		{DataB64: base64.StdEncoding.EncodeToString(png), Filename: "shot.png"},
 		{DataB64: base64.StdEncoding.EncodeToString([]byte("# notes\n")), Filename: "again.md"},
@@ -50,6 +52,13 @@ func TestSaveDedupMarkersAndLimits(t *testing.T) {
 
 	big := filepath.Join(t.TempDir(), "big")
 	os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644)
+	// A FIFO is refused at once instead of waiting for a writer forever.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(src, link)
 	for _, tc := range []struct {
 		a    protocol.Attachment
 		want string
@@ -61,15 +70,17 @@ func TestSaveDedupMarkersAndLimits(t *testing.T) {
 		{protocol.Attachment{DataB64: "!!!"}, "not base64"},
 		{protocol.Attachment{}, "path or dataB64 is required"},
 		{protocol.Attachment{Path: src, DataB64: "AA=="}, "not both"},
+		{protocol.Attachment{Path: fifo}, "not a regular file"},
+		{protocol.Attachment{Path: link}, "is a symlink"},
 	} {
-		_, err := s.SaveAll([]protocol.Attachment{{DataB64: "AA=="}, tc.a})
+		_, err := s.SaveAll(context.Background(), []protocol.Attachment{{DataB64: "AA=="}, tc.a})
 		var ae *Error
 		if !errors.As(err, &ae) || ae.Index != 1 || !strings.Contains(ae.Reason, tc.want) {
 			t.Errorf("%+v: %v, want attachments[1] ... %s", tc.a, err, tc.want)
 		}
 	}
 	half := base64.StdEncoding.EncodeToString(make([]byte, MaxFileBytes-10))
-	if _, err := s.SaveAll([]protocol.Attachment{{DataB64: half}, {DataB64: half}, {DataB64: half}}); err == nil || !strings.Contains(err.Error(), "of one request exceed") {
+	if _, err := s.SaveAll(context.Background(), []protocol.Attachment{{DataB64: half}, {DataB64: half}, {DataB64: half}}); err == nil || !strings.Contains(err.Error(), "of one request exceed") {
 		t.Errorf("request limit: %v", err)
 	}
 }

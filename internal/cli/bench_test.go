@@ -22,7 +22,7 @@ func BenchmarkDaemonStart(b *testing.B) {
 		dir := filepath.Join(b.TempDir(), "cfg")
 		sock := filepath.Join(dir, "data", "daemon.sock")
 		cmd := exec.Command(exe, "daemon")
-		cmd.Env = append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 func startDaemonB(b *testing.B, dir string) *exec.Cmd {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "daemon")
-	cmd.Env = append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+	cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func BenchmarkACPSpawnInitialize(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		cmd := exec.Command(exe, "acp")
-		cmd.Env = append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {

@@ -92,6 +92,21 @@ func (s *spinner) Stop() {
 	s.once.Do(func() { close(s.stop); <-s.done })
 }
 
+// privateFile makes sure path exists as a file only its owner can read
+// (0600, in a 0700 directory), whatever the umask: the chat history holds
+// the user's prompts.
+func privateFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chmod(path, 0o600)
+}
+
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -128,8 +143,12 @@ func runChat(ctx context.Context, env Env, args []string) error {
 	tty := isTerminal(env.Stdin)
 	var in lines
 	if tty {
+		history := filepath.Join(dirs.DataDir, "chat_history")
+		if err := privateFile(history); err != nil {
+			return err
+		}
 		rl, err := readline.NewEx(&readline.Config{
-			Prompt: "› ", HistoryFile: filepath.Join(dirs.DataDir, "chat_history"),
+			Prompt: "› ", HistoryFile: history,
 			Stdout: env.Stdout, Stderr: env.Stderr, InterruptPrompt: "^C", EOFPrompt: "",
 			DisableAutoSaveHistory: true,
 		})

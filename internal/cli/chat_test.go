@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,9 @@ func TestChatInTmux(t *testing.T) {
 	startDaemon(t, env)
 	exe, _ := os.Executable()
 	name := fmt.Sprintf("zc-chat-%d", os.Getpid())
-	cmdline := fmt.Sprintf("env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm %s chat --cwd %s", dir, exe, t.TempDir())
+	// Under umask 000, as a careless shell may have: the history file must
+	// still be private.
+	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm %s chat --cwd %s'", dir, exe, t.TempDir())
 	tmux := func(args ...string) string {
 		out, err := exec.Command("tmux", args...).CombinedOutput()
 		if err != nil {
@@ -108,5 +111,9 @@ func TestChatInTmux(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("chat did not exit on /quit:\n%s", tmux("-L", name, "capture-pane", "-p", "-t", name))
 		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, "data", "chat_history"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("chat history: %v %v, want mode 0600", fi.Mode(), err)
 	}
 }

@@ -28,9 +28,25 @@ func testEnv(t *testing.T, stdin string) (Env, *bytes.Buffer, *bytes.Buffer, str
 	dir := filepath.Join(t.TempDir(), "cfg")
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir}
 	var out, errb bytes.Buffer
-	environ := append(os.Environ(), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
+	environ := append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
 	return Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string { return vars[k] }, Environ: environ}, &out, &errb, dir
+}
+
+// hermetic drops what the host's environment must not lend a test: the
+// provider keys (a test must never reach a real model) and zeroclaw's own
+// settings.
+func hermetic(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_AUTH_TOKEN") || k == "OLLAMA_HOST" ||
+			strings.HasPrefix(k, "ZEROCLAW_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // startDaemon runs `zeroclaw daemon` as a real process.

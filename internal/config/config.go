@@ -28,6 +28,10 @@ type Daemon struct {
 	PromptQueue         int `toml:"prompt_queue"`
 	ApprovalTimeoutSecs int `toml:"approval_timeout_secs"`
 	MaxFrameBytes       int `toml:"max_frame_bytes"`
+	// ShellEnvDrop names more environment variables that commands the
+	// agent runs do not get, beside every provider's api_key_env and the
+	// well-known key variables (ShellEnvDropped).
+	ShellEnvDrop []string `toml:"shell_env_drop"`
 }
 
 // Provider is one [providers.<name>] table.
@@ -61,6 +65,19 @@ var (
 	RiskLevels    = []string{"readonly", "supervised", "full"}
 	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "list_dir", "search", "ask_user", "poll", "plan"}
 )
+
+// ShellEnvDropped lists the environment variables commands the agent runs
+// never see: the well-known provider key variables, every configured
+// provider's api_key_env and daemon.shell_env_drop.
+func (c *Config) ShellEnvDropped() []string {
+	out := []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GROQ_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY"}
+	for _, p := range c.Providers {
+		if p.APIKeyEnv != "" {
+			out = append(out, p.APIKeyEnv)
+		}
+	}
+	return append(out, c.Daemon.ShellEnvDrop...)
+}
 
 // Default returns the built-in configuration: one agent "default" on the
 // provider the environment offers (ANTHROPIC_API_KEY, OPENAI_API_KEY,

@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
@@ -35,7 +36,14 @@ type Options struct {
 	Ready func(endpoint string)
 	// Getenv reads provider API keys; nil means os.Getenv.
 	Getenv func(string) string
+	// Environ is the environment commands start from, less provider keys;
+	// nil means os.Environ().
+	Environ []string
 }
+
+// userUmask sets the daemon's umask to 077 once, and returns the one it
+// replaced (-1 where there is no umask).
+var userUmask = sync.OnceValue(privateUmask)
 
 // DBFile is the database's name inside the data directory.
 const DBFile = "zeroclaw.db"
@@ -66,6 +74,12 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	if grace <= 0 {
 		grace = time.Second
 	}
+	// Every file from here on is private: the database and its journal,
+	// uploads, the records of running commands.
+	umask := ""
+	if prev := userUmask(); prev >= 0 {
+		umask = fmt.Sprintf("%04o", prev)
+	}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	db, err := store.Open(filepath.Join(o.Dirs.DataDir, DBFile))
@@ -74,7 +88,12 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return err
 	}
 	defer db.Close()
-	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log})
+	reaper := &tool.Reaper{Dir: filepath.Join(o.Dirs.DataDir, "procs"), Log: log}
+	if n := reaper.Reap(); n > 0 {
+		log.Warn("killed commands a daemon that died had left running", "groups", n)
+	}
+	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
+		Environ: o.Environ, Umask: umask, Reaper: reaper})
 	if err != nil {
 		ln.Close()
 		return err
@@ -90,13 +109,27 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 
 	acceptErr := make(chan error, 1) // the accept loop's end, and why
 	go func() {
+		backoff := time.Duration(0)
 		for {
 			nc, err := ln.Accept()
 			if err != nil {
-				acceptErr <- err
-				close(acceptErr)
-				return
+				if errors.Is(err, net.ErrClosed) {
+					acceptErr <- err
+					close(acceptErr)
+					return
+				}
+				// Out of descriptors (EMFILE), a connection aborted before
+				// it was taken, ...: no client can stop the daemon. Wait a
+				// little, longer each time, and go on.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				log.Warn("accept failed; retrying", "err", err, "in", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-stopCtx.Done():
+				}
+				continue
 			}
+			backoff = 0
 			peer, err := transport.Authorize(nc)
 			if err != nil {
 				log.Warn("connection refused", "peer", peer.Label, "err", err)

@@ -35,7 +35,7 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		text := *p.Prompt
 		var images []provider.Image
 		if len(p.Attachments) > 0 {
-			files, err := b.srv.uploads.SaveAll(p.Attachments)
+			files, err := b.srv.uploads.SaveAll(ctx, p.Attachments)
 			if err != nil {
 				return nil, attachError(err)
 			}
@@ -137,7 +137,7 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
 		}
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			files, err := b.srv.uploads.SaveAll(entries)
+			files, err := b.srv.uploads.SaveAll(ctx, entries)
 			if err != nil {
 				return nil, wire(attachError(err))
 			}

@@ -53,6 +53,22 @@ type Manager struct {
 
 	pmu       sync.Mutex
 	providers map[string]provider.Provider
+
+	environ []string // commands' environment, provider keys removed
+	umask   string
+	reaper  *tool.Reaper
+}
+
+// scrub returns environ without the named variables.
+func scrub(environ, drop []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(drop, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Options configure a Manager.
@@ -61,6 +77,13 @@ type Options struct {
 	Store  *store.Store
 	Getenv func(string) string
 	Logger *slog.Logger
+	// Environ is the daemon's environment (nil: os.Environ()); commands
+	// the agent runs get it without the variables that hold provider keys.
+	Environ []string
+	// Umask is the umask commands run with ("" leaves the daemon's).
+	Umask string
+	// Reaper records commands' process groups (nil: not recorded).
+	Reaper *tool.Reaper
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -81,8 +104,13 @@ func NewManager(o Options) (*Manager, error) {
 	if len(ids) > 0 {
 		log.Warn("sessions interrupted by the previous daemon's end", "sessions", ids)
 	}
+	environ := o.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Manager{cfg: o.Config, store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
+		environ: scrub(environ, o.Config.ShellEnvDropped()), umask: o.Umask, reaper: o.Reaper,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}, nil
 }
 
@@ -159,7 +187,8 @@ func (m *Manager) buildAgent(alias string) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Provider: p, System: ac.SystemPrompt, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests}
+	a := &agent.Agent{Provider: p, System: ac.SystemPrompt, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
+		Environ: m.environ, Umask: m.umask, Reaper: m.reaper}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
 			a.Tools = append(a.Tools, t)

@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,46 +22,13 @@ const (
 	maxRead    = 256 << 10 // bytes of a file read_file returns
 	maxMatches = 200       // lines search returns
 	maxEntries = 1000      // entries list_dir returns
+	// search reads at most searchFileBytes of each file and
+	// searchTotalBytes in all: a huge (or sparse) file costs no more.
+	searchFileBytes  = 1 << 20
+	searchTotalBytes = 64 << 20
+	// maxEdit bounds the files edit_file reads whole.
+	maxEdit = 16 << 20
 )
-
-// resolve turns a tool's path argument into an absolute path; with confine
-// it must stay inside cwd, symlinks followed.
-func resolve(env *Env, p string) (string, error) {
-	if p == "" {
-		p = "."
-	}
-	abs := p
-	if !filepath.IsAbs(p) {
-		abs = filepath.Join(env.Cwd, p)
-	}
-	abs = filepath.Clean(abs)
-	if !env.Confine {
-		return abs, nil
-	}
-	root, err := filepath.EvalSymlinks(env.Cwd)
-	if err != nil {
-		return "", fmt.Errorf("session directory: %v", err)
-	}
-	// Follow symlinks of the longest part of the path that exists.
-	real, rest := abs, ""
-	for {
-		r, err := filepath.EvalSymlinks(real)
-		if err == nil {
-			real = filepath.Join(r, rest)
-			break
-		}
-		parent := filepath.Dir(real)
-		if parent == real {
-			break
-		}
-		rest = filepath.Join(filepath.Base(real), rest)
-		real = parent
-	}
-	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
-		return "", fmt.Errorf("path %q is outside the session directory %s", p, env.Cwd)
-	}
-	return abs, nil
-}
 
 func pathArg(input json.RawMessage) string {
 	var a struct {
@@ -85,37 +56,32 @@ func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if a.Path == "" {
 		return errorf("path is required")
 	}
-	p, err := resolve(env, a.Path)
+	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	f, err := os.Open(p)
+	defer pl.close()
+	name, err := pl.name(a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	f, _, err := pl.openRegular(name)
+	if errors.Is(err, errIsDir) {
 		return errorf("%s is a directory: use list_dir", a.Path)
 	}
-	buf := make([]byte, maxRead+1)
-	n, _ := fullRead(f, buf)
-	out := string(buf[:min(n, maxRead)])
-	if n > maxRead {
+	if err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	defer f.Close()
+	data, more, err := readAll(ctx, f, maxRead)
+	if err != nil {
+		return errorf("%s: %v", a.Path, err)
+	}
+	out := string(data)
+	if more {
 		out += fmt.Sprintf("\n[truncated: only the first %d bytes are shown]", maxRead)
 	}
 	return Result{Output: out}
-}
-
-func fullRead(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 type listDir struct{}
@@ -133,25 +99,45 @@ func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
 	}
-	p, err := resolve(env, a.Path)
+	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	ents, err := os.ReadDir(p)
+	defer pl.close()
+	name, err := pl.name(a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
+	d, err := pl.openFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(maxEntries)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	slices.SortFunc(ents, func(x, y fs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
 	var b strings.Builder
-	for i, e := range ents {
-		if i == maxEntries {
-			fmt.Fprintf(&b, "[%d more entries not shown]\n", len(ents)-maxEntries)
-			break
-		}
+	for _, e := range ents {
 		b.WriteString(e.Name())
 		if e.IsDir() {
 			b.WriteByte('/')
 		}
 		b.WriteByte('\n')
+	}
+	if len(ents) == maxEntries {
+		more := 0 // count the rest without keeping them
+		for {
+			rest, err := d.ReadDir(1024)
+			more += len(rest)
+			if err != nil || len(rest) == 0 {
+				break
+			}
+		}
+		if more > 0 {
+			fmt.Fprintf(&b, "[%d more entries not shown]\n", more)
+		}
 	}
 	if len(ents) == 0 {
 		return Result{Output: "(empty directory)"}
@@ -183,13 +169,21 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if err != nil || a.Pattern == "" {
 		return errorf("pattern: %v", err)
 	}
-	root, err := resolve(env, a.Path)
+	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	var out []string
-	full := false
-	walkErr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	defer pl.close()
+	start, err := pl.name(a.Path)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	if _, err := pl.stat(start); err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	fsys, root := pl.fsys(start)
+	s := &searcher{re: re}
+	walkErr := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable entries are skipped
 		}
@@ -206,41 +200,92 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			return nil
 		}
 		if !d.Type().IsRegular() {
+			return nil // FIFOs, devices, sockets, symlinks: never opened
+		}
+		if s.total >= searchTotalBytes {
+			s.full = true
+			return filepath.SkipAll
+		}
+		name := pl.join(start, p)
+		rel := name
+		if pl.root == nil {
+			rel, _ = filepath.Rel(env.Cwd, name)
+		}
+		f, _, err := pl.openRegular(name)
+		if err != nil {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-			return nil // unreadable or binary
-		}
-		rel, _ := filepath.Rel(env.Cwd, p)
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			if re.Match(sc.Bytes()) {
-				if len(out) == maxMatches {
-					full = true
-					return filepath.SkipAll
-				}
-				line := sc.Text()
-				if len(line) > 300 {
-					line = line[:300] + "..."
-				}
-				out = append(out, fmt.Sprintf("%s:%d: %s", rel, n, line))
-			}
+		defer f.Close()
+		if !s.file(f, rel) {
+			return filepath.SkipAll
 		}
 		return nil
 	})
 	if walkErr != nil && !errors.Is(walkErr, filepath.SkipAll) {
 		return errorf("%v", walkErr)
 	}
+	return Result{Output: s.result()}
+}
+
+// searcher is one search's state: matches so far and bytes read.
+type searcher struct {
+	re       *regexp.Regexp
+	out      []string
+	total    int
+	full     bool // stopped: too many matches or bytes
+	cutFiles int
+}
+
+// file searches one open regular file (skipping a binary one); false
+// means the search is over.
+func (s *searcher) file(f *os.File, rel string) bool {
+	br := bufio.NewReaderSize(io.LimitReader(f, int64(min(searchFileBytes, searchTotalBytes-s.total))), 64<<10)
+	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {
+		return true // binary
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > searchFileBytes {
+		s.cutFiles++
+	}
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		s.total += len(line)
+		for errors.Is(err, bufio.ErrBufferFull) { // a very long line: match its start
+			var rest []byte
+			rest, err = br.ReadSlice('\n')
+			s.total += len(rest)
+		}
+		if len(line) > 0 && s.re.Match(line) {
+			if len(s.out) == maxMatches {
+				s.full = true
+				return false
+			}
+			text := strings.TrimRight(string(line[:min(len(line), 400)]), "\r\n")
+			if len(text) > 300 {
+				text = text[:300] + "..."
+			}
+			s.out = append(s.out, fmt.Sprintf("%s:%d: %s", rel, n, text))
+		}
+		if err != nil {
+			return true
+		}
+	}
+}
+
+func (s *searcher) result() string {
+	out := s.out
 	if len(out) == 0 {
-		return Result{Output: "no matches"}
+		out = []string{"no matches"}
 	}
-	s := strings.Join(out, "\n")
-	if full {
-		s += fmt.Sprintf("\n[stopped after %d matches]", maxMatches)
+	if s.cutFiles > 0 {
+		out = append(out, fmt.Sprintf("[%d files over %d bytes were searched in their first %d bytes only]", s.cutFiles, searchFileBytes, searchFileBytes))
 	}
-	return Result{Output: s}
+	switch {
+	case s.full && len(s.out) == maxMatches:
+		out = append(out, fmt.Sprintf("[stopped after %d matches]", maxMatches))
+	case s.full:
+		out = append(out, fmt.Sprintf("[stopped after reading %d bytes]", searchTotalBytes))
+	}
+	return strings.Join(out, "\n")
 }
 
 type writeFile struct{}
@@ -266,30 +311,54 @@ func (writeFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resul
 	if a.Path == nil || *a.Path == "" || a.Content == nil {
 		return errorf("path and content are required")
 	}
-	p, err := resolve(env, *a.Path)
+	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return errorf("%v", err)
+	defer pl.close()
+	name, err := pl.name(*a.Path)
+	if err == nil {
+		name, err = pl.target(name)
 	}
-	if err := atomicWrite(p, []byte(*a.Content)); err != nil {
-		return errorf("%v", err)
+	if err != nil {
+		return errorf("%v", pl.explain(*a.Path, err))
+	}
+	if err := pl.mkdirAll(filepath.Dir(name)); err != nil {
+		return errorf("%v", pl.explain(*a.Path, err))
+	}
+	if err := pl.replace(name, []byte(*a.Content)); err != nil {
+		return errorf("%v", pl.explain(*a.Path, err))
 	}
 	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), *a.Path)}
 }
 
-// atomicWrite replaces p through a temporary file, keeping p's mode.
-func atomicWrite(p string, data []byte) error {
+// replace writes data to name atomically (a temporary file beside it,
+// then a rename), keeping an existing file's mode.
+func (p *place) replace(name string, data []byte) error {
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
+	if fi, err := p.stat(name); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
-	if err != nil {
-		return err
+	var tmp string
+	var f *os.File
+	for range 10 {
+		tmp = filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".tmp"+randomSuffix())
+		var err error
+		if f, err = p.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
-	defer os.Remove(f.Name())
+	if f == nil {
+		return errors.New("cannot create a temporary file")
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.remove(tmp)
+		}
+	}()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -301,7 +370,17 @@ func atomicWrite(p string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), p)
+	if err := p.rename(tmp, name); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 type editFile struct{}
@@ -324,13 +403,29 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if a.Path == "" || a.Old == "" || a.New == nil {
 		return errorf("path, old and new are required (old must not be empty)")
 	}
-	p, err := resolve(env, a.Path)
+	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	data, err := os.ReadFile(p)
+	defer pl.close()
+	name, err := pl.name(a.Path)
+	if err == nil {
+		name, err = pl.target(name)
+	}
 	if err != nil {
-		return errorf("%v", err)
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	f, _, err := pl.openRegular(name)
+	if err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
+	}
+	data, more, err := readAll(ctx, f, maxEdit)
+	f.Close()
+	if err != nil {
+		return errorf("%s: %v", a.Path, err)
+	}
+	if more {
+		return errorf("%s is over %d bytes: too big to edit", a.Path, maxEdit)
 	}
 	switch n := strings.Count(string(data), a.Old); n {
 	case 1:
@@ -339,8 +434,8 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	default:
 		return errorf("old text occurs %d times in %s; give more context so it is unique", n, a.Path)
 	}
-	if err := atomicWrite(p, []byte(strings.Replace(string(data), a.Old, *a.New, 1))); err != nil {
-		return errorf("%v", err)
+	if err := pl.replace(name, []byte(strings.Replace(string(data), a.Old, *a.New, 1))); err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
 	}
 	return Result{Output: "edited " + a.Path}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -51,12 +53,49 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	secs = min(secs, shellMaxSec)
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, "bash", "-c", a.Command)
+	script := a.Command
+	if env.Umask != "" {
+		// The daemon's own files are private (umask 077); the user's
+		// commands get the user's umask back.
+		script = "umask " + env.Umask + "\n" + a.Command
+	}
+	cmd := exec.CommandContext(tctx, "bash", "-c", script)
 	cmd.Dir = env.Cwd
+	cmd.Env = env.Environ
 	out := &tailBuffer{max: shellOutputCap}
-	cmd.Stdout, cmd.Stderr = out, out
+	// Our own pipe, not exec's: Wait then returns when bash exits even if
+	// a background child still holds the pipe; the group is killed after,
+	// and the output read to its end.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return errorf("%v", err)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
 	ownGroup(cmd)
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return errorf("%v", err)
+	}
+	w.Close()
+	untrack := env.track(cmd.Process.Pid)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(out, r)
+	}()
+	err = cmd.Wait()
+	// Nothing the command started outlives it.
+	killGroup(cmd.Process.Pid)
+	select {
+	case <-copied:
+	case <-time.After(KillGrace):
+		// A child that left the group (setsid) still holds the pipe:
+		// stop reading it.
+	}
+	r.Close()
+	<-copied
+	untrack()
 	text := out.String()
 	if out.dropped > 0 {
 		text = fmt.Sprintf("[%d bytes of output dropped; the last %d follow]\n", out.dropped, shellOutputCap) + text

@@ -18,6 +18,7 @@ func ownGroup(cmd *exec.Cmd) {
 		time.AfterFunc(KillGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 		return nil
 	}
-	// Output pipes held open by stray children must not hold Wait forever.
-	cmd.WaitDelay = KillGrace + time.Second
 }
+
+// killGroup kills what is left of a finished command's process group.
+func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -69,6 +69,22 @@ type Env struct {
 	Elicit func(ctx context.Context, e Elicitation) (Answer, error)
 	// Plan publishes a plan.
 	Plan func(entries []PlanEntry)
+	// Environ is the environment of commands (nil: the daemon's), with
+	// the variables that hold provider keys removed by whoever made it.
+	Environ []string
+	// Umask is the umask commands run with, in octal ("0022"); ""
+	// leaves the daemon's.
+	Umask string
+	// Reaper records running commands' process groups, so a daemon that
+	// dies does not leave them running (nil: not recorded).
+	Reaper *Reaper
+}
+
+func (e *Env) track(pid int) func() {
+	if e.Reaper == nil {
+		return func() {}
+	}
+	return e.Reaper.Track(pid)
 }
 
 var builtin = map[string]Tool{}

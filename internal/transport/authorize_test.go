@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -16,6 +17,24 @@ import (
 // With ZEROCLAW_TEST_DIAL set, the test binary only dials that socket and
 // waits for the far end to hang up: the peer process of the tests below.
 func TestMain(m *testing.M) {
+	if path := os.Getenv("ZEROCLAW_TEST_SERVE"); path != "" {
+		// An impostor: listen, say so, and tell by the exit code whether
+		// the client sent it anything (4) or hung up silent (0).
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			os.Exit(3)
+		}
+		os.Chmod(path, 0o777)
+		os.Stdout.WriteString("ready\n")
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(3)
+		}
+		if n, _ := c.Read(make([]byte, 1)); n > 0 {
+			os.Exit(4)
+		}
+		os.Exit(0)
+	}
 	if path := os.Getenv("ZEROCLAW_TEST_DIAL"); path != "" {
 		c, err := net.Dial("unix", path)
 		if err != nil {
@@ -103,5 +122,41 @@ func TestAuthorizeRefusesOtherUser(t *testing.T) {
 	}
 	if p.UID != 65534 {
 		t.Errorf("refused peer has uid %d, want 65534", p.UID)
+	}
+}
+
+// A client refuses a socket served by another user before sending it a
+// byte (in a shared sticky directory another user can bind the path first).
+func TestDialRefusesAnImpostor(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a server as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv to run a server as another user")
+	}
+	dir := openDir(t)
+	os.Chmod(dir, 0o1777)
+	path := filepath.Join(dir, "daemon.sock")
+	self, _ := os.Executable()
+	exe := filepath.Join(dir, "impostor.test")
+	data, _ := os.ReadFile(self)
+	os.WriteFile(exe, data, 0o755)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", exe)
+	cmd.Env = append(os.Environ(), "ZEROCLAW_TEST_SERVE="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.Read(make([]byte, 6)); err != nil {
+		t.Fatalf("impostor did not start: %v", err)
+	}
+	_, err = Dial(context.Background(), path)
+	var ie *ImpostorError
+	if !errors.As(err, &ie) || ie.UID != 65534 {
+		t.Fatalf("dial of an impostor: %v, want ImpostorError for uid 65534", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the impostor got data from the client (or failed): %v", err)
 	}
 }

@@ -191,10 +191,41 @@ func (l *Listener) Close() error {
 	return l.closeErr
 }
 
-// Dial connects to the daemon socket at path.
+// Dial connects to the daemon socket at path and, before anything is
+// sent, checks that the process behind it runs as our own user: in a
+// shared directory another user could have bound the path first.
 func Dial(ctx context.Context, path string) (net.Conn, error) {
 	var d net.Dialer
-	return d.DialContext(ctx, "unix", path)
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkServer(c.(*net.UnixConn), path); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ImpostorError is a socket served by a process of another user.
+type ImpostorError struct {
+	Path     string
+	UID, Our int
+}
+
+func (e *ImpostorError) Error() string {
+	return fmt.Sprintf("the process serving %s runs as uid %d, not as you (uid %d): refusing to talk to it; remove the socket or set ZEROCLAW_SOCKET", e.Path, e.UID, e.Our)
+}
+
+func checkServer(c *net.UnixConn, path string) error {
+	p, err := peerCred(c)
+	if err != nil {
+		return fmt.Errorf("read the credentials of %s: %w", path, err)
+	}
+	if p.UID >= 0 && p.UID != os.Geteuid() {
+		return &ImpostorError{Path: path, UID: p.UID, Our: os.Geteuid()}
+	}
+	return nil
 }
 
 // Authorize reads the peer's credentials and refuses a peer whose uid is

@@ -1,0 +1,82 @@
+//go:build unix
+
+package tool
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Writing or editing through a symlink inside the session directory
+// changes the file it points to; the link stays a link.
+func TestWriteThroughSymlinkWritesItsTarget(t *testing.T) {
+	env := sandbox(t)
+	os.Symlink("a.txt", filepath.Join(env.Cwd, "link.txt"))
+	os.Symlink(filepath.Join(env.Cwd, "sub", "b.go"), filepath.Join(env.Cwd, "abs-link"))
+	if r := run(t, env, "edit_file", `{"path":"link.txt","old":"alpha","new":"ALPHA"}`); r.IsError {
+		t.Fatalf("edit through link: %+v", r)
+	}
+	if r := run(t, env, "write_file", `{"path":"abs-link","content":"package b\n"}`); r.IsError {
+		t.Fatalf("write through link: %+v", r)
+	}
+	for link, target := range map[string]string{"link.txt": "a.txt", "abs-link": "sub/b.go"} {
+		fi, err := os.Lstat(filepath.Join(env.Cwd, link))
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symlink", link)
+		}
+		b, _ := os.ReadFile(filepath.Join(env.Cwd, target))
+		if !strings.HasPrefix(string(b), "ALPHA") && !strings.HasPrefix(string(b), "package b\n") {
+			t.Errorf("%s: %q", target, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.Cwd, "sub", "b.go")); string(b) != "package b\n" {
+		t.Errorf("b.go: %q", b)
+	}
+}
+
+// A FIFO (or any file that is not regular) is refused before a byte is
+// read, so no tool call blocks on one; search passes it by.
+func TestFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	env := sandbox(t)
+	if err := syscall.Mkfifo(filepath.Join(env.Cwd, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, env, "read_file", `{"path":"pipe"}`); !r.IsError || !strings.Contains(r.Output, "not a regular file") {
+		t.Errorf("read of a FIFO: %+v", r)
+	}
+	if r := run(t, env, "edit_file", `{"path":"pipe","old":"a","new":"b"}`); !r.IsError || !strings.Contains(r.Output, "not a regular file") {
+		t.Errorf("edit of a FIFO: %+v", r)
+	}
+	if r := run(t, env, "search", `{"pattern":"beta"}`); r.IsError || strings.Count(r.Output, "\n") != 2 {
+		t.Errorf("search beside a FIFO: %+v", r)
+	}
+}
+
+// search reads a bounded part of a huge file, not all of it.
+func TestSearchIsBoundedOnHugeFiles(t *testing.T) {
+	env := sandbox(t)
+	f, err := os.Create(filepath.Join(env.Cwd, "sparse.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("needle at the start\n")
+	f.Truncate(512 << 20) // 512 MiB, sparse: zeros from here
+	f.Close()
+	os.WriteFile(filepath.Join(env.Cwd, "text.txt"), []byte(strings.Repeat("hay\n", 1<<20)+"needle at the end\n"), 0o644)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := run(t, env, "search", `{"pattern":"needle"}`)
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("search allocated %d MiB", alloc>>20)
+	}
+	// The sparse file is binary (NULs in its first bytes) and skipped
+	// unread; the 4 MiB text file's needle lies past the per-file bound.
+	if strings.Contains(r.Output, "needle") || !strings.Contains(r.Output, "1 files over 1048576 bytes were searched in their first") {
+		t.Errorf("search: %q", r.Output)
+	}
+}
