@@ -26,6 +26,10 @@ const ProtocolVersion = 1
 // ACP error codes used beyond the JSON-RPC standard ones.
 const codeResourceNotFound = -32002
 
+// editorMaxFrame is the largest frame taken from the editor: 20 MiB of
+// attachments in base64, and room for the rest.
+const editorMaxFrame = 28 << 20
+
 // Dialer connects to the daemon with the given handler for its
 // notifications and requests.
 type Dialer func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error)
@@ -59,7 +63,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 		o.AgentAlias = "default"
 	}
 	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}}
-	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-"})
+	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
+	// base64): take frames up to the attachments' request limit.
+	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-", MaxFrame: editorMaxFrame})
 	err := b.acp.Run(ctx)
 	b.mu.Lock()
 	d := b.d
@@ -244,21 +250,16 @@ func (b *Bridge) load(ctx context.Context, id, cwd string) (any, error) {
 	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true}, &ns); err != nil {
 		return nil, acpError(err)
 	}
-	for since := int64(0); since < ns.LastSeq; {
-		if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, SinceSeq: since, Limit: 1000}, &h); err != nil {
-			return nil, acpError(err)
-		}
-		if len(h.Events) == 0 {
-			break
-		}
-		for _, e := range h.Events {
+	// Up to the attach point from the store; live from there on.
+	if ns.LastSeq > 0 {
+		_, err := d.Replay(ctx, id, 0, ns.LastSeq, func(e json.RawMessage, _ *protocol.Update) error {
 			var ev event
 			json.Unmarshal(e, &ev)
-			if ev.Seq > ns.LastSeq {
-				break // live from here on
-			}
 			b.forward(&ev, true)
-			since = ev.Seq
+			return nil
+		})
+		if err != nil {
+			return nil, acpError(err)
 		}
 	}
 	b.mu.Lock()
@@ -326,6 +327,11 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	b.mu.Unlock()
 	if !attached {
 		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
+	}
+	// Attachments up to the daemon's per-file limit fit: big ones go
+	// ahead in parts.
+	if files, err = d.Inline(ctx, files); err != nil {
+		return nil, acpError(err)
 	}
 	var res protocol.SessionPromptResult
 	if err := d.Call(context.WithoutCancel(ctx), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files}, &res); err != nil {

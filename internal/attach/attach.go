@@ -53,6 +53,17 @@ func (s *Store) SaveAll(ctx context.Context, entries []protocol.Attachment) ([]F
 	var total int64
 	out := make([]File, 0, len(entries))
 	for i, a := range entries {
+		if a.RefID != "" {
+			if a.Path != "" || a.DataB64 != "" {
+				return nil, &Error{Index: i, Reason: "give one of path, dataB64 and refId"}
+			}
+			f, err := s.lookup(a.RefID, a.Filename, a.MimeType)
+			if err != nil {
+				return nil, &Error{Index: i, Reason: err.Error()}
+			}
+			out = append(out, f)
+			continue
+		}
 		data, name, err := read(ctx, a)
 		if err != nil {
 			return nil, &Error{Index: i, Reason: err.Error()}
@@ -154,11 +165,7 @@ func (s *Store) save(data []byte, name, mimeType string) (File, error) {
 	if name == "" {
 		name = hexsum[:12] + ext
 	}
-	if strings.HasPrefix(mimeType, "image/") {
-		f.Marker = "[IMAGE:" + path + "]"
-	} else {
-		f.Marker = "[Document: " + name + "] " + path
-	}
+	f.Marker = marker(path, name, mimeType)
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
 		f.Deduplicated = true
 		return f, nil

@@ -385,19 +385,13 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		if err := nc.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}, &again); err != nil {
 			return fmt.Errorf("reattach: %w", err)
 		}
-		for {
-			var h protocol.SessionHistoryResult
-			if err := nc.Call(rctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: sid, SinceSeq: r.lastSeq, Limit: 1000}, &h); err != nil {
-				return fmt.Errorf("replay: %w", err)
+		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ *protocol.Update) error {
+			if r.handle(ctx, event{update: e}) {
+				complete = true
 			}
-			for _, e := range h.Events {
-				if r.handle(ctx, event{update: e}) {
-					complete = true
-				}
-			}
-			if !h.More {
-				break
-			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("replay: %w", err)
 		}
 		if !complete && again.Interrupted {
 			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)

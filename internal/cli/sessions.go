@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,19 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
+
+func mustQuote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
 
 func runSessions(ctx context.Context, env Env, args []string) error {
 	var configDir string
@@ -81,31 +95,20 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 		}
 	case "show":
 		id := fs.Arg(0)
-		var h protocol.SessionHistoryResult
-		var evs []json.RawMessage
-		for since := int64(0); ; {
-			if err := c.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, SinceSeq: since, Limit: 10000}, &h); err != nil {
-				return err
-			}
-			evs = append(evs, h.Events...)
-			if !h.More || len(h.Events) == 0 {
-				break
-			}
-			var last update
-			json.Unmarshal(h.Events[len(h.Events)-1], &last)
-			since = last.Seq
-		}
-		if *format == "json" {
-			if evs == nil {
-				evs = []json.RawMessage{}
-			}
-			printJSON(map[string]any{"sessionId": id, "events": evs})
-			return nil
-		}
+		// Streamed as replayed: a session of a million events or of
+		// multi-MiB tool outputs shows in bounded memory.
 		r := &renderer{out: env.Stdout, errw: env.Stdout, format: "text", sessionID: id}
-		for _, e := range evs {
-			var u update
-			json.Unmarshal(e, &u)
+		n := 0
+		_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u *protocol.Update) error {
+			if *format == "json" {
+				sep := ",\n    "
+				if n == 0 {
+					sep = "{\n  \"sessionId\": " + string(mustQuote(id)) + ",\n  \"events\": [\n    "
+				}
+				fmt.Fprintf(env.Stdout, "%s%s", sep, compactJSON(e))
+				n++
+				return nil
+			}
 			if u.Type == protocol.EventUserMessage {
 				r.endLine()
 				fmt.Fprintf(env.Stdout, "> %s\n", u.Text)
@@ -116,6 +119,17 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 				r.lastSeq = u.Seq
 				fmt.Fprintf(env.Stdout, "  (approval asked: %s)\n", u.Summary)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			if n == 0 {
+				fmt.Fprintf(env.Stdout, "{\n  \"sessionId\": %s,\n  \"events\": [", mustQuote(id))
+			}
+			fmt.Fprintln(env.Stdout, "\n  ]\n}")
+			return nil
 		}
 		r.endLine()
 	case "delete":

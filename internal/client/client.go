@@ -46,7 +46,15 @@ func Dial(ctx context.Context, endpoint string, o Options) (*Client, error) {
 	}
 	c := New(nc, o.Handler)
 	v := protocol.Version
-	p := protocol.InitializeParams{ProtocolVersion: &v, ClientID: o.ClientID, ClientCapabilities: o.Capabilities}
+	// Say how big a frame we read, so the daemon never sends a bigger one.
+	caps := protocol.ClientCapabilities{}
+	if o.Capabilities != nil {
+		caps = *o.Capabilities
+	}
+	if caps.MaxFrameBytes == 0 {
+		caps.MaxFrameBytes = jsonrpc.DefaultMaxFrame
+	}
+	p := protocol.InitializeParams{ProtocolVersion: &v, ClientID: o.ClientID, ClientCapabilities: &caps}
 	if o.ClientInfo.Name != "" {
 		p.ClientInfo = &o.ClientInfo
 	}

@@ -130,6 +130,7 @@ const (
 	MethodSessionDelete  = "session/delete"
 	MethodFileAttach     = "file/attach"
 	MethodSessionEvent   = "session/event"
+	MethodFileUpload     = "file/upload"
 
 	MethodSessionUpdate     = "session/update"
 	MethodElicitationCreate = "elicitation/create"
@@ -183,8 +184,10 @@ type SessionNewResult struct {
 
 // Attachment is one file of a prompt (section 9).
 type Attachment struct {
-	Path     string `json:"path,omitempty"`
-	DataB64  string `json:"dataB64,omitempty"`
+	Path    string `json:"path,omitempty"`
+	DataB64 string `json:"dataB64,omitempty"`
+	// RefID names a file stored already (by file/upload or file/attach).
+	RefID    string `json:"refId,omitempty"`
 	Filename string `json:"filename,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
 }
@@ -296,6 +299,25 @@ type SessionHistoryResult struct {
 	Events    []json.RawMessage `json:"events"`
 	LastSeq   int64             `json:"lastSeq"`
 	More      bool              `json:"more"`
+}
+
+// FileUploadParams are the params of file/upload: one part of a file
+// sent in parts. The first part has no uploadId; the answer gives one.
+// The part with final:true stores the file and answers with it.
+type FileUploadParams struct {
+	UploadID string `json:"uploadId"`
+	DataB64  string `json:"dataB64"`
+	Final    bool   `json:"final"`
+	Filename string `json:"filename"`
+	MimeType string `json:"mimeType"`
+}
+
+// FileUploadResult answers a part: the upload's id and the bytes received
+// so far; with the final part, the stored file (as file/attach gives it).
+type FileUploadResult struct {
+	UploadID      string          `json:"uploadId"`
+	ReceivedBytes int64           `json:"receivedBytes"`
+	File          json.RawMessage `json:"file,omitempty"`
 }
 
 // SessionEventParams are the params of session/event: one stored event,

@@ -101,6 +101,14 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	b.client = session.NewClient(outConn{b.conn}, log)
 	b.client.SetIdentity("", false, s.cfg.Daemon.MaxFrameBytes)
 	defer b.client.Close()
+	defer func() {
+		b.mu.Lock()
+		for _, u := range b.uploads {
+			u.Abort()
+		}
+		b.uploads = nil
+		b.mu.Unlock()
+	}()
 	// A connection that never initializes holds a descriptor for nothing.
 	initTimer := time.AfterFunc(InitTimeout, func() {
 		b.mu.Lock()
@@ -140,13 +148,14 @@ type binding struct {
 	initialized bool
 	clientID    string
 	caps        protocol.ClientCapabilities
+	uploads     map[string]*attach.Upload // file/upload in progress
 }
 
 // methods lists every method served, in the order the capability list shows.
 var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodSessionEvent, protocol.MethodFileAttach}
+	protocol.MethodSessionEvent, protocol.MethodFileAttach, protocol.MethodFileUpload}
 
 // minFrame is the smallest frame limit a client may announce: every
 // answer and cut event fits in it.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,6 +145,13 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			return map[string]any{"files": files}, nil
 		}), nil
 
+	case protocol.MethodFileUpload:
+		var p protocol.FileUploadParams
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return b.upload(p)
+
 	case protocol.MethodSessionHistory:
 		var p protocol.SessionHistoryParams
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {
@@ -159,6 +167,59 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		return m.Event(ctx, p, b.conn.PeerMaxFrame())
 	}
 	return nil, jsonrpc.ErrMethodNotFound
+}
+
+// maxUploads bounds the uploads one connection may have open at once.
+const maxUploads = 4
+
+// upload takes one part of a file sent in parts. Parts are taken in the
+// read loop, in order; an upload left open dies with its connection.
+func (b *binding) upload(p protocol.FileUploadParams) (any, error) {
+	data, err := base64.StdEncoding.DecodeString(p.DataB64)
+	if err != nil {
+		return nil, &protocol.ParamsError{Field: "dataB64", Reason: "is not base64: " + err.Error()}
+	}
+	b.mu.Lock()
+	u := b.uploads[p.UploadID]
+	if p.UploadID != "" && u == nil {
+		b.mu.Unlock()
+		return nil, &protocol.ParamsError{Field: "uploadId", Reason: fmt.Sprintf("%q: no such upload on this connection", p.UploadID)}
+	}
+	if u == nil {
+		if len(b.uploads) >= maxUploads {
+			b.mu.Unlock()
+			return nil, &protocol.ParamsError{Field: "uploadId", Reason: fmt.Sprintf("%d uploads are open already; finish one first", maxUploads)}
+		}
+		if u, err = b.srv.uploads.Begin(); err != nil {
+			b.mu.Unlock()
+			return nil, err
+		}
+		if b.uploads == nil {
+			b.uploads = map[string]*attach.Upload{}
+		}
+		b.uploads[u.ID] = u
+	}
+	b.mu.Unlock()
+	drop := func() {
+		b.mu.Lock()
+		delete(b.uploads, u.ID)
+		b.mu.Unlock()
+	}
+	if err := u.Write(data); err != nil {
+		drop()
+		u.Abort()
+		return nil, &protocol.ParamsError{Field: "dataB64", Reason: err.Error()}
+	}
+	res := protocol.FileUploadResult{UploadID: u.ID, ReceivedBytes: u.Bytes()}
+	if p.Final {
+		drop()
+		f, err := u.Finish(p.Filename, p.MimeType)
+		if err != nil {
+			return nil, err
+		}
+		res.File, _ = json.Marshal(f)
+	}
+	return res, nil
 }
 
 // attachError turns a refused attachment into a params error.
