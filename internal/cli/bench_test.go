@@ -145,3 +145,43 @@ func BenchmarkACPSpawnInitialize(b *testing.B) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
 }
+
+// BenchmarkConnectionChurn: 10,000 initialized connections come and go;
+// reports the daemon's resident memory idle before, at the peak, and a
+// minute after they left, and that last as a ratio to idle (Linux only;
+// takes a minute a run).
+func BenchmarkConnectionChurn(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc")
+	}
+	dir := filepath.Join(b.TempDir(), "cfg")
+	for i := 0; i < b.N; i++ {
+		cmd := startDaemonB(b, dir)
+		time.Sleep(200 * time.Millisecond)
+		idle := rssKB(b, cmd.Process.Pid)
+		var conns []net.Conn
+		for j := 0; j < 10000; j++ {
+			c, err := net.Dial("unix", filepath.Join(dir, "data", "daemon.sock"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			conns = append(conns, c)
+			c.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}` + "\n"))
+			if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+		peak := rssKB(b, cmd.Process.Pid)
+		for _, c := range conns {
+			c.Close()
+		}
+		time.Sleep(time.Minute)
+		after := rssKB(b, cmd.Process.Pid)
+		b.ReportMetric(float64(idle)/1024, "idle-MB")
+		b.ReportMetric(float64(peak)/1024, "peak-MB")
+		b.ReportMetric(float64(after)/1024, "after-MB")
+		b.ReportMetric(float64(after)/float64(idle), "after/idle")
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+}

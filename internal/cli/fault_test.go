@@ -219,14 +219,18 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 	exe, _ := os.Executable()
 	cmd := exec.Command("bash", "-c", `ulimit -n 48 && exec "$0" daemon`, exe)
 	cmd.Env = env.Environ
-	var logs strings.Builder
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	exitedEarly := make(chan error, 1)
-	go func() { exitedEarly <- cmd.Wait() }()
+	exitedEarly := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(exitedEarly) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exitedEarly
+	})
 	sock := filepath.Join(dir, "data", "daemon.sock")
 	var first *client.Client
 	for deadline := time.Now().Add(10 * time.Second); first == nil; time.Sleep(10 * time.Millisecond) {
@@ -252,8 +256,8 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 	var st *protocol.StatusResult
 	for deadline := time.Now().Add(15 * time.Second); st == nil; time.Sleep(20 * time.Millisecond) {
 		select {
-		case err := <-exitedEarly:
-			t.Fatalf("the daemon exited: %v\n%s", err, logs.String())
+		case <-exitedEarly:
+			t.Fatalf("the daemon exited: %v\n%s", werr, logs.String())
 		default:
 		}
 		if c, err := client.Dial(context.Background(), sock, client.Options{}); err == nil {
@@ -267,4 +271,22 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 	if !strings.Contains(logs.String(), "accept failed; retrying") {
 		t.Errorf("the daemon never ran out of descriptors (the test did not test):\n%s", logs.String())
 	}
+}
+
+// lockedBuffer is a log a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
