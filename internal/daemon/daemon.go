@@ -39,6 +39,8 @@ type Options struct {
 	// Environ is the environment commands start from, less provider keys;
 	// nil means os.Environ().
 	Environ []string
+	// InitTimeout and StallTimeout: see rpc.Options (0: the defaults).
+	InitTimeout, StallTimeout time.Duration
 }
 
 // userUmask sets the daemon's umask to 077 once, and returns the one it
@@ -101,7 +103,11 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	srv := rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
 		Logger: log, Shutdown: stop, Sessions: sessions,
+		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
 	})
+	released := make(chan struct{})
+	go func() { defer close(released); releaseMemory(stopCtx) }()
+	defer func() { stop(); <-released }()
 	life := newLifetime(grace)
 	var conns sync.WaitGroup
 	connCtx, cancelConns := context.WithCancel(context.Background())

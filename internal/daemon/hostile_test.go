@@ -13,15 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
 
 // A connection that never initializes is closed after the deadline.
 func TestUninitializedConnectionIsClosed(t *testing.T) {
-	defer func(d time.Duration) { rpc.InitTimeout = d }(rpc.InitTimeout)
-	rpc.InitTimeout = 200 * time.Millisecond
-	r := startWith(t, echoAgent)
+	r := startWith(t, echoAgent, func(o *Options) { o.InitTimeout = 200 * time.Millisecond })
 	nc, err := net.Dial("unix", r.dirs.Endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -156,5 +152,38 @@ func TestFramesFitTheClientsLimit(t *testing.T) {
 	}
 	if largest > limit {
 		t.Fatalf("a frame of %d bytes, over the client's %d", largest, limit)
+	}
+}
+
+// A prompting client that never reads delays nothing: its queued second
+// turn runs at once after the first, while the client is still connected
+// (a turn's end once waited up to the stall timeout for the prompter's
+// socket).
+func TestPrompterThatNeverReadsDelaysNothing(t *testing.T) {
+	r := startWith(t, echoAgent)
+	b := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, b, "")
+	stuck, err := net.Dial("unix", r.dirs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	stuck.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{},"id":1}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":` + quote(sid) + `,"keep_siblings":true},"id":2}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":` + quote(sid) + `,"prompt":"/chunks 50000"},"id":3}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":` + quote(sid) + `,"prompt":"second"},"id":4}` + "\n"))
+	// b sees both turns end while the stuck client is still attached.
+	for done := 0; done < 2; {
+		if b.until("turn_complete") != nil {
+			done++
+		}
+	}
+	st := result(t, b.call("status", `{}`))
+	if n := st["sessions"].([]any)[0].(map[string]any)["clients"].(float64); n != 2 {
+		t.Fatalf("when the second turn ended, %v clients were attached, want 2 (the stuck one still there)", n)
+	}
+	last := b.snapshot()
+	if ev := last[len(last)-1]; ev["type"] != "turn_complete" || ev["content"] != "echo: second" {
+		t.Fatalf("last event %v", ev)
 	}
 }

@@ -183,13 +183,13 @@ func checkSeqs(t *testing.T, evs []map[string]any, first int) {
 }
 
 // startWith runs a daemon with config.toml text (after the defaults).
-func startWith(t *testing.T, toml string) *running {
+func startWith(t *testing.T, toml string, tune ...func(*Options)) *running {
 	t.Helper()
-	return startOn(t, testDirs(t), toml)
+	return startOn(t, testDirs(t), toml, tune...)
 }
 
 // startOn is startWith on given directories (to restart on the same data).
-func startOn(t *testing.T, dirs config.Dirs, toml string) *running {
+func startOn(t *testing.T, dirs config.Dirs, toml string, tune ...func(*Options)) *running {
 	t.Helper()
 	os.MkdirAll(dirs.ConfigDir, 0o700)
 	path := filepath.Join(dirs.ConfigDir, "config.toml")
@@ -203,10 +203,12 @@ func startOn(t *testing.T, dirs config.Dirs, toml string) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	r := &running{dirs: dirs, stop: cancel, done: make(chan error, 1)}
-	go func() {
-		r.done <- Run(ctx, Options{Version: "test", Dirs: dirs, Config: cfg, Ready: func(string) { close(ready) },
-			Getenv: func(string) string { return "" }})
-	}()
+	o := Options{Version: "test", Dirs: dirs, Config: cfg, Ready: func(string) { close(ready) },
+		Getenv: func(string) string { return "" }}
+	for _, f := range tune {
+		f(&o)
+	}
+	go func() { r.done <- Run(ctx, o) }()
 	select {
 	case <-ready:
 	case err := <-r.done:

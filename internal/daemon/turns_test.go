@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
 
 func approveFrame(sid, req, decision string) string {
@@ -259,9 +257,7 @@ func TestReattachReplaysFromSinceSeq(t *testing.T) {
 // made no progress for the stall timeout while behind; the turn and the
 // other client go on, and lose nothing.
 func TestClientThatNeverReadsIsDropped(t *testing.T) {
-	defer func(d time.Duration) { rpc.StallTimeout = d }(rpc.StallTimeout)
-	rpc.StallTimeout = 300 * time.Millisecond
-	r := startWith(t, echoAgent)
+	r := startWith(t, echoAgent, func(o *Options) { o.StallTimeout = 300 * time.Millisecond })
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 

@@ -34,6 +34,8 @@ type Server struct {
 	sessions  *session.Manager
 	uploads   *attach.Store
 
+	initTimeout, stallTimeout time.Duration
+
 	clients atomic.Int64
 	prompts atomic.Int64 // session/prompt answers not yet written
 	connWG  sync.WaitGroup
@@ -51,6 +53,12 @@ type Options struct {
 	Shutdown func()
 	// Sessions serves the session methods.
 	Sessions *session.Manager
+	// InitTimeout is how long a connection may take to initialize before
+	// it is closed; 0 means DefaultInitTimeout.
+	InitTimeout time.Duration
+	// StallTimeout is how long a write to a client may make no progress
+	// before the client is disconnected; 0 means jsonrpc's default.
+	StallTimeout time.Duration
 }
 
 // NewServer returns a Server; the uptime clock starts now.
@@ -59,7 +67,11 @@ func NewServer(o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = DefaultInitTimeout
+	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
+		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout,
 		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
@@ -95,7 +107,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	b.conn = jsonrpc.NewConn(rwc, b, jsonrpc.Options{
 		MaxFrame:     s.cfg.Daemon.MaxFrameBytes,
 		Logger:       log,
-		StallTimeout: StallTimeout,
+		StallTimeout: s.stallTimeout,
 	})
 	b.conn.SetPeerMaxFrame(s.cfg.Daemon.MaxFrameBytes)
 	b.client = session.NewClient(outConn{b.conn}, log)
@@ -110,12 +122,12 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 		b.mu.Unlock()
 	}()
 	// A connection that never initializes holds a descriptor for nothing.
-	initTimer := time.AfterFunc(InitTimeout, func() {
+	initTimer := time.AfterFunc(s.initTimeout, func() {
 		b.mu.Lock()
 		ok := b.initialized
 		b.mu.Unlock()
 		if !ok {
-			log.Warn("connection did not initialize in time; closing it", "timeout", InitTimeout)
+			log.Warn("connection did not initialize in time; closing it", "timeout", s.initTimeout)
 			b.conn.Close()
 		}
 	})
@@ -123,14 +135,9 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	return b.conn.Run(ctx)
 }
 
-// StallTimeout is how long a write to a client may make no progress
-// before the client is disconnected: one that stopped reading cannot hold
-// anything (a variable so tests can shorten it).
-var StallTimeout = jsonrpc.DefaultStallTimeout
-
-// InitTimeout is how long a connection may take to initialize before it
-// is closed (a variable so tests can shorten it).
-var InitTimeout = 10 * time.Second
+// DefaultInitTimeout is how long a connection may take to initialize
+// before it is closed: one that never does holds a descriptor for nothing.
+const DefaultInitTimeout = 10 * time.Second
 
 // outConn adapts a jsonrpc.Conn to the sessions' view of a connection.
 type outConn struct{ *jsonrpc.Conn }
