@@ -637,7 +637,8 @@ func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, 
 	if limit <= 0 || limit > 10000 {
 		limit = 1000
 	}
-	budget := maxFrame / 2
+	// Bodies within half the frame, less room for the page's own JSON.
+	budget := maxFrame/2 - 4096
 	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
 	if err != nil {
 		return nil, err
