@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -452,13 +453,38 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 		}
 		s.history = append(s.history, msg)
 	}
-	s.history = repair(s.history)
+	if err := s.repairStored(); err != nil {
+		return nil, err
+	}
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, s.written)
 	}
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", len(s.history), "lastSeq", rec.LastSeq)
 	return s, nil
+}
+
+// repairStored repairs the session's transcript (see repair) and writes
+// the repaired part to the store, so the transcript the model sees and
+// the stored one stay the same, message for message.
+func (s *Session) repairStored() error {
+	s.mu.Lock()
+	old := s.history
+	fixed := repair(old)
+	s.history = fixed
+	s.mu.Unlock()
+	from := 0
+	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
+		from++
+	}
+	if from == len(old) && from == len(fixed) {
+		return nil
+	}
+	bodies := make([][]byte, 0, len(fixed)-from)
+	for _, m := range fixed[from:] {
+		bodies = append(bodies, mustJSON(m))
+	}
+	return s.m.store.ReplaceMessages(s.id, int64(from), bodies)
 }
 
 // repair gives every tool call of an interrupted turn a result, so the

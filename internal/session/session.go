@@ -224,13 +224,17 @@ func (s *Session) mend() error {
 	s.emitMu.Unlock()
 	s.mu.Lock()
 	if int64(len(s.history)) > msgs {
-		s.history = repair(s.history[:msgs:msgs])
+		s.history = s.history[:msgs:msgs]
 	}
 	s.mu.Unlock()
 	s.cmu.Lock()
 	s.failed = nil
 	s.signalLocked()
 	s.cmu.Unlock()
+	if err := s.repairStored(); err != nil {
+		s.fail(err)
+		return err
+	}
 	s.m.log.Info("session writable again", "sessionId", s.id, "lastSeq", last)
 	return nil
 }

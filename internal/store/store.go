@@ -551,6 +551,32 @@ func (s *Store) AppendMessage(sessionID string, idx int64, body []byte, after fu
 	}})
 }
 
+// ReplaceMessages rewrites a session's transcript from index from on
+// with bodies (a repaired transcript: results given to tool calls an
+// interrupted turn left without one), and waits for it.
+func (s *Store) ReplaceMessages(sessionID string, from int64, bodies [][]byte) error {
+	ch := make(chan error, 1)
+	s.enqueue(op{sid: sessionID, after: func(err error) { ch <- err }, run: func(ctx context.Context, c *sql.Conn) error {
+		if _, err := c.ExecContext(ctx, `DELETE FROM messages WHERE session_id = ? AND idx >= ?`, sessionID, from); err != nil {
+			return err
+		}
+		for i, b := range bodies {
+			if _, err := c.ExecContext(ctx, `INSERT INTO messages (session_id, idx, body) VALUES (?, ?, ?)`, sessionID, from+int64(i), b); err != nil {
+				return err
+			}
+		}
+		r, err := c.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, from+int64(len(bodies)), sessionID)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: session %s is not stored", ErrSequence, sessionID)
+		}
+		return nil
+	}})
+	return <-ch
+}
+
 // Sync waits until every write queued before it is committed (or failed).
 func (s *Store) Sync() error { return s.do("", func(context.Context, *sql.Conn) error { return nil }) }
 
