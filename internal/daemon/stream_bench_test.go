@@ -183,55 +183,80 @@ func heap() int64 {
 // BenchmarkStreamFloor is the floor for BenchmarkEventStream: a bare
 // server on the same kind of socket that writes the same session/update
 // lines (seq counting up, then a turn_complete) through a 64 KiB buffered
-// writer, the best way to write them, read by the same client code. It
-// persists nothing: the daemon's ratio to it is the cost of everything
-// else (the store, commit before delivery, fan-out).
+// writer, the best way to write them, to 1 or 8 clients, read by the same
+// client code. It persists nothing: the daemon's ratio to it is the cost
+// of everything else (the store, commit before delivery, fan-out).
 func BenchmarkStreamFloor(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "floor.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		b.Fatal(err)
+	for _, clients := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "floor.sock")
+			ln, err := net.Listen("unix", path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go floorServe(c)
+				}
+			}()
+			rs := make([]*streamReader, clients)
+			for i := range rs {
+				nc, err := net.Dial("unix", path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := &streamReader{complete: make(chan struct{}, 1)}
+				r.c = client.New(nc, r.handler())
+				defer r.c.Close()
+				rs[i] = r
+			}
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				for _, r := range rs {
+					r.c.Notify("turn", nil)
+				}
+				for _, r := range rs {
+					<-r.complete
+				}
+			}
+			total := int64(0)
+			for _, r := range rs {
+				total += r.n.Load()
+			}
+			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
+			b.ReportMetric(float64(total)/float64(clients)/time.Since(start).Seconds(), "events/s/client")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/event")
+		})
 	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
+}
+
+// floorServe writes a turn's lines for each request line it reads.
+func floorServe(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	bw := bufio.NewWriterSize(c, 64<<10)
+	seq := 0
+	for {
+		if _, err := br.ReadSlice('\n'); err != nil {
 			return
 		}
-		defer c.Close()
-		br := bufio.NewReader(c)
-		bw := bufio.NewWriterSize(c, 64<<10)
-		seq := 0
-		for {
-			if _, err := br.ReadSlice('\n'); err != nil { // one request per turn
-				return
-			}
-			for j := 0; j < streamChunks; j++ {
-				seq++
-				fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"agent_message_chunk","text":"ok "}}`+"\n", seq)
-			}
+		for j := 0; j < streamChunks; j++ {
 			seq++
-			fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"turn_complete","outcome":"completed"}}`+"\n", seq)
-			bw.Flush()
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"agent_message_chunk","text":"ok "}}`+"\n", seq)
 		}
-	}()
-	nc, err := net.Dial("unix", path)
-	if err != nil {
-		b.Fatal(err)
+		seq++
+		fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"turn_complete","outcome":"completed"}}`+"\n", seq)
+		if bw.Flush() != nil {
+			return
+		}
 	}
-	r := &streamReader{complete: make(chan struct{}, 1)}
-	r.c = client.New(nc, r.handler())
-	defer r.c.Close()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		r.c.Notify("turn", nil)
-		<-r.complete
-	}
-	total := r.n.Load()
-	b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/event")
 }
 
 // cpuTime is the process's CPU time (user and system) in nanoseconds.

@@ -162,13 +162,13 @@ func (c *Conn) endOutbox() {
 
 func (c *Conn) writeLoop() {
 	defer c.writers.Done()
-	var buf []byte
+	buf := make([]byte, 0, 2*writeChunk)
 	var afters []func()
 	flush := func() bool {
 		err := c.writeAll(buf)
 		buf = buf[:0]
 		if cap(buf) > 4*writeChunk {
-			buf = nil // do not pin a huge frame's buffer
+			buf = make([]byte, 0, 2*writeChunk) // do not pin a huge frame's buffer
 		}
 		for _, f := range afters {
 			f()

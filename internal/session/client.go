@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
 // Source is a stream of frames a connection's writer pulls when it
@@ -20,11 +21,10 @@ type Source interface {
 
 // Conn is what a client's connection must offer the sessions: its one
 // outgoing queue (events are queued as Sources, so answers, events and
-// requests keep their order), calls to the client, and its frame limit.
+// requests keep their order) and calls to the client.
 type Conn interface {
 	Push(src Source) error
 	Call(ctx context.Context, method string, params, result any) error
-	Close() error
 }
 
 // Client is one connected client: its identity, and the sessions it is
@@ -58,6 +58,9 @@ type sub struct {
 	written atomic.Int64
 	// target is what this place in the queue writes up to; writer only.
 	target int64
+	// behind holds events read from the store and not written yet (for
+	// a client that fell out of memory's reach); writer only.
+	behind []store.Event
 }
 
 // NewClient returns a client on conn, which accepts frames of at most
@@ -150,7 +153,7 @@ func (c *Client) unsubscribe(s *Session) {
 // catchUpPage bounds one read from the store for a client that is behind.
 const (
 	catchUpRows  = 0 // no row limit: a page is bounded by bytes
-	catchUpBytes = 2 << 20
+	catchUpBytes = 256 << 10
 )
 
 var errEventsGone = errors.New("session events are missing from the store")
@@ -171,31 +174,43 @@ func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, erro
 	}
 	limit := sb.c.MaxFrame()
 	for sb.written.Load() < sb.target {
+		if len(buf) >= max {
+			return buf, true, nil
+		}
 		next := sb.written.Load() + 1
-		var n int
-		buf, n = s.fromMemory(buf, next, sb.target, max, limit, &sb.written)
-		if n == 0 {
-			// Not in memory any more: this client is behind; catch up
-			// from the store at its own pace.
-			evs, err := s.m.store.Events(context.Background(), s.id, next-1, catchUpRows, catchUpBytes)
-			if err != nil {
-				return buf, false, fmt.Errorf("session %s: catch-up read: %w", s.id, err)
-			}
-			if len(evs) == 0 || evs[0].Seq != next {
-				return buf, false, fmt.Errorf("%w: session %s seq %d", errEventsGone, s.id, next)
-			}
-			for _, e := range evs {
-				if e.Seq > sb.target {
-					break
-				}
+		// Events read from the store earlier, not written yet.
+		for len(sb.behind) > 0 && sb.behind[0].Seq < next {
+			sb.behind = sb.behind[1:]
+		}
+		if len(sb.behind) > 0 {
+			for len(sb.behind) > 0 && len(buf) < max && sb.behind[0].Seq <= sb.target {
+				e := sb.behind[0]
 				buf = appendUpdate(buf, e.Body, limit)
 				sb.written.Store(e.Seq)
+				sb.behind = sb.behind[1:]
 			}
+			if len(sb.behind) == 0 {
+				sb.behind = nil
+			}
+			continue
 		}
-		if len(buf) >= max {
-			return buf, sb.written.Load() < sb.target, nil
+		var n int
+		buf, n = s.fromMemory(buf, next, sb.target, max, limit, &sb.written)
+		if n > 0 {
+			continue
 		}
+		// Not in memory any more: this client is behind; catch up from
+		// the store at its own pace, a bounded page at a time.
+		evs, err := s.m.store.Events(context.Background(), s.id, next-1, catchUpRows, catchUpBytes)
+		if err != nil {
+			return buf, false, fmt.Errorf("session %s: catch-up read: %w", s.id, err)
+		}
+		if len(evs) == 0 || evs[0].Seq != next {
+			return buf, false, fmt.Errorf("%w: session %s seq %d", errEventsGone, s.id, next)
+		}
+		sb.behind = evs
 	}
+	sb.behind = nil
 	return buf, false, nil
 }
 

@@ -47,8 +47,6 @@ func (c *conn) Call(ctx context.Context, method string, params, result any) erro
 	return errors.New("no calls in these tests")
 }
 
-func (c *conn) Close() error { return nil }
-
 // drain pulls every queued source, as the connection's writer would.
 func (c *conn) drain(t *testing.T) {
 	t.Helper()
