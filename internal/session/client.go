@@ -173,8 +173,10 @@ func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, erro
 		s.subMu.Unlock()
 	}
 	limit := sb.c.MaxFrame()
+	start := len(buf)
 	for sb.written.Load() < sb.target {
-		if len(buf) >= max {
+		// Full, once this call wrote something: every call makes progress.
+		if len(buf) >= max && len(buf) > start {
 			return buf, true, nil
 		}
 		next := sb.written.Load() + 1
@@ -183,7 +185,7 @@ func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, erro
 			sb.behind = sb.behind[1:]
 		}
 		if len(sb.behind) > 0 {
-			for len(sb.behind) > 0 && len(buf) < max && sb.behind[0].Seq <= sb.target {
+			for len(sb.behind) > 0 && (len(buf) < max || len(buf) == start) && sb.behind[0].Seq <= sb.target {
 				e := sb.behind[0]
 				buf = appendUpdate(buf, e.Body, limit)
 				sb.written.Store(e.Seq)
