@@ -72,6 +72,37 @@ func (c *Conn) enqueue(frame []byte, after func()) error {
 		}
 		return ErrClosed
 	}
+	if !o.writing && o.head == len(o.items) {
+		// Nothing queued and no writer: write it here, holding the
+		// writer's role, instead of handing it to a new goroutine (a
+		// round trip's answer on an idle connection, the common case).
+		o.writing = true
+		o.idle = make(chan struct{})
+		c.writers.Add(1)
+		o.mu.Unlock()
+		err := c.writeAll(buf)
+		if after != nil {
+			after()
+		}
+		if err != nil {
+			c.finish(err)
+		}
+		o.mu.Lock()
+		if o.head < len(o.items) && !o.ended {
+			o.mu.Unlock()
+			go c.writeLoop() // frames queued meanwhile: a writer takes over
+			return nil
+		}
+		o.items, o.head = nil, 0
+		o.writing = false
+		close(o.idle)
+		o.mu.Unlock()
+		c.writers.Done()
+		if err != nil {
+			return ErrClosed
+		}
+		return nil
+	}
 	o.bytes += len(buf)
 	c.pushLocked(outItem{frame: buf, after: after})
 	o.mu.Unlock()
@@ -160,15 +191,26 @@ func (c *Conn) endOutbox() {
 	}
 }
 
+// writeBufs holds writers' buffers between bursts: a writer runs only
+// while there is something to write, so an idle connection holds none.
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2*writeChunk); return &b }}
+
 func (c *Conn) writeLoop() {
 	defer c.writers.Done()
-	buf := make([]byte, 0, 2*writeChunk)
+	pb := writeBufs.Get().(*[]byte)
+	buf := (*pb)[:0]
+	defer func() {
+		if cap(buf) <= 4*writeChunk {
+			*pb = buf[:0]
+			writeBufs.Put(pb)
+		}
+	}()
 	var afters []func()
 	flush := func() bool {
 		err := c.writeAll(buf)
 		buf = buf[:0]
 		if cap(buf) > 4*writeChunk {
-			buf = make([]byte, 0, 2*writeChunk) // do not pin a huge frame's buffer
+			buf = (*pb)[:0] // do not pin a huge frame's buffer
 		}
 		for _, f := range afters {
 			f()
