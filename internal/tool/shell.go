@@ -57,7 +57,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if env.Umask != "" {
 		// The daemon's own files are private (umask 077); the user's
 		// commands get the user's umask back.
-		script = "umask " + env.Umask + "\n" + a.Command
+		script = "umask " + env.Umask + "; " + a.Command // same line: error messages keep their line numbers
 	}
 	cmd := exec.CommandContext(tctx, "bash", "-c", script)
 	cmd.Dir = env.Cwd

@@ -55,6 +55,10 @@ func TestShellEnvironmentAndUmask(t *testing.T) {
 	if r.IsError || r.Output != "visible nohome\n0027\n" {
 		t.Fatalf("result %q", r.Output)
 	}
+	// The umask does not shift bash's line numbers in its messages.
+	if r := run(t, env, "shell", `{"command":"no-such-command-zc"}`); !strings.Contains(r.Output, "line 1:") {
+		t.Fatalf("error message %q, want it on line 1", r.Output)
+	}
 }
 
 // The groups of commands a dead daemon left running are killed by the
