@@ -4,8 +4,8 @@ package session
 // yet written to every attached client. Past them, a client that is
 // behind reads from the store instead.
 const (
-	ringBytes  = 4 << 20
-	ringFrames = 8192
+	ringBytes  = 8 << 20
+	ringFrames = 16384
 )
 
 // ring holds consecutive recent events: seq first+i is bodies[head+i].

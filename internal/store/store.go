@@ -91,14 +91,15 @@ type Store struct {
 	broken    map[string]error // sessions whose write failed, until Resume
 }
 
-// op is one queued write. An event append has ev set: the writer inserts
+// op is one queued write. An event append has isEvent and ev set: the writer inserts
 // runs of them with multi-row statements, the streaming hot path. Other
 // writes have run. sid names the session the write belongs to ("" for
 // none); a control op runs alone in its own savepoint, last in its batch.
 // after, if set, runs once the batch is committed, with this write's error.
 type op struct {
 	sid     string
-	ev      *Event
+	ev      Event
+	isEvent bool
 	run     func(ctx context.Context, c *sql.Conn) error
 	control bool
 	after   func(error)
@@ -379,7 +380,7 @@ func (s *Store) group(ctx context.Context, sid string, batch []op, idx []int, er
 func (s *Store) apply(ctx context.Context, sid string, batch []op, idx []int) error {
 	for k := 0; k < len(idx); {
 		o := batch[idx[k]]
-		if o.ev == nil {
+		if !o.isEvent {
 			if err := o.run(ctx, s.wc); err != nil {
 				return err
 			}
@@ -387,7 +388,7 @@ func (s *Store) apply(ctx context.Context, sid string, batch []op, idx []int) er
 			continue
 		}
 		j := k
-		for j < len(idx) && batch[idx[j]].ev != nil {
+		for j < len(idx) && batch[idx[j]].isEvent {
 			j++
 		}
 		if err := s.insertEvents(ctx, sid, batch, idx[k:j]); err != nil {
@@ -420,7 +421,7 @@ func (s *Store) insertEvents(ctx context.Context, sid string, batch []op, idx []
 		s.seg = s.seg[:0]
 		n := 0
 		for n < len(idx) && (n == 0 || len(s.seg) < segmentBytes) {
-			s.seg = appendPacked(s.seg, *batch[idx[n]].ev)
+			s.seg = appendPacked(s.seg, batch[idx[n]].ev)
 			n++
 		}
 		from, to := batch[idx[0]].ev.Seq, batch[idx[n-1]].ev.Seq
@@ -532,7 +533,7 @@ func (s *Store) SetTitle(id, title string, after func(error)) {
 // committed, with the commit's error. Events of a session must come with
 // consecutive seqs following the stored last_seq.
 func (s *Store) AppendEvent(sessionID string, ev Event, after func(error)) {
-	s.enqueue(op{sid: sessionID, ev: &ev, after: after})
+	s.enqueue(op{sid: sessionID, ev: ev, isEvent: true, after: after})
 }
 
 // AppendMessage queues one transcript message (JSON) at index idx, which
