@@ -52,18 +52,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
 		idle := rssKB(b, cmd.Process.Pid)
-		var conns []net.Conn
-		for j := 0; j < 1000; j++ {
-			c, err := net.Dial("unix", filepath.Join(dir, "data", "daemon.sock"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			conns = append(conns, c)
-			c.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}` + "\n"))
-			if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
-				b.Fatal(err)
-			}
-		}
+		conns := initialized(b, dir, 1000)
 		time.Sleep(200 * time.Millisecond)
 		busy := rssKB(b, cmd.Process.Pid)
 		b.ReportMetric(float64(idle)/1024, "idle-MB")
@@ -74,6 +63,24 @@ func BenchmarkIdleConnections(b *testing.B) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}
+}
+
+// initialized opens n connections to the daemon of config dir dir and
+// initializes each.
+func initialized(b *testing.B, dir string, n int) []net.Conn {
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("unix", filepath.Join(dir, "data", "daemon.sock"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+		c.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}` + "\n"))
+		if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return conns
 }
 
 // startDaemonB runs `zeroclaw daemon` with config dir dir until its socket
@@ -159,18 +166,7 @@ func BenchmarkConnectionChurn(b *testing.B) {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
 		idle := rssKB(b, cmd.Process.Pid)
-		var conns []net.Conn
-		for j := 0; j < 10000; j++ {
-			c, err := net.Dial("unix", filepath.Join(dir, "data", "daemon.sock"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			conns = append(conns, c)
-			c.Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}` + "\n"))
-			if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
-				b.Fatal(err)
-			}
-		}
+		conns := initialized(b, dir, 10000)
 		peak := rssKB(b, cmd.Process.Pid)
 		for _, c := range conns {
 			c.Close()
