@@ -71,8 +71,11 @@ type Host interface {
 	Approve(ctx context.Context, req ApprovalRequest) Decision
 	// Elicit asks the user; nil when nobody can answer.
 	Elicitor() func(ctx context.Context, e tool.Elicitation) (tool.Answer, error)
-	// Record appends a message to the session's transcript.
-	Record(provider.Message)
+	// Record appends a message to the session's transcript and returns
+	// the transcript so far, which is what the model is sent: one copy of
+	// it, kept by the host, so a turn costs the same in a session of
+	// 10,000 turns as in a fresh one. The agent only reads it.
+	Record(provider.Message) []provider.Message
 }
 
 // Risk levels.
@@ -115,11 +118,10 @@ type Outcome struct {
 	Err     error // set when StopReason is error
 }
 
-// Run runs one turn on history (the transcript so far, which Run does not
-// modify) for prompt and its images, in directory cwd.
-func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.Message, prompt string, images ...provider.Image) Outcome {
-	msgs := append(history[:len(history):len(history)], provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
-	h.Record(msgs[len(msgs)-1])
+// Run runs one turn for prompt and its images, in directory cwd, on the
+// host's transcript (see Host.Record).
+func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, images ...provider.Image) Outcome {
+	msgs := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
 	for _, t := range a.Tools {
@@ -158,9 +160,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.
 			return out
 		}
 		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.MaxContextTokens()})
-		asst := provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls}
-		h.Record(asst)
-		msgs = append(msgs, asst)
+		msgs = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
@@ -182,9 +182,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, history []provider.
 				r = a.call(ctx, h, env, byName, call)
 				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
 			}
-			res := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
-			h.Record(res)
-			msgs = append(msgs, res)
+			msgs = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
 		}
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled

@@ -39,7 +39,10 @@ func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
 	return h.approve(r)
 }
 func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
-func (h *host) Record(m provider.Message)                                              { h.record = append(h.record, m) }
+func (h *host) Record(m provider.Message) []provider.Message {
+	h.record = append(h.record, m)
+	return h.record
+}
 
 func (h *host) kinds() string {
 	var s []string
@@ -76,7 +79,7 @@ func TestTurnWithToolCall(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content!"), 0o644)
 	h := &host{}
 	a := agentWith(RiskSupervised, "read_file", "plan")
-	out := a.Run(context.Background(), h, dir, nil, "look\n/tool read_file {\"path\":\"f.txt\"}\n/tool plan {\"entries\":[{\"content\":\"x\",\"status\":\"pending\",\"priority\":\"low\"}]}")
+	out := a.Run(context.Background(), h, dir, "look\n/tool read_file {\"path\":\"f.txt\"}\n/tool plan {\"entries\":[{\"content\":\"x\",\"status\":\"pending\",\"priority\":\"low\"}]}")
 	if out.StopReason != StopEndTurn || out.Err != nil {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -103,13 +106,13 @@ func TestRiskLevels(t *testing.T) {
 	prompt := "/tool write_file {\"path\":\"x\",\"content\":\"y\"}"
 	// readonly: refused without asking.
 	h := &host{}
-	agentWith(RiskReadonly, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	agentWith(RiskReadonly, "write_file").Run(context.Background(), h, dir, prompt)
 	if len(h.asked) != 0 || !strings.Contains(h.record[2].Text, "read-only") || !h.record[2].IsError {
 		t.Errorf("readonly: asked %v, result %+v", h.asked, h.record[2])
 	}
 	// supervised, rejected: not run, the model hears why.
 	h = &host{approve: func(ApprovalRequest) Decision { return Decision{Why: "rejected by the user"} }}
-	agentWith(RiskSupervised, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	agentWith(RiskSupervised, "write_file").Run(context.Background(), h, dir, prompt)
 	if len(h.asked) != 1 || h.asked[0].Summary != "Write x (1 bytes)" || h.record[2].Text != "write_file was not run: rejected by the user" {
 		t.Errorf("supervised reject: asked %v, result %+v", h.asked, h.record[2])
 	}
@@ -118,7 +121,7 @@ func TestRiskLevels(t *testing.T) {
 	}
 	// full: runs without asking.
 	h = &host{}
-	agentWith(RiskFull, "write_file").Run(context.Background(), h, dir, nil, prompt)
+	agentWith(RiskFull, "write_file").Run(context.Background(), h, dir, prompt)
 	if len(h.asked) != 0 {
 		t.Errorf("full asked: %v", h.asked)
 	}
@@ -127,7 +130,7 @@ func TestRiskLevels(t *testing.T) {
 	}
 	// A tool the agent does not have.
 	h = &host{}
-	agentWith(RiskFull).Run(context.Background(), h, dir, nil, "/tool shell {\"command\":\"true\"}")
+	agentWith(RiskFull).Run(context.Background(), h, dir, "/tool shell {\"command\":\"true\"}")
 	if !strings.Contains(h.record[2].Text, `unknown tool "shell"`) {
 		t.Errorf("unknown tool: %+v", h.record[2])
 	}
@@ -139,11 +142,11 @@ func TestMaxTurnRequestsAndErrors(t *testing.T) {
 	a := agentWith(RiskFull, "list_dir")
 	a.MaxRequests = 1
 	h := &host{}
-	out := a.Run(context.Background(), h, t.TempDir(), nil, "/tool list_dir {}")
+	out := a.Run(context.Background(), h, t.TempDir(), "/tool list_dir {}")
 	if out.StopReason != StopMaxTurnRequests {
 		t.Errorf("stop %q", out.StopReason)
 	}
-	out = a.Run(context.Background(), &host{}, t.TempDir(), nil, "/fail model down")
+	out = a.Run(context.Background(), &host{}, t.TempDir(), "/fail model down")
 	if out.StopReason != StopError || out.Err == nil || !strings.Contains(out.Err.Error(), "model down") {
 		t.Errorf("error outcome %+v", out)
 	}
@@ -158,7 +161,7 @@ func TestCancelMidStream(t *testing.T) {
 			cancel()
 		}
 	}
-	out := agentWith(RiskFull).Run(ctx, h, t.TempDir(), nil, "/chunks 1000")
+	out := agentWith(RiskFull).Run(ctx, h, t.TempDir(), "/chunks 1000")
 	if out.StopReason != StopCancelled || out.Content != "ok ok ok " {
 		t.Errorf("outcome %+v", out)
 	}

@@ -265,3 +265,38 @@ func cpuTime() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkEmptyTurnGrowth: an empty echo turn in a session of 10,000
+// turns against one in a fresh session, interleaved; reports both medians
+// and their ratio (the work of a turn must not grow with the session).
+func BenchmarkEmptyTurnGrowth(b *testing.B) {
+	const longTurns = 10000
+	c := rawDial(b, benchDaemon(b))
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"long","cwd":"/","keep_siblings":true},"id":1}`)
+	c.line()
+	for i := 0; i < longTurns; i++ {
+		c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"long","prompt":"a few words of a turn"},"id":2}`)
+		c.untilLine([]byte(`"id":2`))
+	}
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"fresh","cwd":"/","keep_siblings":true},"id":1}`)
+	c.line()
+	turn := func(sid string) time.Duration {
+		t0 := time.Now()
+		c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":""},"id":3}`)
+		c.untilLine([]byte(`"id":3`))
+		return time.Since(t0)
+	}
+	var long, fresh []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		long = append(long, turn("long"))
+		fresh = append(fresh, turn("fresh"))
+	}
+	b.StopTimer()
+	slices.Sort(long)
+	slices.Sort(fresh)
+	pl, pf := long[len(long)/2], fresh[len(fresh)/2]
+	b.ReportMetric(float64(pl.Nanoseconds()), "long-p50-ns")
+	b.ReportMetric(float64(pf.Nanoseconds()), "fresh-p50-ns")
+	b.ReportMetric(float64(pl)/float64(pf), "long/fresh")
+}

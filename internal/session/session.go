@@ -401,7 +401,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
-	out := s.agent.Run(ctx, s, s.cwd, history, j.prompt, j.images...)
+	out := s.agent.Run(ctx, s, s.cwd, j.prompt, j.images...)
 
 	res.StopReason, res.Content = out.StopReason, out.Content
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
@@ -530,18 +530,20 @@ func (s *Session) Emit(e agent.Event) {
 	}
 }
 
-// Record implements agent.Host.
-func (s *Session) Record(m provider.Message) {
+// Record implements agent.Host: the transcript grows in place (appended
+// to, never copied: only the turn's goroutine writes it) and the model is
+// sent it as it is.
+func (s *Session) Record(m provider.Message) []provider.Message {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	s.history = append(s.history, m)
-	idx := int64(len(s.history) - 1)
+	h := s.history
 	s.mu.Unlock()
-	if s.fenced || s.failure() != nil {
-		return // mend brings the transcript back to the stored one
+	if !s.fenced && s.failure() == nil { // else mend brings it back to the stored one
+		s.m.store.AppendMessage(s.id, int64(len(h)-1), mustJSON(m), s.written)
 	}
-	s.m.store.AppendMessage(s.id, idx, mustJSON(m), s.written)
+	return h
 }
 
 // Elicitor implements agent.Host: questions go to the client that sent
