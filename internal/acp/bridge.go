@@ -353,14 +353,12 @@ func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	offset := 0
-	if cursor != nil && *cursor != "" {
-		if _, err := fmt.Sscanf(*cursor, "%d", &offset); err != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: bad cursor %q", *cursor)
-		}
+	p := protocol.SessionListParams{Limit: 100}
+	if cursor != nil {
+		p.Cursor = *cursor // the daemon's own cursor, passed through
 	}
 	var page protocol.SessionListResult
-	if err := d.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Offset: offset, Limit: 100}, &page); err != nil {
+	if err := d.Call(ctx, protocol.MethodSessionList, p, &page); err != nil {
 		return nil, acpError(err)
 	}
 	sessions := []map[string]any{}
@@ -376,8 +374,8 @@ func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
 		sessions = append(sessions, info)
 	}
 	res := map[string]any{"sessions": sessions}
-	if page.NextOffset != nil {
-		res["nextCursor"] = fmt.Sprint(*page.NextOffset)
+	if page.NextCursor != nil {
+		res["nextCursor"] = *page.NextCursor
 	}
 	return res, nil
 }

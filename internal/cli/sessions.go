@@ -64,16 +64,16 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 	switch verb {
 	case "list":
 		var all []protocol.SessionInfo
-		for offset := 0; ; {
+		for cursor := ""; ; {
 			var page protocol.SessionListResult
-			if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Offset: offset, Limit: 500}, &page); err != nil {
+			if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
 				return err
 			}
 			all = append(all, page.Sessions...)
-			if page.NextOffset == nil {
+			if page.NextCursor == nil {
 				break
 			}
-			offset = *page.NextOffset
+			cursor = *page.NextCursor
 		}
 		if *format == "json" {
 			if all == nil {

@@ -261,6 +261,9 @@ type SessionApproveResult struct {
 type SessionListParams struct {
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
+	// Cursor continues from a page's nextCursor (keyset paging: cheap on
+	// any number of sessions); when set, offset is ignored.
+	Cursor string `json:"cursor"`
 }
 
 // SessionInfo is one session of session/list.
@@ -280,9 +283,13 @@ type SessionInfo struct {
 
 // SessionListResult is the result of session/list.
 type SessionListResult struct {
-	Sessions   []SessionInfo `json:"sessions"`
-	Total      int           `json:"total"`
-	NextOffset *int          `json:"nextOffset"`
+	Sessions []SessionInfo `json:"sessions"`
+	// Total (how many sessions there are) and NextOffset answer a page
+	// asked without a cursor.
+	Total      *int `json:"total,omitempty"`
+	NextOffset *int `json:"nextOffset,omitempty"`
+	// NextCursor continues after this page; absent on the last one.
+	NextCursor *string `json:"nextCursor"`
 }
 
 // SessionHistoryParams are the params of session/history.

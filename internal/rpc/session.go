@@ -123,7 +123,7 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		if err := protocol.Decode(req.Params, &p); err != nil {
 			return nil, err
 		}
-		return m.List(ctx, p.Offset, p.Limit)
+		return m.List(ctx, p)
 
 	case protocol.MethodFileAttach:
 		var p struct {

@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -618,17 +619,49 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List pages through persisted sessions, newest first.
-func (m *Manager) List(ctx context.Context, offset, limit int) (*protocol.SessionListResult, error) {
+// List pages through persisted sessions, newest first: from cursor (a
+// page's nextCursor) by keyset, else from offset (and then with the total).
+func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
+	limit := p.Limit
 	if limit <= 0 || limit > 500 {
 		limit = 50
 	}
-	offset = max(offset, 0)
-	recs, total, err := m.store.ListSessions(ctx, offset, limit)
-	if err != nil {
-		return nil, err
+	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+	var recs []*store.Session
+	var err error
+	if p.Cursor != "" || p.Offset <= 0 {
+		var after int64
+		var id string
+		if p.Cursor != "" {
+			ms, rest, ok := strings.Cut(p.Cursor, ":")
+			n, perr := strconv.ParseInt(ms, 10, 64)
+			if !ok || perr != nil || rest == "" {
+				return nil, &protocol.ParamsError{Field: "cursor", Reason: fmt.Sprintf("%q: not a cursor this daemon gave", p.Cursor)}
+			}
+			after, id = n, rest
+		}
+		// One more than asked: whether a next page exists.
+		if recs, err = m.store.ListAfter(ctx, after, id, limit+1); err != nil {
+			return nil, err
+		}
+		if p.Cursor == "" {
+			n, err := m.store.CountSessions(ctx)
+			if err != nil {
+				return nil, err
+			}
+			res.Total = &n
+		}
+	} else {
+		var n int
+		if recs, n, err = m.store.ListSessions(ctx, p.Offset, limit+1); err != nil {
+			return nil, err
+		}
+		res.Total = &n
 	}
-	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}, Total: total}
+	more := len(recs) > limit
+	if more {
+		recs = recs[:limit]
+	}
 	for _, r := range recs {
 		info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
 			State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
@@ -641,8 +674,14 @@ func (m *Manager) List(ctx context.Context, offset, limit int) (*protocol.Sessio
 		}
 		res.Sessions = append(res.Sessions, info)
 	}
-	if next := offset + len(recs); next < total {
-		res.NextOffset = &next
+	if more {
+		last := recs[len(recs)-1]
+		c := strconv.FormatInt(last.UpdatedMs, 10) + ":" + last.ID
+		res.NextCursor = &c
+		if p.Cursor == "" {
+			next := max(p.Offset, 0) + len(recs)
+			res.NextOffset = &next
+		}
 	}
 	return res, nil
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // BenchmarkAppendEvents: the store's side of an event stream, one
@@ -27,4 +29,49 @@ func BenchmarkAppendEvents(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkListAllSessionsGrowth: paging (50 a page, keyset) through
+// every stored session, 10,000 of them against 100; reports both and the
+// ratio (linear paging gives about 100).
+func BenchmarkListAllSessionsGrowth(b *testing.B) {
+	pageAll := func(s *Store) {
+		var ms int64
+		id := ""
+		for {
+			page, err := s.ListAfter(context.Background(), ms, id, 50)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(page) < 50 {
+				return
+			}
+			ms, id = page[len(page)-1].UpdatedMs, page[len(page)-1].ID
+		}
+	}
+	stores := map[int]*Store{}
+	for _, n := range []int{100, 10000} {
+		s, err := Open(filepath.Join(b.TempDir(), "zc.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		for i := range n {
+			s.CreateSession(&Session{ID: fmt.Sprintf("s%05d", i), AgentAlias: "a", Mode: "chat", Cwd: "/", Owner: "c", UpdatedMs: int64(i)})
+		}
+		stores[n] = s
+	}
+	var small, large time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		pageAll(stores[100])
+		small += time.Since(t0)
+		t0 = time.Now()
+		pageAll(stores[10000])
+		large += time.Since(t0)
+	}
+	b.ReportMetric(float64(small.Nanoseconds())/float64(b.N), "100-ns")
+	b.ReportMetric(float64(large.Nanoseconds())/float64(b.N), "10000-ns")
+	b.ReportMetric(float64(large)/float64(small)/100, "ratio/100x")
 }

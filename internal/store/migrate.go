@@ -53,6 +53,10 @@ var migrations = []migration{{sql:
 	);
 	CREATE UNIQUE INDEX segments_by_last ON segments (session_id, last_seq);`,
 	step: eventsToSegments,
+}, {
+	// 3: session/list pages by (updated_ms, id), newest first, on an index.
+	sql: `DROP INDEX sessions_updated;
+	CREATE INDEX sessions_by_update ON sessions (updated_ms DESC, id DESC);`,
 }}
 
 // eventsToSegments moves the events of schema 1 into segments.

@@ -662,26 +662,51 @@ func (s *Store) GetSession(ctx context.Context, id string) (*Session, error) {
 }
 
 // ListSessions returns sessions, most recently updated first, skipping
-// offset and returning at most limit.
+// offset and returning at most limit, and how many there are in all.
 func (s *Store) ListSessions(ctx context.Context, offset, limit int) ([]*Session, int, error) {
 	var total int
 	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: %w", err)
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated_ms DESC, id LIMIT ? OFFSET ?`, limit, offset)
+	out, err := s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
+	return out, total, err
+}
+
+// CountSessions returns how many sessions are stored.
+func (s *Store) CountSessions(ctx context.Context) (int, error) {
+	var n int
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	return n, nil
+}
+
+// ListAfter is keyset paging: the sessions that come after (updatedMs,
+// id) in the order of ListSessions (all from the start when id is ""),
+// at most limit, read from the index without counting or skipping, so
+// paging through every session costs in proportion to their number.
+func (s *Store) ListAfter(ctx context.Context, updatedMs int64, id string, limit int) ([]*Session, error) {
+	if id == "" {
+		return s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ?`, limit)
+	}
+	return s.listWhere(ctx, `WHERE (updated_ms, id) < (?, ?) ORDER BY updated_ms DESC, id DESC LIMIT ?`, updatedMs, id, limit)
+}
+
+func (s *Store) listWhere(ctx context.Context, tail string, args ...any) ([]*Session, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions `+tail, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: %w", err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	defer rows.Close()
 	var out []*Session
 	for rows.Next() {
 		ss, err := scanSession(rows)
 		if err != nil {
-			return nil, 0, fmt.Errorf("store: %w", err)
+			return nil, fmt.Errorf("store: %w", err)
 		}
 		out = append(out, ss)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
 }
 
 // Events returns a session's events with seq > since, in order: at most

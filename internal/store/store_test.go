@@ -214,3 +214,44 @@ func TestMigrationToSegments(t *testing.T) {
 	s.Close()
 	invariants(t, path)
 }
+
+// Keyset paging visits every session once, in the order of offset
+// paging, ties of updated_ms included.
+func TestListAfterVisitsEverySessionOnce(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "zc.db"))
+	defer s.Close()
+	for i := range 1200 {
+		if err := s.CreateSession(&Session{ID: fmt.Sprintf("s%04d", i), AgentAlias: "a", Mode: "chat", Cwd: "/", Owner: "c",
+			CreatedMs: 1, UpdatedMs: int64(i / 7)}); err != nil { // ties: seven share a time
+			t.Fatal(err)
+		}
+	}
+	all, total, err := s.ListSessions(context.Background(), 0, 5000)
+	if err != nil || total != 1200 || len(all) != 1200 {
+		t.Fatalf("offset list: %d of %d, %v", len(all), total, err)
+	}
+	var got []string
+	var ms int64
+	id := ""
+	for {
+		page, err := s.ListAfter(context.Background(), ms, id, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page {
+			got = append(got, r.ID)
+		}
+		if len(page) < 50 {
+			break
+		}
+		ms, id = page[len(page)-1].UpdatedMs, page[len(page)-1].ID
+	}
+	if len(got) != len(all) {
+		t.Fatalf("keyset paging gave %d sessions, want %d", len(got), len(all))
+	}
+	for i := range got {
+		if got[i] != all[i].ID {
+			t.Fatalf("position %d: %s, want %s", i, got[i], all[i].ID)
+		}
+	}
+}
