@@ -75,3 +75,48 @@ func BenchmarkListAllSessionsGrowth(b *testing.B) {
 	b.ReportMetric(float64(large.Nanoseconds())/float64(b.N), "10000-ns")
 	b.ReportMetric(float64(large)/float64(small)/100, "ratio/100x")
 }
+
+// BenchmarkDeleteStall: a session of 1,000,000 events is deleted while
+// another session appends an event and waits for its commit, again and
+// again; reports how long the delete took and the longest the other
+// session waited for a commit meanwhile (one writer serves both).
+func BenchmarkDeleteStall(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s, err := Open(filepath.Join(b.TempDir(), "zc.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, id := range []string{"big", "other"} {
+			s.CreateSession(&Session{ID: id, AgentAlias: "a", Mode: "chat", Cwd: "/", Owner: "c"})
+		}
+		body := []byte(`{"sessionId":"big","seq":1,"type":"agent_message_chunk","text":"ok "}`)
+		var wg sync.WaitGroup
+		for seq := int64(1); seq <= 1_000_000; seq++ {
+			wg.Add(1)
+			s.AppendEvent("big", Event{Seq: seq, Type: "agent_message_chunk", Body: body}, func(error) { wg.Done() })
+		}
+		wg.Wait()
+		done := make(chan time.Duration)
+		go func() {
+			t0 := time.Now()
+			s.DeleteSession("big")
+			done <- time.Since(t0)
+		}()
+		var worst time.Duration
+		var took time.Duration
+		for seq := int64(1); took == 0; seq++ {
+			t0 := time.Now()
+			ch := make(chan error, 1)
+			s.AppendEvent("other", Event{Seq: seq, Type: "t", Body: body}, func(err error) { ch <- err })
+			<-ch
+			worst = max(worst, time.Since(t0))
+			select {
+			case took = <-done:
+			default:
+			}
+		}
+		b.ReportMetric(float64(took.Milliseconds()), "delete-ms")
+		b.ReportMetric(float64(worst.Milliseconds()), "worst-stall-ms")
+		s.Close()
+	}
+}

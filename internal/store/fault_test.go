@@ -271,3 +271,46 @@ func TestVerifyFindsDamage(t *testing.T) {
 		}
 	}
 }
+
+// Deleting goes top down in bounded steps: after every step (where a
+// crash could stop it) the store's invariants hold, and between steps
+// other sessions' writes commit.
+func TestDeleteStepsKeepInvariants(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	s := open(t, path)
+	defer s.Close()
+	mustCreate(t, s, "big", "other")
+	for i := int64(0); i < 300; i++ {
+		appendAll(s, "big", i*10+1, i*10+10)() // 300 segments
+	}
+	for i := int64(0); i < 2100; i++ {
+		s.AppendMessage("big", i, []byte(`{}`), nil)
+	}
+	s.Sync()
+	steps := 0
+	for done := false; !done; steps++ {
+		if err := s.do("big", func(ctx context.Context, c *sql.Conn) error {
+			var err error
+			done, _, err = deleteStep(ctx, c, "big")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Verify(context.Background()); err != nil {
+			t.Fatalf("after step %d: %v", steps, err)
+		}
+		// Another session writes between the steps.
+		if err := appendAll(s, "other", int64(steps)+1, int64(steps)+1)()[int64(steps)+1]; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := 300/deleteSegments + 1 + 2100/deleteMessages + 1 + 1; steps != want {
+		t.Errorf("%d steps, want %d", steps, want)
+	}
+	if _, err := s.GetSession(context.Background(), "big"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after the last step: %v", err)
+	}
+	if ok, err := s.DeleteSession("other"); !ok || err != nil {
+		t.Fatalf("DeleteSession: %v %v", ok, err)
+	}
+}

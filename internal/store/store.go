@@ -595,23 +595,65 @@ func (s *Store) Resume(id string) (lastSeq, messages int64, err error) {
 	return lastSeq, messages, err
 }
 
-// DeleteSession removes a session with its events and transcript.
+// DeleteSession removes a session with its events and transcript. It
+// deletes in bounded steps, each its own transaction, so the writes of
+// other sessions go on between them (a session of a million events does
+// not stall every other turn), and from the top down: each step removes
+// the newest events (or messages) and lowers last_seq (message_count) in
+// the same commit, so a crash mid-delete leaves a shorter session whose
+// invariants hold, never a gap or an orphan.
 func (s *Store) DeleteSession(id string) (bool, error) {
-	var n int64
-	err := s.do(id, func(ctx context.Context, c *sql.Conn) error {
-		for _, q := range []string{`DELETE FROM segments WHERE session_id = ?`, `DELETE FROM messages WHERE session_id = ?`} {
-			if _, err := c.ExecContext(ctx, q, id); err != nil {
-				return err
-			}
-		}
-		r, err := c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
-		if err != nil {
+	for {
+		var done, found bool
+		err := s.do(id, func(ctx context.Context, c *sql.Conn) error {
+			var err error
+			done, found, err = deleteStep(ctx, c, id)
 			return err
+		})
+		if err != nil || done {
+			return found, err
 		}
-		n, err = r.RowsAffected()
-		return err
-	})
-	return n > 0, err
+	}
+}
+
+// Bounds of one delete step.
+const (
+	deleteSegments = 64
+	deleteMessages = 1024
+)
+
+// deleteStep removes the newest segments, else the newest messages, else
+// the session row; done once the row is gone (found: it existed).
+func deleteStep(ctx context.Context, c *sql.Conn, id string) (done, found bool, err error) {
+	var cut sql.NullInt64
+	if err := c.QueryRowContext(ctx, `SELECT min(first_seq) FROM (SELECT first_seq FROM segments WHERE session_id = ? ORDER BY last_seq DESC LIMIT ?)`,
+		id, deleteSegments).Scan(&cut); err != nil {
+		return false, false, err
+	}
+	if cut.Valid {
+		if _, err := c.ExecContext(ctx, `DELETE FROM segments WHERE session_id = ? AND first_seq >= ?`, id, cut.Int64); err != nil {
+			return false, false, err
+		}
+		_, err := c.ExecContext(ctx, `UPDATE sessions SET last_seq = ? WHERE id = ?`, cut.Int64-1, id)
+		return false, true, err
+	}
+	if err := c.QueryRowContext(ctx, `SELECT min(idx) FROM (SELECT idx FROM messages WHERE session_id = ? ORDER BY idx DESC LIMIT ?)`,
+		id, deleteMessages).Scan(&cut); err != nil {
+		return false, false, err
+	}
+	if cut.Valid {
+		if _, err := c.ExecContext(ctx, `DELETE FROM messages WHERE session_id = ? AND idx >= ?`, id, cut.Int64); err != nil {
+			return false, false, err
+		}
+		_, err := c.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, cut.Int64, id)
+		return false, true, err
+	}
+	r, err := c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		return false, false, err
+	}
+	n, err := r.RowsAffected()
+	return true, n > 0, err
 }
 
 // MarkInterrupted marks every session stored as running as interrupted
