@@ -287,6 +287,10 @@ func TestDeleteStepsKeepInvariants(t *testing.T) {
 		s.AppendMessage("big", i, []byte(`{}`), nil)
 	}
 	s.Sync()
+	var segs int
+	s.do("", func(ctx context.Context, c *sql.Conn) error {
+		return c.QueryRowContext(ctx, `SELECT count(*) FROM segments WHERE session_id = 'big'`).Scan(&segs)
+	})
 	steps := 0
 	for done := false; !done; steps++ {
 		if err := s.do("big", func(ctx context.Context, c *sql.Conn) error {
@@ -304,7 +308,7 @@ func TestDeleteStepsKeepInvariants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := 300/deleteSegments + 1 + 2100/deleteMessages + 1 + 1; steps != want {
+	if want := (segs+deleteSegments-1)/deleteSegments + (2100+deleteMessages-1)/deleteMessages + 1; steps != want {
 		t.Errorf("%d steps, want %d", steps, want)
 	}
 	if _, err := s.GetSession(context.Background(), "big"); !errors.Is(err, ErrNotFound) {
@@ -312,5 +316,33 @@ func TestDeleteStepsKeepInvariants(t *testing.T) {
 	}
 	if ok, err := s.DeleteSession("other"); !ok || err != nil {
 		t.Fatalf("DeleteSession: %v %v", ok, err)
+	}
+}
+
+// Deleting a session gives its pages back: the database file shrinks.
+func TestDeleteGivesSpaceBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	s := open(t, path)
+	defer s.Close()
+	mustCreate(t, s, "big", "small")
+	body := []byte(strings.Repeat("x", 1000))
+	var wg sync.WaitGroup
+	for seq := int64(1); seq <= 20000; seq++ {
+		wg.Add(1)
+		s.AppendEvent("big", Event{Seq: seq, Type: "t", Body: body}, func(error) { wg.Done() })
+	}
+	wg.Wait()
+	pages := func() (n int64) {
+		s.do("", func(ctx context.Context, c *sql.Conn) error {
+			return c.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
+		})
+		return n
+	}
+	before := pages()
+	if ok, err := s.DeleteSession("big"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if after := pages(); after*4 > before {
+		t.Fatalf("%d pages before the delete, %d after: space not given back", before, after)
 	}
 }

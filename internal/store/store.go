@@ -120,13 +120,32 @@ func Open(path string) (*Store, error) {
 	}
 	// SQLite cannot open a WAL database on a read-only file system at all:
 	// say so plainly instead of "unable to open database file".
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		if errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission) {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrReadOnly, path, err)
 		}
 		return nil, fmt.Errorf("store: %w", err)
-	} else {
-		f.Close()
+	}
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if fi.Size() == 0 {
+		// A new database gives deleted sessions' pages back to the file
+		// system (DeleteSession runs incremental_vacuum). The mode can be
+		// set only before the header is written, which journal_mode=WAL
+		// does: one plain connection first. (An older database keeps its
+		// mode until a full VACUUM.)
+		db, err := sql.Open("sqlite", "file:"+path)
+		if err == nil {
+			_, err = db.Exec(`PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL`)
+			db.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", path, err)
+		}
 	}
 	dsn := "file:" + path + "?" + q.Encode()
 	wdb, err := sql.Open("sqlite", dsn)
@@ -611,7 +630,28 @@ func (s *Store) DeleteSession(id string) (bool, error) {
 			return err
 		})
 		if err != nil || done {
+			if err == nil {
+				s.vacuum()
+			}
 			return found, err
+		}
+	}
+}
+
+// vacuum gives free pages back to the file system in bounded steps (a
+// database in auto_vacuum=INCREMENTAL mode; elsewhere it does nothing),
+// each its own transaction, so other writes go on between them.
+func (s *Store) vacuum() {
+	for range 1 << 20 {
+		var free int64
+		err := s.do("", func(ctx context.Context, c *sql.Conn) error {
+			if _, err := c.ExecContext(ctx, `PRAGMA incremental_vacuum(256)`); err != nil {
+				return err
+			}
+			return c.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
+		})
+		if err != nil || free == 0 {
+			return
 		}
 	}
 }
