@@ -325,9 +325,7 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 	if !ok {
 		return nil, nil, errors.New("client closed")
 	}
-	s.mu.Lock()
-	n := int64(len(s.history))
-	s.mu.Unlock()
+	n := s.messageCount()
 	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd,
 		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
 }
@@ -443,26 +441,42 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	if err != nil {
 		return nil, err
 	}
-	raw, err := m.store.Messages(ctx, rec.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range raw {
-		var msg provider.Message
-		if err := json.Unmarshal(b, &msg); err != nil {
-			return nil, fmt.Errorf("session %s: transcript: %w", rec.ID, err)
-		}
-		s.history = append(s.history, msg)
-	}
-	if err := s.repairStored(); err != nil {
-		return nil, err
-	}
+	// The transcript is read at the first turn, not here: attaching to a
+	// session costs the same whatever its length.
+	s.unloaded, s.storedMessages = true, rec.MessageCount
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, s.written)
 	}
-	m.log.Info("session resumed", "sessionId", rec.ID, "messages", len(s.history), "lastSeq", rec.LastSeq)
+	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
+}
+
+// load reads the transcript of a resumed session (repairing what an
+// interrupted turn left open), once, before its first turn.
+func (s *Session) load(ctx context.Context) error {
+	s.mu.Lock()
+	unloaded := s.unloaded
+	s.mu.Unlock()
+	if !unloaded {
+		return nil
+	}
+	raw, err := s.m.store.Messages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	history := make([]provider.Message, 0, len(raw)+8)
+	for _, b := range raw {
+		var msg provider.Message
+		if err := json.Unmarshal(b, &msg); err != nil {
+			return fmt.Errorf("session %s: transcript: %w", s.id, err)
+		}
+		history = append(history, msg)
+	}
+	s.mu.Lock()
+	s.history, s.unloaded = history, false
+	s.mu.Unlock()
+	return s.repairStored()
 }
 
 // repairStored repairs the session's transcript (see repair) and writes

@@ -59,6 +59,20 @@ type Session struct {
 	turnDone   chan struct{}   // closed when the running turn ends
 	closing    bool
 	lastUsed   time.Time
+	// unloaded: a resumed session whose transcript is still only in the
+	// store (storedMessages long); load reads it before the first turn.
+	unloaded       bool
+	storedMessages int64
+}
+
+// messageCount is the transcript's length, loaded or not.
+func (s *Session) messageCount() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unloaded {
+		return s.storedMessages
+	}
+	return int64(len(s.history))
 }
 
 type job struct {
@@ -391,12 +405,16 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 		return res
 	}
+	if err := s.load(ctx); err != nil {
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
+		return res
+	}
 	s.mu.Lock()
 	s.cancel, s.turnClient = cancel, j.client
-	history := s.history
+	fresh := len(s.history) == 0
 	s.mu.Unlock()
 	s.m.store.SetState(s.id, store.StateRunning, s.written)
-	if len(history) == 0 {
+	if fresh {
 		s.m.store.SetTitle(s.id, title(j.prompt), s.written)
 	}
 
