@@ -63,19 +63,16 @@ type sub struct {
 	behind []store.Event
 }
 
-// NewClient returns a client on conn, which accepts frames of at most
-// maxFrame bytes (0: protocol default).
+// NewClient returns a client on conn, assumed to take frames of the
+// protocol's default size until SetIdentity says otherwise.
 func NewClient(conn Conn, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{conn: conn, log: log, subs: map[*Session]*sub{}}
-	c.maxFrame.Store(DefaultMaxFrame)
+	c.maxFrame.Store(protocol.DefaultMaxFrame)
 	return c
 }
-
-// DefaultMaxFrame is the frame limit assumed of a client that announces none.
-const DefaultMaxFrame = 8 << 20
 
 // SetIdentity records the clientId and capabilities of initialize.
 func (c *Client) SetIdentity(id string, canElicit bool, maxFrame int) {

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -67,5 +66,3 @@ func (r *Reaper) Reap() int {
 	}
 	return killed
 }
-
-var errNoGroups = fmt.Errorf("no process groups on this system")
