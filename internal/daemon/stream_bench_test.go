@@ -300,3 +300,22 @@ func BenchmarkEmptyTurnGrowth(b *testing.B) {
 	b.ReportMetric(float64(pf.Nanoseconds()), "fresh-p50-ns")
 	b.ReportMetric(float64(pl)/float64(pf), "long/fresh")
 }
+
+// BenchmarkEventStreamDaemonCPU: the 100,000-chunk turn read by a bare
+// line reader (bufio, no decoding), so that the process's CPU per event
+// is nearly all the daemon's own: the store, commit before delivery,
+// encoding and the echo model.
+func BenchmarkEventStreamDaemonCPU(b *testing.B) {
+	c := rawDial(b, benchDaemon(b))
+	c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"cpu","cwd":"/"},"id":1}`)
+	c.line()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	total := 0
+	for i := 0; i < b.N; i++ {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"cpu","prompt":"/chunks %d"},"id":2}`, streamChunks))
+		total += c.untilLine([]byte(`"turn_complete"`))
+		c.untilLine([]byte(`"id":2`))
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/event")
+}
