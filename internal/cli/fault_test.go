@@ -219,7 +219,7 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 	exe, _ := os.Executable()
 	cmd := exec.Command("bash", "-c", `ulimit -n 48 && exec "$0" daemon`, exe)
 	cmd.Env = env.Environ
-	logs := &lockedBuffer{}
+	logs := &lockedBuffer{changed: make(chan struct{}, 1)}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -248,8 +248,17 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 		}
 		conns = append(conns, nc)
 	}
-	// Let the daemon meet the limit: a round trip on the last one that
-	// got in would block; a status on a connection it did accept works.
+	// Wait until the daemon has met the limit (its log says so), then let
+	// the connections go.
+	for deadline := time.After(15 * time.Second); !strings.Contains(logs.String(), "accept failed; retrying"); {
+		select {
+		case <-logs.changed:
+		case <-exitedEarly:
+			t.Fatalf("the daemon exited: %v\n%s", werr, logs.String())
+		case <-deadline:
+			t.Fatalf("the daemon never ran out of descriptors with %d connections open:\n%s", len(conns), logs.String())
+		}
+	}
 	for _, nc := range conns {
 		nc.Close()
 	}
@@ -268,21 +277,27 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 			t.Fatalf("the daemon stopped serving after running out of descriptors:\n%s", logs.String())
 		}
 	}
-	if !strings.Contains(logs.String(), "accept failed; retrying") {
-		t.Errorf("the daemon never ran out of descriptors (the test did not test):\n%s", logs.String())
-	}
 }
 
-// lockedBuffer is a log a process writes while the test reads it.
+// lockedBuffer is a log a process writes while the test reads it;
+// changed (if set) is signalled after each write.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu      sync.Mutex
+	b       strings.Builder
+	changed chan struct{}
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	l.mu.Unlock()
+	if l.changed != nil {
+		select {
+		case l.changed <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
 }
 
 func (l *lockedBuffer) String() string {

@@ -59,9 +59,26 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		// commands get the user's umask back.
 		script = "umask " + env.Umask + "; " + a.Command // same line: error messages keep their line numbers
 	}
+	// A command whose group is recorded (see Reaper) waits, before doing
+	// anything, until the record is written: a daemon killed in between
+	// must not leave an unrecorded command running. If the daemon dies
+	// first, the gate closes unwritten and the command exits unrun.
+	var gateR, gateW *os.File
+	if env.Reaper != nil && gateable {
+		var err error
+		if gateR, gateW, err = os.Pipe(); err != nil {
+			return errorf("%v", err)
+		}
+		defer gateR.Close()
+		defer gateW.Close()
+		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
+	}
 	cmd := exec.CommandContext(tctx, "bash", "-c", script)
 	cmd.Dir = env.Cwd
 	cmd.Env = env.Environ
+	if gateR != nil {
+		cmd.ExtraFiles = []*os.File{gateR} // fd 3
+	}
 	out := &tailBuffer{max: shellOutputCap}
 	// Our own pipe, not exec's: Wait then returns when bash exits even if
 	// a background child still holds the pipe; the group is killed after,
@@ -79,6 +96,11 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	w.Close()
 	untrack := env.track(cmd.Process.Pid)
+	if gateW != nil {
+		gateR.Close()
+		gateW.Write([]byte("\n")) // recorded: go
+		gateW.Close()
+	}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)

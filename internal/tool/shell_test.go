@@ -83,3 +83,18 @@ func TestReaperKillsWhatADeadDaemonLeft(t *testing.T) {
 		t.Fatalf("records left: %v", ents)
 	}
 }
+
+// With a reaper, a command starts only once its group is recorded, and
+// its record is gone when it has ended.
+func TestShellWithReaperRecordsThenRuns(t *testing.T) {
+	env := sandbox(t)
+	dir := filepath.Join(t.TempDir(), "procs")
+	env.Reaper = &Reaper{Dir: dir}
+	r := run(t, env, "shell", `{"command":"ls `+dir+`; echo ran"}`)
+	if r.IsError || !strings.HasSuffix(r.Output, "ran\n") || len(strings.Fields(r.Output)) != 2 {
+		t.Fatalf("result %q: want the command's own record listed, then ran", r.Output)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("records left after the command: %v", ents)
+	}
+}

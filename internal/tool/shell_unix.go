@@ -22,3 +22,6 @@ func ownGroup(cmd *exec.Cmd) {
 
 // killGroup kills what is left of a finished command's process group.
 func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// gateable: a command can be held at its start by a pipe on fd 3.
+const gateable = true
