@@ -115,7 +115,7 @@ func TestRandomKillsUnderMixedLoadKeepTheStoreWhole(t *testing.T) {
 		if err := store.VerifyFile(context.Background(), dbPath); err != nil {
 			t.Fatalf("round %d: the store after kill -9: %v\ndaemon log:\n%s", round, err, logs)
 		}
-		db, err := sql.Open("sqlite", dbPath)
+		db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,7 +117,7 @@ func TestOneSessionsFailedWriteLeavesOthersWhole(t *testing.T) {
 	bad := newSession(t, a, `,"keep_siblings":true`)
 	good := newSession(t, a, `,"keep_siblings":true`)
 	dbPath := filepath.Join(r.dirs.DataDir, DBFile)
-	db, err := sql.Open("sqlite", dbPath)
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,9 @@ func TestOneSessionsFailedWriteLeavesOthersWhole(t *testing.T) {
 	if len(stored) != len(badEvs) || int(last) != len(badEvs) || last >= 500 {
 		t.Fatalf("failed session: saw %d, stored %d, lastSeq %v", len(badEvs), len(stored), last)
 	}
-	db.Exec(`DROP TRIGGER fault`)
+	if _, err := db.Exec(`DROP TRIGGER fault`); err != nil {
+		t.Fatal(err)
+	}
 	before := len(a.snapshot())
 	if res := result(t, a.wait(a.send("session/prompt", prompt(bad, "again")), "prompt")); res["stopReason"] != "end_turn" {
 		t.Fatalf("after the fault: %v", res)

@@ -202,12 +202,14 @@ func TestNothingUnstoredIsDelivered(t *testing.T) {
 	h := newHarness(t, nil)
 	cl, c := h.client(t, "c1")
 	h.open(t, cl, "s")
-	db, err := sql.Open("sqlite", h.path)
+	db, err := sql.Open("sqlite", "file:"+h.path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.Exec(`CREATE TRIGGER f BEFORE INSERT ON segments WHEN NEW.last_seq > 100 BEGIN SELECT RAISE(ABORT, 'no room'); END`)
+	if _, err := db.Exec(`CREATE TRIGGER f BEFORE INSERT ON segments WHEN NEW.last_seq > 100 BEGIN SELECT RAISE(ABORT, 'no room'); END`); err != nil {
+		t.Fatal(err)
+	}
 	res := h.prompt(t, cl, "s", "/chunks 5000")
 	if res.StopReason != "error" || res.Error == nil || res.Error.Message == "" {
 		t.Fatalf("turn: %+v", res)
@@ -219,7 +221,9 @@ func TestNothingUnstoredIsDelivered(t *testing.T) {
 	if int64(len(seqs)) != rec.LastSeq || rec.LastSeq > 100 {
 		t.Fatalf("client got %d events, the store holds %d", len(seqs), rec.LastSeq)
 	}
-	db.Exec(`DROP TRIGGER f`)
+	if _, err := db.Exec(`DROP TRIGGER f`); err != nil {
+		t.Fatal(err)
+	}
 	if res := h.prompt(t, cl, "s", "again"); res.StopReason != "end_turn" {
 		t.Fatalf("after the fault: %+v", res)
 	}

@@ -56,7 +56,7 @@ func TestFailedWriteFailsOnlyItsSession(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "zc.db")
 	s := open(t, path)
 	mustCreate(t, s, "bad", "good")
-	db, err := sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,9 @@ func TestFailedWriteFailsOnlyItsSession(t *testing.T) {
 	if err := appendAll(s, "bad", rec.LastSeq+1, rec.LastSeq+1)()[rec.LastSeq+1]; err == nil {
 		t.Fatal("a broken session's write went through before Resume")
 	}
-	db.Exec(`DROP TRIGGER abort_bad`)
+	if _, err := db.Exec(`DROP TRIGGER abort_bad`); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	last, _, err := s.Resume("bad")
 	if err != nil || last != rec.LastSeq {
