@@ -110,7 +110,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 		StallTimeout: s.stallTimeout,
 	})
 	b.conn.SetPeerMaxFrame(s.cfg.Daemon.MaxFrameBytes)
-	b.client = session.NewClient(outConn{b.conn}, log)
+	b.client = session.NewClient(outConn{b.conn})
 	b.client.SetIdentity("", false, s.cfg.Daemon.MaxFrameBytes)
 	defer b.client.Close()
 	defer func() {

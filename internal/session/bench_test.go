@@ -43,7 +43,7 @@ func BenchmarkResume(b *testing.B) {
 		st.AppendMessage("big", i, []byte(fmt.Sprintf(`{"role":"user","text":"message %d"}`, i)), func(error) { wg.Done() })
 	}
 	wg.Wait()
-	c := NewClient(newConn(), nil)
+	c := NewClient(newConn())
 	c.SetIdentity("c", false, 0)
 	defer c.Close()
 	resume := func(id string) time.Duration {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +34,6 @@ type Conn interface {
 // turn nor grows the daemon, and still misses nothing.
 type Client struct {
 	conn Conn
-	log  *slog.Logger
 
 	maxFrame atomic.Int64 // the largest frame the client accepts
 
@@ -65,11 +63,8 @@ type sub struct {
 
 // NewClient returns a client on conn, assumed to take frames of the
 // protocol's default size until SetIdentity says otherwise.
-func NewClient(conn Conn, log *slog.Logger) *Client {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	c := &Client{conn: conn, log: log, subs: map[*Session]*sub{}}
+func NewClient(conn Conn) *Client {
+	c := &Client{conn: conn, subs: map[*Session]*sub{}}
 	c.maxFrame.Store(protocol.DefaultMaxFrame)
 	return c
 }

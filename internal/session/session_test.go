@@ -145,7 +145,7 @@ func newHarness(t *testing.T, tune func(*config.Config)) *harness {
 
 func (h *harness) client(t *testing.T, id string) (*Client, *conn) {
 	c := newConn()
-	cl := NewClient(c, nil)
+	cl := NewClient(c)
 	cl.SetIdentity(id, false, 0)
 	t.Cleanup(cl.Close)
 	return cl, c

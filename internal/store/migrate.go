@@ -59,43 +59,69 @@ var migrations = []migration{{sql:
 	CREATE INDEX sessions_by_update ON sessions (updated_ms DESC, id DESC);`,
 }}
 
-// eventsToSegments moves the events of schema 1 into segments.
+// migrateRows is how many schema 1 events are read at a time: a
+// database of any size migrates in bounded memory.
+var migrateRows = 10000
+
+// eventsToSegments moves the events of schema 1 into segments, a page of
+// events at a time, writing each segment as soon as it is complete.
 func eventsToSegments(tx *sql.Tx) error {
-	rows, err := tx.Query(`SELECT session_id, seq, type, body FROM events ORDER BY session_id, seq`)
-	if err != nil {
+	var sid string
+	var first, last int64 // the segment being built (first == 0: none)
+	var body []byte
+	flush := func() error {
+		if first == 0 {
+			return nil
+		}
+		_, err := tx.Exec(`INSERT INTO segments (session_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)`, sid, first, last, body)
+		first, body = 0, body[:0]
 		return err
 	}
-	type seg struct {
-		sid         string
-		first, last int64
-		body        []byte
-	}
-	var segs []seg
-	var cur *seg
-	for rows.Next() {
-		var sid string
-		var ev Event
-		if err := rows.Scan(&sid, &ev.Seq, &ev.Type, &ev.Body); err != nil {
-			rows.Close()
+	afterSID, afterSeq := "", int64(-1)
+	for {
+		rows, err := tx.Query(`SELECT session_id, seq, type, body FROM events WHERE (session_id, seq) > (?, ?) ORDER BY session_id, seq LIMIT ?`,
+			afterSID, afterSeq, migrateRows)
+		if err != nil {
 			return err
 		}
-		if cur == nil || cur.sid != sid || ev.Seq != cur.last+1 || len(cur.body) >= segmentBytes {
-			segs = append(segs, seg{sid: sid, first: ev.Seq, last: ev.Seq - 1})
-			cur = &segs[len(segs)-1]
+		var page []struct {
+			sid string
+			ev  Event
 		}
-		cur.body = appendPacked(cur.body, ev)
-		cur.last = ev.Seq
+		for rows.Next() {
+			var r struct {
+				sid string
+				ev  Event
+			}
+			if err := rows.Scan(&r.sid, &r.ev.Seq, &r.ev.Type, &r.ev.Body); err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range page {
+			if first == 0 || r.sid != sid || r.ev.Seq != last+1 || len(body) >= segmentBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+				sid, first = r.sid, r.ev.Seq
+			}
+			body = appendPacked(body, r.ev)
+			last = r.ev.Seq
+		}
+		if len(page) < migrateRows {
+			break
+		}
+		afterSID, afterSeq = page[len(page)-1].sid, page[len(page)-1].ev.Seq
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	for _, g := range segs {
-		if _, err := tx.Exec(`INSERT INTO segments (session_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)`, g.sid, g.first, g.last, g.body); err != nil {
-			return err
-		}
-	}
-	_, err = tx.Exec(`DROP TABLE events`)
+	_, err := tx.Exec(`DROP TABLE events`)
 	return err
 }
 

@@ -746,9 +746,9 @@ func (s *Store) GetSession(ctx context.Context, id string) (*Session, error) {
 // ListSessions returns sessions, most recently updated first, skipping
 // offset and returning at most limit, and how many there are in all.
 func (s *Store) ListSessions(ctx context.Context, offset, limit int) ([]*Session, int, error) {
-	var total int
-	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: %w", err)
+	total, err := s.CountSessions(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
 	out, err := s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
 	return out, total, err

@@ -195,6 +195,8 @@ func TestMigrationToSegments(t *testing.T) {
 	}
 	tx.Commit()
 	db.Close()
+	defer func(n int) { migrateRows = n }(migrateRows)
+	migrateRows = 1000 // several pages, a session across a page boundary
 	s := open(t, path)
 	defer s.Close()
 	for _, id := range []string{"a", "b"} {
