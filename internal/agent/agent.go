@@ -73,9 +73,10 @@ type Host interface {
 	Elicitor() func(ctx context.Context, e tool.Elicitation) (tool.Answer, error)
 	// Record appends a message to the session's transcript and returns
 	// the transcript so far, which is what the model is sent: one copy of
-	// it, kept by the host, so a turn costs the same in a session of
-	// 10,000 turns as in a fresh one. The agent only reads it.
-	Record(provider.Message) []provider.Message
+	// it, kept by the host with its running token estimate, so a turn
+	// costs the same in a session of 10,000 turns as in a fresh one. The
+	// agent only reads it.
+	Record(provider.Message) provider.Transcript
 }
 
 // Risk levels.
@@ -121,7 +122,7 @@ type Outcome struct {
 // Run runs one turn for prompt and its images, in directory cwd, on the
 // host's transcript (see Host.Record).
 func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, images ...provider.Image) Outcome {
-	msgs := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
+	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
 	for _, t := range a.Tools {
@@ -132,10 +133,12 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
 		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper,
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
+	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome
 	max := max(a.MaxRequests, 1)
 	for range max {
-		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs}, func(d provider.Delta) {
+		req := provider.Request{System: a.System, Messages: view.Messages, Tools: specs, Estimate: fixed + view.Tokens}
+		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Thought != "" {
 				h.Emit(ThoughtChunk{Text: d.Thought})
 			}
@@ -160,7 +163,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			return out
 		}
 		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.MaxContextTokens()})
-		msgs = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
@@ -182,7 +185,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 				r = a.call(ctx, h, env, byName, call)
 				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
 			}
-			msgs = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
+			view = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
 		}
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled

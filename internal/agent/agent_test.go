@@ -39,9 +39,9 @@ func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
 	return h.approve(r)
 }
 func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
-func (h *host) Record(m provider.Message) []provider.Message {
+func (h *host) Record(m provider.Message) provider.Transcript {
 	h.record = append(h.record, m)
-	return h.record
+	return provider.NewTranscript(h.record)
 }
 
 func (h *host) kinds() string {
@@ -65,6 +65,20 @@ func (h *host) kinds() string {
 	return strings.Join(s, " ")
 }
 
+// checked is the echo model, checking that every request's estimate is
+// the one a fresh count of that request gives.
+type checked struct {
+	provider.Echo
+	t *testing.T
+}
+
+func (c *checked) Stream(ctx context.Context, req provider.Request, f func(provider.Delta)) (*provider.Response, error) {
+	if want := provider.NewTranscript(req.Messages).Tokens + provider.EstimateRequest(req.System, req.Tools); req.Estimate != want {
+		c.t.Errorf("request of %d messages: estimate %d, a fresh count %d", len(req.Messages), req.Estimate, want)
+	}
+	return c.Echo.Stream(ctx, req, f)
+}
+
 func agentWith(risk string, names ...string) *Agent {
 	a := &Agent{Provider: &provider.Echo{}, Risk: risk, MaxRequests: 5}
 	for _, n := range names {
@@ -79,6 +93,8 @@ func TestTurnWithToolCall(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("content!"), 0o644)
 	h := &host{}
 	a := agentWith(RiskSupervised, "read_file", "plan")
+	a.System = "You are a test."
+	a.Provider = &checked{t: t}
 	out := a.Run(context.Background(), h, dir, "look\n/tool read_file {\"path\":\"f.txt\"}\n/tool plan {\"entries\":[{\"content\":\"x\",\"status\":\"pending\",\"priority\":\"low\"}]}")
 	if out.StopReason != StopEndTurn || out.Err != nil {
 		t.Fatalf("outcome %+v", out)

@@ -32,10 +32,12 @@ func (*Echo) MaxContextTokens() int64 { return 32768 }
 // Stream implements Provider.
 func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	resp := &Response{StopReason: StopEndTurn}
-	// About four bytes a token, as real tokenizers average: cheap enough
-	// that a long transcript costs the offline model next to nothing.
-	for i := range req.Messages {
-		resp.Usage.InputTokens += int64(len(req.Messages[i].Text)+3) / 4
+	// The offline model counts its input as the estimate (about four
+	// bytes a token); the host keeps it as the transcript grows, so a
+	// long transcript costs the offline model nothing per call.
+	resp.Usage.InputTokens = req.Estimate
+	if resp.Usage.InputTokens == 0 {
+		resp.Usage.InputTokens = NewTranscript(req.Messages).Tokens + EstimateRequest(req.System, req.Tools)
 	}
 	if len(req.Messages) == 0 {
 		return resp, nil

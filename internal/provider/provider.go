@@ -70,6 +70,10 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Estimate is the host's running estimate of the input's tokens
+	// (System, Messages and Tools; see EstimateTokens), 0 when it keeps
+	// none.
+	Estimate int64
 }
 
 // Delta is a piece of streamed output.

@@ -474,7 +474,7 @@ func (s *Session) load(ctx context.Context) error {
 		history = append(history, msg)
 	}
 	s.mu.Lock()
-	s.history, s.unloaded = history, false
+	s.history, s.unloaded = provider.NewTranscript(history), false
 	s.mu.Unlock()
 	return s.repairStored()
 }
@@ -484,9 +484,9 @@ func (s *Session) load(ctx context.Context) error {
 // the stored one stay the same, message for message.
 func (s *Session) repairStored() error {
 	s.mu.Lock()
-	old := s.history
+	old := s.history.Messages
 	fixed := repair(old)
-	s.history = fixed
+	s.history = provider.NewTranscript(fixed)
 	s.mu.Unlock()
 	from := 0
 	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {

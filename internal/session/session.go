@@ -48,7 +48,7 @@ type Session struct {
 	changed chan struct{} // closed (and replaced) when delivered or failed change
 
 	mu         sync.Mutex
-	history    []provider.Message
+	history    provider.Transcript
 	running    bool
 	cancel     context.CancelCauseFunc
 	turnClient *Client
@@ -72,7 +72,7 @@ func (s *Session) messageCount() int64 {
 	if s.unloaded {
 		return s.storedMessages
 	}
-	return int64(len(s.history))
+	return int64(len(s.history.Messages))
 }
 
 type job struct {
@@ -237,9 +237,7 @@ func (s *Session) mend() error {
 	s.seq = last
 	s.emitMu.Unlock()
 	s.mu.Lock()
-	if int64(len(s.history)) > msgs {
-		s.history = s.history[:msgs:msgs]
-	}
+	s.history.Truncate(int(msgs))
 	s.mu.Unlock()
 	s.cmu.Lock()
 	s.failed = nil
@@ -411,7 +409,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 	s.mu.Lock()
 	s.cancel, s.turnClient = cancel, j.client
-	fresh := len(s.history) == 0
+	fresh := len(s.history.Messages) == 0
 	s.mu.Unlock()
 	s.m.store.SetState(s.id, store.StateRunning, s.written)
 	if fresh {
@@ -551,15 +549,15 @@ func (s *Session) Emit(e agent.Event) {
 // Record implements agent.Host: the transcript grows in place (appended
 // to, never copied: only the turn's goroutine writes it) and the model is
 // sent it as it is.
-func (s *Session) Record(m provider.Message) []provider.Message {
+func (s *Session) Record(m provider.Message) provider.Transcript {
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	s.mu.Lock()
-	s.history = append(s.history, m)
+	s.history.Append(m)
 	h := s.history
 	s.mu.Unlock()
 	if !s.fenced && s.failure() == nil { // else mend brings it back to the stored one
-		s.m.store.AppendMessage(s.id, int64(len(h)-1), mustJSON(m), s.written)
+		s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
 	}
 	return h
 }
