@@ -168,6 +168,7 @@ func Open(path string) (*Store, error) {
 	if err := migrate(wdb); err != nil {
 		return fail(err)
 	}
+	incremental(wdb)
 	if s.rdb, err = sql.Open("sqlite", dsn); err != nil {
 		return fail(err)
 	}
@@ -187,6 +188,22 @@ func Open(path string) (*Store, error) {
 	}
 	go s.writer()
 	return s, nil
+}
+
+// incremental rebuilds, once, a database made before new ones were
+// created in auto_vacuum=INCREMENTAL mode, so that deleting sessions
+// gives space back there too (the mode changes only by a full VACUUM).
+// VACUUM rewrites the file and needs free disk space of its size; when it
+// fails (a full disk) the database is used as it is and the next start
+// tries again.
+func incremental(db *sql.DB) {
+	var mode int
+	if err := db.QueryRow(`PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 0 {
+		return
+	}
+	if _, err := db.Exec(`PRAGMA auto_vacuum = INCREMENTAL`); err == nil {
+		db.Exec(`VACUUM`)
+	}
 }
 
 // Path returns the database file.

@@ -173,7 +173,8 @@ func TestClosedStoreFailsWrites(t *testing.T) {
 }
 
 // A schema 1 database (one row per event) opens with its events moved
-// into segments, every one readable as before.
+// into segments, every one readable as before, and rebuilt in
+// incremental vacuum mode, the space of the old rows given back.
 func TestMigrationToSegments(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "zc.db")
 	db, err := sql.Open("sqlite", path)
@@ -194,7 +195,13 @@ func TestMigrationToSegments(t *testing.T) {
 		}
 	}
 	tx.Commit()
+	var mode int
+	db.QueryRow(`PRAGMA auto_vacuum`).Scan(&mode)
 	db.Close()
+	fi, err := os.Stat(path)
+	if err != nil || mode != 0 {
+		t.Fatalf("the old database: auto_vacuum %d, %v", mode, err)
+	}
 	defer func(n int) { migrateRows = n }(migrateRows)
 	migrateRows = 1000 // several pages, a session across a page boundary
 	s := open(t, path)
@@ -213,8 +220,19 @@ func TestMigrationToSegments(t *testing.T) {
 			t.Fatalf("event 2999: %v %.20s", err, ev.Body)
 		}
 	}
+	var free int64
+	s.do("", func(ctx context.Context, c *sql.Conn) error {
+		if err := c.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
+			return err
+		}
+		return c.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free)
+	})
 	s.Close()
 	invariants(t, path)
+	after, err := os.Stat(path)
+	if err != nil || mode != 2 || free != 0 || after.Size() > fi.Size() {
+		t.Fatalf("auto_vacuum %d, %d free pages, %d bytes before, %d after (%v)", mode, free, fi.Size(), after.Size(), err)
+	}
 }
 
 // Keyset paging visits every session once, in the order of offset
