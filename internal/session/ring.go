@@ -20,7 +20,8 @@ func (r *ring) len() int { return len(r.bodies) - r.head }
 
 func (r *ring) push(seq int64, body []byte) {
 	if r.len() == 0 || seq != r.first+int64(r.len()) {
-		*r = ring{first: seq}
+		clear(r.bodies)
+		r.bodies, r.head, r.bytes, r.first = r.bodies[:0], 0, 0, seq
 	}
 	r.bodies = append(r.bodies, body)
 	r.bytes += len(body)
@@ -36,12 +37,25 @@ func (r *ring) trim(low int64) {
 		r.first++
 	}
 	if r.len() == 0 {
-		r.bodies, r.head, r.bytes = nil, 0, 0
+		// Emptied: a small array is kept for the next events (no
+		// allocation per event while clients keep up); a large one, left
+		// by a burst, goes.
+		if cap(r.bodies) > ringKeep {
+			r.bodies = nil
+		} else {
+			clear(r.bodies)
+			r.bodies = r.bodies[:0]
+		}
+		r.head, r.bytes = 0, 0
 	} else if r.head > 1024 && r.head > len(r.bodies)/2 {
-		r.bodies = append([][]byte(nil), r.bodies[r.head:]...)
-		r.head = 0
+		n := copy(r.bodies, r.bodies[r.head:])
+		clear(r.bodies[n:])
+		r.bodies, r.head = r.bodies[:n], 0
 	}
 }
+
+// ringKeep is the most slots an emptied ring keeps.
+const ringKeep = 64
 
 func (r *ring) get(seq int64) ([]byte, bool) {
 	i := seq - r.first

@@ -143,7 +143,9 @@ func (s *Session) deliver(seq int64, body []byte) {
 	for _, sb := range s.clients {
 		low = min(low, sb.written.Load())
 	}
-	s.recent.push(seq, body)
+	if seq > low { // else every client has it already
+		s.recent.push(seq, body)
+	}
 	s.recent.trim(low)
 	for c, sb := range s.clients {
 		if !sb.queued {
