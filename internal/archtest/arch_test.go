@@ -1,5 +1,6 @@
 // Package archtest keeps the package arrows of STYLE.md pointing one way:
-// cli → client/rpc → session → agent → provider/tool, with jsonrpc,
+// cli → daemon → gateway → client/rpc/acp → session → agent →
+// provider/tool, with pairing beside rpc, and jsonrpc,
 // transport, protocol and store importing nothing that sits above them.
 package archtest
 
@@ -26,6 +27,8 @@ var forbidden = map[string][]string{
 	"client":    {"daemon", "cli", "rpc", "session", "acp"},
 	"acp":       {"daemon", "cli", "rpc", "session", "store"},
 	"daemon":    {"cli", "client", "acp"},
+	"gateway":   {"daemon", "cli"},
+	"pairing":   {"agent", "session", "rpc", "jsonrpc", "daemon", "cli", "client", "acp", "gateway", "provider", "tool", "transport"},
 }
 
 func TestImportArrows(t *testing.T) {

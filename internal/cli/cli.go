@@ -58,6 +58,7 @@ func init() {
 		{"acp", "serve the Agent Client Protocol on stdio (for editors such as Zed)", runACP},
 		{"daemon", "run the daemon in the foreground", runDaemon},
 		{"status", "print the running daemon's status", runStatus},
+		{"gateway", "pair a browser or script with the gateway; list or revoke tokens", runGateway},
 		{"rpc", "send NDJSON from stdin to the daemon and print every frame it sends", runRPC},
 		{"version", "print the version", runVersion},
 	}

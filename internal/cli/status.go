@@ -68,6 +68,9 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 		provider += " (offline; no model configured)"
 	}
 	fmt.Fprintf(w, "provider:   %s\n", provider)
+	if st.Gateway != "" {
+		fmt.Fprintf(w, "gateway:    %s\n", st.Gateway)
+	}
 	fmt.Fprintf(w, "clients:    %d\n", st.Clients)
 	fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
 	for _, s := range st.Sessions {

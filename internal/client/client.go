@@ -44,6 +44,13 @@ func Dial(ctx context.Context, endpoint string, o Options) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
 	}
+	return Open(ctx, nc, o)
+}
+
+// Open performs initialize on an established stream (a socket, or an
+// in-process pipe to the daemon's server) and returns the client; it
+// closes nc when initialize fails.
+func Open(ctx context.Context, nc net.Conn, o Options) (*Client, error) {
 	c := New(nc, o.Handler)
 	v := protocol.Version
 	// Say how big a frame we read, so the daemon never sends a bigger one.

@@ -3,9 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -51,12 +54,62 @@ type Agent struct {
 	MaxTurnRequests int      `toml:"max_turn_requests"`
 }
 
-// Gateway holds the [gateway] table.
+// Gateway holds the [gateway] table (spec 10.1).
 type Gateway struct {
 	Enabled bool   `toml:"enabled"`
 	Listen  string `toml:"listen"`
-	TLSCert string `toml:"tls_cert"`
-	TLSKey  string `toml:"tls_key"`
+	// TLSCert and TLSKey (PEM files) turn on HTTPS/WSS; ClientCA (PEM)
+	// requires client certificates it signed (mutual TLS).
+	TLSCert  string `toml:"tls_cert"`
+	TLSKey   string `toml:"tls_key"`
+	ClientCA string `toml:"client_ca"`
+	// AllowedOrigins are browser origins, besides the gateway's own, whose
+	// pages may call it ("https://example.com").
+	AllowedOrigins []string `toml:"allowed_origins"`
+	// AllowInsecureRemote lets a non-loopback listen address serve
+	// without TLS.
+	AllowInsecureRemote bool `toml:"allow_insecure_remote"`
+}
+
+// TLS reports whether the gateway serves TLS.
+func (g Gateway) TLS() bool { return g.TLSCert != "" || g.TLSKey != "" }
+
+// Check says what is wrong with the gateway's settings, if anything.
+func (g Gateway) Check() error {
+	host, port, err := net.SplitHostPort(g.Listen)
+	if err != nil {
+		return fmt.Errorf("gateway.listen = %q: want HOST:PORT (%v)", g.Listen, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("gateway.listen = %q: bad port %q", g.Listen, port)
+	}
+	if (g.TLSCert == "") != (g.TLSKey == "") {
+		return fmt.Errorf("gateway: tls_cert and tls_key go together (one of them is empty)")
+	}
+	if g.ClientCA != "" && !g.TLS() {
+		return fmt.Errorf("gateway.client_ca needs tls_cert and tls_key: client certificates are a TLS feature")
+	}
+	if !g.TLS() && !g.AllowInsecureRemote && !IsLoopback(host) {
+		return fmt.Errorf("gateway.listen = %q is reachable from other machines, and without TLS every token and prompt would cross the network in clear text: set tls_cert and tls_key, listen on 127.0.0.1, or set allow_insecure_remote = true to accept the risk", g.Listen)
+	}
+	for _, o := range g.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("gateway.allowed_origins: %q is not an origin (want scheme://host[:port])", o)
+		}
+	}
+	return nil
+}
+
+// IsLoopback reports whether host (a name or an address, no port) is this
+// machine only: localhost names and loopback addresses.
+func IsLoopback(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Known values.
@@ -202,6 +255,11 @@ func (c *Config) validate() error {
 	for name, p := range c.Providers {
 		if !slices.Contains(ProviderKinds, p.Kind) {
 			return fmt.Errorf("providers.%s.kind = %q: must be one of %s", name, p.Kind, strings.Join(ProviderKinds, ", "))
+		}
+	}
+	if c.Gateway.Enabled {
+		if err := c.Gateway.Check(); err != nil {
+			return err
 		}
 	}
 	if _, ok := c.Agents["default"]; !ok {

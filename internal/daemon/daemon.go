@@ -12,9 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gateway"
+	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -84,6 +87,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	stopGateway := func() {}
 	db, err := store.Open(filepath.Join(o.Dirs.DataDir, DBFile))
 	if err != nil {
 		ln.Close()
@@ -100,15 +104,46 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		ln.Close()
 		return err
 	}
+	keeper, err := pairing.New(ctx, db)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	var gwURL atomic.Pointer[string]
 	srv := rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
 		Logger: log, Shutdown: stop, Sessions: sessions,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
+		Keeper: keeper, GatewayURL: func() string {
+			if u := gwURL.Load(); u != nil {
+				return *u
+			}
+			return ""
+		},
 	})
+	life := newLifetime(grace)
+	if o.Config.Gateway.Enabled {
+		gw, err := gateway.Start(gateway.Options{Config: o.Config.Gateway, Version: o.Version, Serve: srv.ServeConn,
+			Keeper: keeper, Logger: log, MaxFrame: o.Config.Daemon.MaxFrameBytes,
+			Connect: life.connect, Disconnect: life.disconnect})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		u := gw.URL()
+		gwURL.Store(&u)
+		// The gateway stops before the connections: its WebSockets get a
+		// close frame after the prompts' answers went out.
+		defer gw.Close(context.Background())
+		stopGateway = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), StopTimeout/2)
+			defer cancel()
+			gw.Close(sctx)
+		}
+	}
 	released := make(chan struct{})
 	go func() { defer close(released); releaseMemory(stopCtx) }()
 	defer func() { stop(); <-released }()
-	life := newLifetime(grace)
 	var conns sync.WaitGroup
 	connCtx, cancelConns := context.WithCancel(context.Background())
 	defer cancelConns()
@@ -184,6 +219,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	sessions.Shutdown(turnsCtx)
 	srv.WaitPrompts(turnsCtx)
 	turnsDone()
+	stopGateway()
 	cancelConns()
 	waited := make(chan struct{})
 	go func() { conns.Wait(); close(waited) }()

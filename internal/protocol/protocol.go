@@ -104,6 +104,8 @@ type StatusResult struct {
 	// Provider says which provider the default agent uses ("echo" when no
 	// model is configured), so a user sees at once whether a model answers.
 	Provider string `json:"provider"`
+	// Gateway is the gateway's URL, when it runs (spec 10.1).
+	Gateway string `json:"gateway,omitempty"`
 }
 
 // ShutdownResult is the result of shutdown.
@@ -126,6 +128,7 @@ const (
 	MethodSessionClose   = "session/close"
 	MethodSessionApprove = "session/approve"
 	MethodSessionList    = "session/list"
+	MethodSessionGet     = "session/get"
 	MethodSessionHistory = "session/history"
 	MethodSessionDelete  = "session/delete"
 	MethodFileAttach     = "file/attach"

@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
@@ -35,6 +36,9 @@ type Server struct {
 	uploads   *attach.Store
 
 	initTimeout, stallTimeout time.Duration
+
+	keeper     *pairing.Keeper
+	gatewayURL func() string
 
 	clients atomic.Int64
 	prompts atomic.Int64 // session/prompt answers not yet written
@@ -59,6 +63,10 @@ type Options struct {
 	// StallTimeout is how long a write to a client may make no progress
 	// before the client is disconnected; 0 means jsonrpc's default.
 	StallTimeout time.Duration
+	// Keeper holds the gateway's credentials (the gateway/* methods);
+	// GatewayURL says where the gateway listens ("" when it does not).
+	Keeper     *pairing.Keeper
+	GatewayURL func() string
 }
 
 // NewServer returns a Server; the uptime clock starts now.
@@ -71,7 +79,7 @@ func NewServer(o Options) *Server {
 		o.InitTimeout = DefaultInitTimeout
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
-		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout,
+		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
 		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
@@ -96,6 +104,24 @@ func (s *Server) Clients() int { return int(s.clients.Load()) }
 type Peer struct {
 	Label string
 	UID   int // -1 when unknown
+	// Remote: a gateway client, which may be on another machine: it may
+	// not name files on the daemon's machine (path attachments).
+	Remote bool
+}
+
+// refusePaths refuses path attachments from a remote peer: a path names
+// a file on the daemon's machine, which a remote client has no business
+// reading through the agent.
+func (b *binding) refusePaths(field string, as []protocol.Attachment) error {
+	if !b.peer.Remote {
+		return nil
+	}
+	for _, a := range as {
+		if a.Path != "" {
+			return &protocol.ParamsError{Field: field, Reason: "path attachments are refused over the gateway: send the file's data (dataB64) or upload it (file/upload)"}
+		}
+	}
+	return nil
 }
 
 // ServeConn serves one connection until it ends or ctx is cancelled.
@@ -160,9 +186,10 @@ type binding struct {
 
 // methods lists every method served, in the order the capability list shows.
 var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
+	protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodSessionEvent, protocol.MethodFileAttach, protocol.MethodFileUpload}
+	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodFileAttach, protocol.MethodFileUpload}
 
 // minFrame is the smallest frame limit a client may announce: every
 // answer and cut event fits in it.
@@ -190,6 +217,8 @@ func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		return b.status(), nil
 	case protocol.MethodShutdown:
 		return b.shutdownReq()
+	case protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke:
+		return b.gateway(req)
 	}
 	res, err := b.session(ctx, req)
 	return res, wire(err)
@@ -265,7 +294,15 @@ func (b *binding) status() protocol.StatusResult {
 		ActiveSessions:  len(sessions),
 		Sessions:        sessions,
 		Provider:        provider,
+		Gateway:         s.gatewayURLOrEmpty(),
 	}
+}
+
+func (s *Server) gatewayURLOrEmpty() string {
+	if s.gatewayURL == nil {
+		return ""
+	}
+	return s.gatewayURL()
 }
 
 func (b *binding) shutdownReq() (any, error) {

@@ -35,6 +35,9 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		text := *p.Prompt
 		var images []provider.Image
+		if err := b.refusePaths("attachments", p.Attachments); err != nil {
+			return nil, err
+		}
 		if len(p.Attachments) > 0 {
 			files, err := b.srv.uploads.SaveAll(ctx, p.Attachments)
 			if err != nil {
@@ -125,6 +128,13 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		return m.List(ctx, p)
 
+	case protocol.MethodSessionGet:
+		var p protocol.SessionRef
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return m.Get(ctx, p.SessionID)
+
 	case protocol.MethodFileAttach:
 		var p struct {
 			Files       []protocol.Attachment `json:"files"`
@@ -136,6 +146,9 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		entries := append(p.Files, p.Attachments...)
 		if len(entries) == 0 {
 			return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
+		}
+		if err := b.refusePaths("files", entries); err != nil {
+			return nil, err
 		}
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
 			files, err := b.srv.uploads.SaveAll(ctx, entries)

@@ -677,16 +677,7 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		recs = recs[:limit]
 	}
 	for _, r := range recs {
-		info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
-			State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
-		m.mu.Lock()
-		s, live := m.live[r.ID]
-		m.mu.Unlock()
-		if live {
-			info.Live = true
-			info.State = s.summary().State
-		}
-		res.Sessions = append(res.Sessions, info)
+		res.Sessions = append(res.Sessions, m.info(r))
 	}
 	if more {
 		last := recs[len(recs)-1]
@@ -698,6 +689,33 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		}
 	}
 	return res, nil
+}
+
+// info describes a stored session, with its live state.
+func (m *Manager) info(r *store.Session) protocol.SessionInfo {
+	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
+		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
+	m.mu.Lock()
+	s, live := m.live[r.ID]
+	m.mu.Unlock()
+	if live {
+		info.Live = true
+		info.State = s.summary().State
+	}
+	return info
+}
+
+// Get describes one session, as session/list would.
+func (m *Manager) Get(ctx context.Context, id string) (*protocol.SessionInfo, error) {
+	rec, err := m.store.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := m.info(rec)
+	return &info, nil
 }
 
 // History returns persisted events of a session after sinceSeq: a page

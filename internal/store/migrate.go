@@ -57,6 +57,15 @@ var migrations = []migration{{sql:
 	// 3: session/list pages by (updated_ms, id), newest first, on an index.
 	sql: `DROP INDEX sessions_updated;
 	CREATE INDEX sessions_by_update ON sessions (updated_ms DESC, id DESC);`,
+}, {
+	// 4: the gateway's bearer tokens, kept as SHA-256 hashes only.
+	sql: `CREATE TABLE gateway_tokens (
+		id           TEXT PRIMARY KEY,
+		name         TEXT NOT NULL,
+		hash         BLOB NOT NULL UNIQUE,
+		created_ms   INTEGER NOT NULL,
+		last_used_ms INTEGER NOT NULL DEFAULT 0
+	);`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

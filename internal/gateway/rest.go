@@ -1,0 +1,518 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/pairing"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+func contextWith(ctx context.Context, info pairing.Info) context.Context {
+	return context.WithValue(ctx, ctxKey{}, info)
+}
+
+// route serves an accepted request.
+func (g *Gateway) route(w http.ResponseWriter, r *http.Request, peer string) {
+	path := r.URL.Path
+	switch {
+	case path == "/health":
+		if !method(w, r, http.MethodGet, http.MethodHead) {
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "serverVersion": g.o.Version})
+	case path == "/pair":
+		if method(w, r, http.MethodPost) {
+			g.pair(w, r)
+		}
+	case path == "/logout":
+		if method(w, r, http.MethodPost) {
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			writeJSON(w, http.StatusOK, map[string]bool{"loggedOut": true})
+		}
+	case path == "/ws" || path == "/acp":
+		g.serveWS(w, r, peer, path == "/acp")
+	case path == "/webhook":
+		if method(w, r, http.MethodPost) {
+			g.webhook(w, r, peer)
+		}
+	case path == "/api/openapi.json":
+		if method(w, r, http.MethodGet) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(openAPI)
+		}
+	case strings.HasPrefix(path, "/api/"):
+		g.api(w, r, peer, strings.TrimPrefix(path, "/api/"))
+	default:
+		g.dashboard(w, r)
+	}
+}
+
+func method(w http.ResponseWriter, r *http.Request, ms ...string) bool {
+	for _, m := range ms {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(ms, ", "))
+	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not served here (allowed: "+strings.Join(ms, ", ")+")")
+	return false
+}
+
+// clientIP is the address failed pairings are counted against.
+func clientIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// decodeBody reads a JSON body of at most max bytes into v.
+func decodeBody(w http.ResponseWriter, r *http.Request, max int, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(max)))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is larger than %d bytes", max))
+		} else {
+			writeError(w, http.StatusBadRequest, "bad_request", "reading the body: "+err.Error())
+		}
+		return false
+	}
+	if err := protocol.Decode(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return false
+	}
+	return true
+}
+
+func (g *Gateway) pair(w http.ResponseWriter, r *http.Request) {
+	var p protocol.PairRequest
+	if !decodeBody(w, r, 4096, &p) {
+		return
+	}
+	tok, info, err := g.o.Keeper.Pair(clientIP(r), p.Code, p.Name)
+	var limited *pairing.RateLimitedError
+	switch {
+	case errors.As(err, &limited):
+		w.Header().Set("Retry-After", strconv.Itoa(int(limited.RetryAfter.Seconds()+0.999)))
+		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
+		return
+	case errors.Is(err, pairing.ErrBadCode):
+		writeError(w, http.StatusUnauthorized, "bad_code", err.Error()+": get a new one with `zeroclaw gateway pair`")
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	g.log.Info("gateway paired", "peer", "ws:"+r.RemoteAddr, "tokenId", info.ID, "name", info.Name)
+	res := protocol.PairResponse{TokenID: info.ID}
+	if p.Cookie {
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600})
+	} else {
+		res.Token = tok
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// rpcError maps a daemon error to an HTTP answer.
+func rpcError(w http.ResponseWriter, err error) {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		switch je.Code {
+		case protocol.CodeSessionNotFound:
+			writeError(w, http.StatusNotFound, "session_not_found", je.Message)
+		case protocol.CodeSessionBusy, protocol.CodeSessionLimit:
+			writeError(w, http.StatusConflict, "busy", je.Message)
+		case protocol.CodeForbidden:
+			writeError(w, http.StatusForbidden, "forbidden", je.Message)
+		case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest:
+			writeError(w, http.StatusBadRequest, "bad_request", je.Message)
+		default:
+			writeError(w, http.StatusInternalServerError, "internal", je.Message)
+		}
+		return
+	}
+	writeError(w, http.StatusBadGateway, "daemon", err.Error())
+}
+
+// call makes one JSON-RPC call on a fresh in-process connection.
+func (g *Gateway) call(ctx context.Context, peer, m string, params, result any) error {
+	c, err := g.open(ctx, peer, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Call(ctx, m, params, result)
+}
+
+// api serves /api/...
+func (g *Gateway) api(w http.ResponseWriter, r *http.Request, peer, rest string) {
+	ctx := r.Context()
+	parts := strings.Split(rest, "/")
+	switch {
+	case rest == "status":
+		if !method(w, r, http.MethodGet) {
+			return
+		}
+		var st protocol.StatusResult
+		if err := g.call(ctx, peer, protocol.MethodStatus, struct{}{}, &st); err != nil {
+			rpcError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+	case rest == "sessions":
+		if !method(w, r, http.MethodGet) {
+			return
+		}
+		q := r.URL.Query()
+		p := protocol.SessionListParams{Cursor: q.Get("cursor")}
+		if v := q.Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "bad_request", "limit: not a number")
+				return
+			}
+			p.Limit = n
+		}
+		if v := q.Get("offset"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "bad_request", "offset: not a number")
+				return
+			}
+			p.Offset = n
+		}
+		var res protocol.SessionListResult
+		if err := g.call(ctx, peer, protocol.MethodSessionList, p, &res); err != nil {
+			rpcError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	case len(parts) == 2 && parts[0] == "sessions":
+		id := parts[1]
+		switch r.Method {
+		case http.MethodGet:
+			var res protocol.SessionInfo
+			if err := g.call(ctx, peer, protocol.MethodSessionGet, protocol.SessionRef{SessionID: id}, &res); err != nil {
+				rpcError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, res)
+		case http.MethodDelete:
+			var res json.RawMessage
+			if err := g.call(ctx, peer, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: id}, &res); err != nil {
+				rpcError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, res)
+		default:
+			method(w, r, http.MethodGet, http.MethodDelete)
+		}
+	case len(parts) == 3 && parts[0] == "sessions" && parts[2] == "history":
+		if !method(w, r, http.MethodGet) {
+			return
+		}
+		since := int64(0)
+		if v := r.URL.Query().Get("sinceSeq"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				writeError(w, http.StatusBadRequest, "bad_request", "sinceSeq: not a seq")
+				return
+			}
+			since = n
+		}
+		var res json.RawMessage
+		if err := g.call(ctx, peer, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: parts[1], SinceSeq: since}, &res); err != nil {
+			rpcError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	case len(parts) == 3 && parts[0] == "sessions" && (parts[2] == "prompt" || parts[2] == "cancel"):
+		if !method(w, r, http.MethodPost) {
+			return
+		}
+		if parts[2] == "cancel" {
+			var res json.RawMessage
+			if err := g.call(ctx, peer, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: parts[1]}, &res); err != nil {
+				rpcError(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, res)
+			return
+		}
+		g.prompt(w, r, peer, parts[1])
+	default:
+		writeError(w, http.StatusNotFound, "not_found", "no such route: "+r.URL.Path+" (see /api/openapi.json)")
+	}
+}
+
+// sse writes Server-Sent Events, one at a time, flushed.
+type sse struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	written int64 // the last seq written
+	done    bool  // turn_complete written
+	end     chan struct{}
+	err     error
+}
+
+func (s *sse) event(name string, id int64, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	var b strings.Builder
+	if id > 0 {
+		fmt.Fprintf(&b, "id: %d\n", id)
+	}
+	fmt.Fprintf(&b, "event: %s\ndata: ", name)
+	b.Write(data)
+	b.WriteString("\n\n")
+	if _, err := io.WriteString(s.w, b.String()); err != nil {
+		s.err = err
+		return err
+	}
+	s.err = s.rc.Flush()
+	return s.err
+}
+
+// update writes a session/update unless written already; it ends the
+// stream's wait at turn_complete.
+func (s *sse) update(raw json.RawMessage) {
+	var u struct {
+		Seq  int64  `json:"seq"`
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &u) != nil || u.Seq <= s.written {
+		return
+	}
+	if s.event(protocol.MethodSessionUpdate, u.Seq, raw) == nil {
+		s.written = u.Seq
+	}
+	if u.Type == protocol.EventTurnComplete && !s.done {
+		s.done = true
+		close(s.end)
+	}
+}
+
+// promptBody is the body of POST /api/sessions/{id}/prompt.
+type promptBody struct {
+	Prompt      *string               `json:"prompt"`
+	Attachments []protocol.Attachment `json:"attachments,omitempty"`
+	// Cwd and AgentAlias are used when the session does not exist yet.
+	Cwd        string `json:"cwd,omitempty"`
+	AgentAlias string `json:"agentAlias,omitempty"`
+}
+
+// prompt streams a turn as Server-Sent Events: every session/update
+// (id: its seq), then event: result. With Last-Event-ID it sends no
+// prompt: it replays what followed that seq and follows the running turn
+// to its end, so a client that lost the stream resumes it.
+func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string) {
+	resume := int64(-1)
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "bad_request", "Last-Event-ID: not a seq")
+			return
+		}
+		resume = n
+	}
+	var body promptBody
+	if resume < 0 {
+		if !decodeBody(w, r, g.o.MaxFrame, &body) {
+			return
+		}
+		if body.Prompt == nil {
+			writeError(w, http.StatusBadRequest, "bad_request", "prompt: is required")
+			return
+		}
+	}
+	if !g.busy() {
+		writeError(w, http.StatusServiceUnavailable, "stopping", "the daemon is stopping")
+		return
+	}
+	defer g.idle()
+	ctx := r.Context()
+	s := &sse{w: w, rc: http.NewResponseController(w), end: make(chan struct{}), written: max(resume, 0)}
+	// Live events wait in held until the replay has caught up.
+	var held []json.RawMessage
+	replaying := resume >= 0
+	h := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != protocol.MethodSessionUpdate {
+			return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, nil, "an SSE stream answers no requests")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if replaying {
+			held = append(held, append(json.RawMessage(nil), req.Params...))
+			return nil, nil
+		}
+		s.update(req.Params)
+		return nil, nil
+	})
+	c, err := g.open(ctx, peer, h, nil)
+	if err != nil {
+		rpcError(w, err)
+		return
+	}
+	defer c.Close()
+	var nres protocol.SessionNewResult
+	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, Cwd: body.Cwd, AgentAlias: body.AgentAlias, KeepSiblings: true}, &nres); err != nil {
+		rpcError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s.rc.Flush()
+	if resume >= 0 {
+		var lastComplete json.RawMessage
+		_, err := c.Replay(ctx, id, resume, 0, func(ev json.RawMessage, u *protocol.Update) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.update(ev)
+			if u.Type == protocol.EventTurnComplete {
+				lastComplete = ev
+			}
+			return s.err
+		})
+		s.mu.Lock()
+		replaying = false
+		for _, ev := range held {
+			s.update(ev)
+		}
+		held = nil
+		finished := s.done
+		s.mu.Unlock()
+		if err != nil {
+			s.event("error", 0, errorJSON(err))
+			return
+		}
+		if !finished && !g.running(ctx, c, id) {
+			// Nothing runs: the stream is over with what was stored.
+			s.event("result", 0, []byte(`null`))
+			return
+		}
+		select {
+		case <-s.end:
+		case <-ctx.Done():
+			return
+		}
+		_ = lastComplete
+		s.mu.Lock()
+		s.event("result", 0, []byte(`{"sessionId":`+strconv.Quote(id)+`,"resumed":true}`))
+		s.mu.Unlock()
+		return
+	}
+	var res json.RawMessage
+	err = c.Call(ctx, protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: body.Prompt, Attachments: body.Attachments}, &res)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.event("error", 0, errorJSON(err))
+		return
+	}
+	s.event("result", 0, res)
+}
+
+// running reports whether session id has a turn running.
+func (g *Gateway) running(ctx context.Context, c *client.Client, id string) bool {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return false
+	}
+	for _, s := range st.Sessions {
+		if s.SessionID == id {
+			return s.State == "running"
+		}
+	}
+	return false
+}
+
+func errorJSON(err error) []byte {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		b, _ := json.Marshal(map[string]any{"code": je.Code, "message": je.Message})
+		return b
+	}
+	b, _ := json.Marshal(map[string]any{"message": err.Error()})
+	return b
+}
+
+// webhookBody is the body of POST /webhook.
+type webhookBody struct {
+	Prompt     *string `json:"prompt"`
+	SessionID  string  `json:"sessionId,omitempty"`
+	AgentAlias string  `json:"agentAlias,omitempty"`
+	Cwd        string  `json:"cwd,omitempty"`
+}
+
+// webhook starts a turn: 202 with the session id at once (the turn runs
+// on, its client held until it ends), or with ?wait=true the result.
+func (g *Gateway) webhook(w http.ResponseWriter, r *http.Request, peer string) {
+	var body webhookBody
+	if !decodeBody(w, r, g.o.MaxFrame, &body) {
+		return
+	}
+	if body.Prompt == nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "prompt: is required")
+		return
+	}
+	if !g.busy() {
+		writeError(w, http.StatusServiceUnavailable, "stopping", "the daemon is stopping")
+		return
+	}
+	wait := r.URL.Query().Get("wait") == "true"
+	// The turn outlives the request unless the caller waits for it.
+	ctx := g.ctx
+	if wait {
+		ctx = r.Context()
+	}
+	c, err := g.open(ctx, peer, nil, nil)
+	if err != nil {
+		g.idle()
+		rpcError(w, err)
+		return
+	}
+	var nres protocol.SessionNewResult
+	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: body.SessionID, AgentAlias: body.AgentAlias, Cwd: body.Cwd, KeepSiblings: true}, &nres); err != nil {
+		c.Close()
+		g.idle()
+		rpcError(w, err)
+		return
+	}
+	result := make(chan error, 1)
+	var res json.RawMessage
+	go func() {
+		defer g.idle()
+		defer c.Close()
+		err := c.Call(ctx, protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: nres.SessionID, Prompt: body.Prompt}, &res)
+		if err != nil && !wait {
+			g.log.Warn("webhook turn failed", "peer", peer, "sessionId", nres.SessionID, "err", err)
+		}
+		result <- err
+	}()
+	if !wait {
+		writeJSON(w, http.StatusAccepted, map[string]string{"sessionId": nres.SessionID})
+		return
+	}
+	if err := <-result; err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -1,0 +1,63 @@
+package rpc
+
+import (
+	"os"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// gateway serves gateway/pair, gateway/tokens and gateway/revoke: only to
+// the daemon's own user on the local socket (a gateway client, however
+// authenticated, cannot mint or revoke credentials).
+func (b *binding) gateway(req *jsonrpc.Request) (any, error) {
+	if b.peer.UID != os.Geteuid() {
+		return nil, jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
+			"%s is allowed only to the daemon's own user, on its socket", req.Method)
+	}
+	k := b.srv.keeper
+	if k == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "this daemon keeps no gateway credentials")
+	}
+	switch req.Method {
+	case protocol.MethodGatewayPair:
+		url := b.srv.gatewayURLOrEmpty()
+		if url == "" {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, map[string]string{"kind": "gateway_off"},
+				"the gateway is not running: start the daemon with --gateway, or set [gateway] enabled = true")
+		}
+		code, exp := k.NewCode()
+		b.srv.log.Info("gateway pairing code issued", "peer", b.peer.Label, "expires", exp)
+		return protocol.GatewayPairResult{Code: code, ExpiresAt: exp.UTC().Format(time.RFC3339), URL: url}, nil
+	case protocol.MethodGatewayTokens:
+		res := protocol.GatewayTokensResult{Tokens: []protocol.GatewayToken{}}
+		for _, t := range k.List() {
+			gt := protocol.GatewayToken{TokenID: t.ID, Name: t.Name, CreatedAt: rfc3339(t.CreatedMs)}
+			if t.LastUsedMs > 0 {
+				s := rfc3339(t.LastUsedMs)
+				gt.LastUsedAt = &s
+			}
+			res.Tokens = append(res.Tokens, gt)
+		}
+		return res, nil
+	default: // revoke
+		var p protocol.GatewayRevokeParams
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, wire(err)
+		}
+		if p.TokenID == "" {
+			return nil, wire(&protocol.ParamsError{Field: "tokenId", Reason: "required"})
+		}
+		ok, err := k.Revoke(p.TokenID)
+		if err != nil {
+			return nil, wire(err)
+		}
+		if ok {
+			b.srv.log.Info("gateway token revoked", "peer", b.peer.Label, "tokenId", p.TokenID)
+		}
+		return protocol.GatewayRevokeResult{Revoked: ok}, nil
+	}
+}
+
+func rfc3339(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
