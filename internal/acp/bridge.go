@@ -115,11 +115,19 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		var p struct {
 			SessionID string `json:"sessionId"`
 			Cwd       string `json:"cwd"`
+			// A client that saw events before (each update carries its seq
+			// in _meta.zeroclaw.seq) may ask for only those after it.
+			Meta struct {
+				Zeroclaw struct {
+					SinceSeq int64 `json:"sinceSeq"`
+				} `json:"zeroclaw"`
+			} `json:"_meta"`
 		}
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd) })
+		since := max(p.Meta.Zeroclaw.SinceSeq, 0)
+		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd, since) })
 	case "session/prompt":
 		var p struct {
 			SessionID string         `json:"sessionId"`
@@ -236,7 +244,7 @@ func (b *Bridge) newSession(ctx context.Context, cwd string) (any, error) {
 
 // load attaches to a stored session and replays its history as
 // session/update notifications before answering.
-func (b *Bridge) load(ctx context.Context, id, cwd string) (any, error) {
+func (b *Bridge) load(ctx context.Context, id, cwd string, since int64) (any, error) {
 	d, err := b.daemon(ctx)
 	if err != nil {
 		return nil, err
@@ -251,8 +259,8 @@ func (b *Bridge) load(ctx context.Context, id, cwd string) (any, error) {
 		return nil, acpError(err)
 	}
 	// Up to the attach point from the store; live from there on.
-	if ns.LastSeq > 0 {
-		_, err := d.Replay(ctx, id, 0, ns.LastSeq, func(e json.RawMessage, _ *protocol.Update) error {
+	if ns.LastSeq > since {
+		_, err := d.Replay(ctx, id, since, ns.LastSeq, func(e json.RawMessage, _ *protocol.Update) error {
 			var ev event
 			json.Unmarshal(e, &ev)
 			b.forward(&ev, true)

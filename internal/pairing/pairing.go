@@ -143,8 +143,8 @@ func (k *Keeper) Pair(addr, code, name string) (tok string, info Info, err error
 	if f != nil {
 		f.n = max(0, f.n-now.Sub(f.last).Seconds()/FailEvery.Seconds())
 		f.last = now
-		if f.n >= FailBurst {
-			wait := time.Duration((f.n - FailBurst + 1) * float64(FailEvery))
+		if f.n > FailBurst-1 { // a sixth attempt before one has leaked out
+			wait := time.Duration((f.n - (FailBurst - 1)) * float64(FailEvery))
 			k.mu.Unlock()
 			return "", Info{}, &RateLimitedError{RetryAfter: wait}
 		}
