@@ -1,8 +1,7 @@
-package acp
+package acp_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
+	"github.com/zeroclaw/zeroclaw/internal/acp"
+	"github.com/zeroclaw/zeroclaw/internal/acp/acptest"
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
@@ -25,64 +26,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// schemas compiles the ACP v1 definitions the bridge's messages must match.
-var (
-	schemaOnce sync.Once
-	compiler   *jsonschema.Compiler
-	schemaErr  error
-	compiled   = map[string]*jsonschema.Schema{}
-	schemaMu   sync.Mutex
-)
+func schema(t *testing.T, def string) *jsonschema.Schema { return acptest.Schema(t, def) }
 
-func schema(t *testing.T, def string) *jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
-		f, err := os.Open(filepath.Join("testdata", "schema.v1.json"))
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		defer f.Close()
-		doc, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		compiler = jsonschema.NewCompiler()
-		schemaErr = compiler.AddResource("acp.json", doc)
-	})
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if s := compiled[def]; s != nil {
-		return s
-	}
-	s, err := compiler.Compile("acp.json#/$defs/" + def)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiled[def] = s
-	return s
-}
+func validate(t *testing.T, def string, raw json.RawMessage) { acptest.Validate(t, def, raw) }
 
-func validate(t *testing.T, def string, raw json.RawMessage) {
-	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Errorf("%s: not JSON: %v", def, err)
-		return
-	}
-	if err := schema(t, def).Validate(v); err != nil {
-		t.Errorf("bridge sent an invalid %s: %s\n%v", def, raw, err)
-	}
-}
-
-var responseDefs = map[string]string{
-	"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
-	"session/prompt": "PromptResponse", "session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
-}
+var responseDefs = acptest.ResponseDefs
 
 // editor is a test ACP client: it validates every frame the bridge sends
 // against the schema and answers permission requests with choose.
@@ -104,7 +52,7 @@ func startBridge(t *testing.T, endpoint string) *editor {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		Serve(context.Background(), a, Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
+		acp.Serve(context.Background(), a, acp.Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
 			return client.Dial(ctx, endpoint, client.Options{Handler: h})
 		}})
 	}()

@@ -1,4 +1,4 @@
-package acp
+package acp_test
 
 import (
 	"encoding/json"
