@@ -168,8 +168,22 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	g.ln.Close()
+	// Close frames first, while the connections' contexts still live (a
+	// cancelled one drops the connection without its close frame).
+	var closing sync.WaitGroup
 	for _, w := range wss {
-		go w.c.Close(websocket.StatusGoingAway, "the daemon is stopping")
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			w.c.Close(websocket.StatusGoingAway, "the daemon is stopping")
+		}()
+	}
+	closed := make(chan struct{})
+	go func() { closing.Wait(); close(closed) }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
 	}
 	g.cancel()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
