@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // gw is a daemon with its gateway, started in this process.
 type gw struct {
-	t    *testing.T
+	t    testing.TB
 	url  string
 	sock string
 	done chan error

@@ -34,6 +34,7 @@ type wsConn struct {
 	wmu      sync.Mutex
 	part     []byte // a line not yet complete
 	deadline atomic.Int64
+	batch    *batchConn // the connection under c: one write per Write
 }
 
 func newWSConn(parent context.Context, c *websocket.Conn) *wsConn {
@@ -85,7 +86,7 @@ func (w *wsConn) Read(p []byte) (int, error) {
 }
 
 // Write sends each complete line of p as one text message.
-func (w *wsConn) Write(p []byte) (int, error) {
+func (w *wsConn) Write(p []byte) (n int, err error) {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	ctx := w.ctx
@@ -93,6 +94,19 @@ func (w *wsConn) Write(p []byte) (int, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, d))
 		defer cancel()
+	}
+	if w.batch != nil {
+		w.batch.begin()
+		defer func() {
+			var dl time.Time
+			if d := w.deadline.Load(); d != 0 {
+				dl = time.Unix(0, d)
+			}
+			if ferr := w.batch.end(dl); ferr != nil && err == nil {
+				n, err = 0, ferr
+				w.c.CloseNow()
+			}
+		}()
 	}
 	done := 0
 	for len(p) > done {
@@ -177,7 +191,8 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 			protos = append(protos, p)
 		}
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hj := &hijacker{ResponseWriter: w}
+	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		Subprotocols: protos,
 		// The Origin was checked already, with the gateway's own rules.
 		InsecureSkipVerify: true,
@@ -190,6 +205,7 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	// error; past this the WebSocket closes with 1009.
 	c.SetReadLimit(int64(g.o.MaxFrame) + 64<<10)
 	wc := newWSConn(g.ctx, c)
+	wc.batch = hj.conn
 	g.mu.Lock()
 	g.wss[wc] = struct{}{}
 	g.mu.Unlock()
