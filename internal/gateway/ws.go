@@ -95,7 +95,8 @@ func (w *wsConn) Write(p []byte) (n int, err error) {
 		ctx, cancel = context.WithDeadline(ctx, time.Unix(0, d))
 		defer cancel()
 	}
-	if w.batch != nil {
+	// Gather only a batch of several messages: one goes out as it is.
+	if w.batch != nil && bytes.Count(p, []byte{'\n'}) > 1 {
 		w.batch.begin()
 		defer func() {
 			var dl time.Time
