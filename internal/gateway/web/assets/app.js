@@ -197,14 +197,17 @@ function main(status) {
 }
 
 async function refreshSessions() {
-  let res;
-  try { res = await api('/api/sessions?limit=100'); } catch (e) { if (e.status === 401) { clearInterval(state.poll); login('Your pairing was revoked.'); } return; }
+  let res, st;
+  try {
+    [res, st] = await Promise.all([api('/api/sessions?limit=100'), api('/api/status')]);
+  } catch (e) { if (e.status === 401) { clearInterval(state.poll); login('Your pairing was revoked.'); } return; }
+  const clients = new Map((st.sessions || []).map((x) => [x.sessionId, x.clients]));
   const list = document.getElementById('sessions');
   if (!list) return;
   list.replaceChildren(...res.sessions.map((s) => el('li', { class: s.sessionId === state.current ? 'current' : '' },
     el('button', { class: 'session', 'data-id': s.sessionId, onclick: () => openSession(s.sessionId) },
       el('span', { class: 'title', text: s.title || s.sessionId }),
-      el('span', { class: 'state ' + s.state, text: s.state + (s.live ? ' \u00b7 live' : '') }),
+      el('span', { class: 'state ' + s.state, text: s.state + (clients.has(s.sessionId) ? ' \u00b7 ' + clients.get(s.sessionId) + ' client(s) attached' : '') }),
       el('span', { class: 'muted small', text: s.agentAlias + ' \u00b7 ' + s.cwd })))));
 }
 

@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/pairing"
+	"github.com/zeroclaw/zeroclaw/internal/rpc"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// A WebSocket whose peer answers no ping is closed after the ping
+// interval and the pong wait; one whose peer reads (and so answers
+// pings) stays, idle as it is.
+func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "zc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	k, err := pairing.New(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan string, 2)
+	g, err := Start(Options{Config: config.Gateway{Listen: "127.0.0.1:0"}, Keeper: k,
+		Ping: 100 * time.Millisecond, PongWait: 100 * time.Millisecond,
+		Serve: func(ctx context.Context, rwc io.ReadWriteCloser, peer rpc.Peer) error {
+			io.Copy(io.Discard, rwc) // reads until the connection ends
+			ended <- peer.Label
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	code, _ := k.NewCode()
+	tok, _, err := k.Pair("test", code, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *websocket.Conn {
+		c, _, err := websocket.Dial(context.Background(), strings.Replace(g.URL(), "http", "ws", 1)+"/ws",
+			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	deaf := dial() // never reads: its pongs never go out
+	defer deaf.CloseNow()
+	live := dial()
+	defer live.CloseNow()
+	readCtx, stopReading := context.WithCancel(context.Background())
+	defer stopReading()
+	go live.Read(readCtx) // a reader answers pings
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the peer that answers no ping was not dropped")
+	}
+	select {
+	case <-ended:
+		t.Fatal("the peer that answers pings was dropped too")
+	case <-time.After(600 * time.Millisecond): // several ping rounds
+	}
+}
