@@ -108,6 +108,7 @@ func Start(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: listen on %s: %w", o.Config.Listen, err)
 	}
 	scheme := "http"
+	ln = limit(ln, MaxConns)
 	if g.tls != nil {
 		scheme = "https"
 		ln = tls.NewListener(ln, g.tls)

@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestLimitListenerBoundsOpenConnections(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := limit(raw, 2)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	first, second := <-accepted, <-accepted
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted past the limit")
+	case <-time.After(200 * time.Millisecond):
+	}
+	first.Close()
+	first.Close() // twice frees one slot, not two
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting connection was not accepted after one closed")
+	}
+	second.Close()
+}
