@@ -14,21 +14,22 @@ const module = "github.com/zeroclaw/zeroclaw/internal/"
 
 // forbidden lists, per package, the packages of ours it must not import.
 var forbidden = map[string][]string{
-	"jsonrpc":   {"*"},
-	"transport": {"*"},
-	"store":     {"*"},
-	"protocol":  {"*"},
-	"config":    {"*"},
-	"tool":      {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "provider", "acp"},
-	"provider":  {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "tool", "acp"},
-	"agent":     {"session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "acp", "transport"},
-	"session":   {"rpc", "jsonrpc", "daemon", "cli", "client", "acp", "transport"},
-	"rpc":       {"daemon", "cli", "client", "acp"},
-	"client":    {"daemon", "cli", "rpc", "session", "acp"},
-	"acp":       {"daemon", "cli", "rpc", "session", "store"},
-	"daemon":    {"cli", "client", "acp"},
-	"gateway":   {"daemon", "cli"},
-	"pairing":   {"agent", "session", "rpc", "jsonrpc", "daemon", "cli", "client", "acp", "gateway", "provider", "tool", "transport"},
+	"jsonrpc":      {"*"},
+	"transport":    {"*"},
+	"store":        {"*"},
+	"protocol":     {"*"},
+	"config":       {"*"},
+	"tool":         {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "provider", "acp"},
+	"provider":     {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "tool", "acp"},
+	"agent":        {"session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "acp", "transport"},
+	"session":      {"rpc", "jsonrpc", "daemon", "cli", "client", "acp", "transport"},
+	"rpc":          {"daemon", "cli", "client", "acp"},
+	"client":       {"daemon", "cli", "rpc", "session", "acp"},
+	"acp":          {"daemon", "cli", "rpc", "session", "store"},
+	"daemon":       {"cli", "client", "acp"},
+	"gateway":      {"daemon", "cli"},
+	"instructions": {"*"},
+	"pairing":      {"agent", "session", "rpc", "jsonrpc", "daemon", "cli", "client", "acp", "gateway", "provider", "tool", "transport"},
 }
 
 func TestImportArrows(t *testing.T) {

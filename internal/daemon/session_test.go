@@ -351,7 +351,7 @@ system_prompt = "be brief"
 	second := fake.bodies[1]
 	fake.mu.Unlock()
 	msgs := second["messages"].([]any)
-	if msgs[0].(map[string]any)["content"] != "be brief" || msgs[3].(map[string]any)["content"] != "hello-from-shell\n" {
+	if sys, _ := msgs[0].(map[string]any)["content"].(string); !strings.HasPrefix(sys, "be brief\n\n<environment>") || msgs[3].(map[string]any)["content"] != "hello-from-shell\n" {
 		t.Errorf("second request messages %v", msgs)
 	}
 	// History replays exactly what was streamed.
@@ -368,6 +368,59 @@ system_prompt = "be brief"
 	tc := a.until("turn_complete")
 	if tc["outcome"] != "failed" {
 		t.Errorf("turn_complete %v", tc)
+	}
+}
+
+// The model is told where it is and what the project asks: the
+// environment and the AGENTS.md files from the repository root down to
+// the session's directory; a resumed session is told again, as things
+// are then.
+func TestSystemPromptTellsTheModelWhereItIs(t *testing.T) {
+	fake := &fakeOpenAI{scripts: [][]string{
+		{content("ok"), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+		{content("ok"), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".git", "HEAD"), []byte("ref: refs/heads/topic\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "AGENTS.md"), []byte("Use tabs."), 0o644)
+	cwd := filepath.Join(repo, "cmd")
+	os.MkdirAll(cwd, 0o755)
+	toml := "[providers.fake]\nkind = \"openai\"\nbase_url = \"" + srv.URL + "\"\n[agents.default]\nprovider = \"fake\"\n"
+	dirs := testDirs(t)
+	r := startOn(t, dirs, toml)
+	a := connect(t, r.dirs.Endpoint, "")
+	res := result(t, a.call("session/new", `{"sessionId":"where","cwd":`+quote(cwd)+`}`))
+	if files, _ := res["instructions"].([]any); len(files) != 1 || files[0] != filepath.Join(repo, "AGENTS.md") {
+		t.Fatalf("session/new instructions: %v", res["instructions"])
+	}
+	result(t, a.call("session/prompt", prompt("where", "hi")))
+	r.stop()
+	r.wait(t)
+	os.WriteFile(filepath.Join(repo, "AGENTS.md"), []byte("Use spaces now."), 0o644)
+	r2 := startOn(t, dirs, toml)
+	b := connect(t, r2.dirs.Endpoint, "")
+	result(t, b.call("session/new", `{"sessionId":"where"}`))
+	result(t, b.call("session/prompt", prompt("where", "again")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	system := func(i int) string {
+		m := fake.bodies[i]["messages"].([]any)[0].(map[string]any)
+		if m["role"] != "system" {
+			t.Fatalf("request %d starts with %v", i, m)
+		}
+		return m["content"].(string)
+	}
+	first, second := system(0), system(1)
+	for _, want := range []string{"Working directory: " + cwd, "branch topic", "Today's date: " + time.Now().Format("2006-01-02"), "Use tabs."} {
+		if !strings.Contains(first, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, first)
+		}
+	}
+	if !strings.Contains(second, "Use spaces now.") || strings.Contains(second, "Use tabs.") {
+		t.Errorf("the resumed session's system prompt is not refreshed:\n%s", second)
 	}
 }
 
@@ -403,6 +456,9 @@ func TestResumedSessionKeepsModelContext(t *testing.T) {
 	var roles []string
 	for _, m := range msgs {
 		mm := m.(map[string]any)
+		if mm["role"] == "system" {
+			continue
+		}
 		roles = append(roles, fmt.Sprint(mm["role"], ":", mm["content"]))
 	}
 	if got := strings.Join(roles, " | "); got != "user:Capital of France? | assistant:Paris. | user:And its second city?" {

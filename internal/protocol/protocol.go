@@ -183,6 +183,10 @@ type SessionNewResult struct {
 	// Interrupted is true when the session's last turn was cut by a
 	// daemon that died.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Instructions are the project instruction files (AGENTS.md, else
+	// CLAUDE.md, from the repository root down to cwd) in the agent's
+	// system prompt, outermost first.
+	Instructions []string `json:"instructions"`
 }
 
 // Attachment is one file of a prompt (section 9).

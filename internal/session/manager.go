@@ -23,6 +23,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/instructions"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -179,24 +180,29 @@ func (m *Manager) provider(name string) (provider.Provider, error) {
 	return p, nil
 }
 
-func (m *Manager) buildAgent(alias string) (*agent.Agent, error) {
+func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, error) {
 	ac, ok := m.cfg.Agents[alias]
 	if !ok {
-		return nil, &protocol.ParamsError{Field: "agentAlias",
+		return nil, nil, &protocol.ParamsError{Field: "agentAlias",
 			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.cfg.AgentAliases(), ", "))}
 	}
 	p, err := m.provider(ac.Provider)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	a := &agent.Agent{Provider: p, System: ac.SystemPrompt, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
+	// The system prompt is composed once per session (and again when a
+	// stored session is resumed): the environment and the project's
+	// instructions as they are now.
+	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
+		Shell: tool.ShellProgram, Now: time.Now()})
+	a := &agent.Agent{Provider: p, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
 		Environ: m.environ, Umask: m.umask, Reaper: m.reaper}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
 			a.Tools = append(a.Tools, t)
 		}
 	}
-	return a, nil
+	return a, sys.Files, nil
 }
 
 // closeWaitMax bounds how long session/new waits for a closing session
@@ -326,7 +332,7 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 		return nil, nil, errors.New("client closed")
 	}
 	n := s.messageCount()
-	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd,
+	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: s.instructions,
 		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
 }
 
@@ -404,12 +410,12 @@ func (m *Manager) evict(c *Client, mode, keep string) []string {
 }
 
 func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, error) {
-	a, err := m.buildAgent(alias)
+	a, files, err := m.buildAgent(alias, mode, cwd)
 	if err != nil {
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, lastUsed: time.Now(),
+	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, instructions: files, lastUsed: time.Now(),
 		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 

@@ -30,6 +30,9 @@ type Session struct {
 	quotedID []byte
 	alias    string
 	mode     string
+	// instructions are the project instruction files in the agent's
+	// system prompt.
+	instructions []string
 	cwd      string
 	owner    string
 	agent    *agent.Agent

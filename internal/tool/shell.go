@@ -22,6 +22,9 @@ const (
 	KillGrace = 2 * time.Second
 )
 
+// ShellProgram runs the shell tool's commands (as ShellProgram -c CMD).
+const ShellProgram = "bash"
+
 type shell struct{}
 
 func (shell) Spec() Spec {
@@ -73,7 +76,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		defer gateW.Close()
 		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
 	}
-	cmd := exec.CommandContext(tctx, "bash", "-c", script)
+	cmd := exec.CommandContext(tctx, ShellProgram, "-c", script)
 	cmd.Dir = env.Cwd
 	cmd.Env = env.Environ
 	if gateR != nil {
