@@ -33,9 +33,9 @@ type Session struct {
 	// instructions are the project instruction files in the agent's
 	// system prompt.
 	instructions []string
-	cwd      string
-	owner    string
-	agent    *agent.Agent
+	cwd          string
+	owner        string
+	agent        *agent.Agent
 
 	emitMu sync.Mutex // orders seq assignment with the store queue
 	seq    int64      // the last seq given out
