@@ -336,6 +336,18 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	if !attached {
 		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
 	}
+	// "/compact" is a command: the model's view of older turns is
+	// summarised now.
+	if strings.TrimSpace(text) == "/compact" && len(files) == 0 {
+		var cr protocol.SessionCompactResult
+		if err := d.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: id}, &cr); err != nil {
+			return nil, acpError(err)
+		}
+		b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+			"sessionUpdate": "agent_message_chunk",
+			"content":       map[string]any{"type": "text", "text": fmt.Sprintf("Compacted: %d earlier message(s) summarised out of the model's view.", cr.DroppedMessages)}}})
+		return map[string]any{"stopReason": "end_turn"}, nil
+	}
 	// Attachments up to the daemon's per-file limit fit: big ones go
 	// ahead in parts.
 	if files, err = d.Inline(ctx, files); err != nil {

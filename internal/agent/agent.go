@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -77,7 +78,29 @@ type Host interface {
 	// costs the same in a session of 10,000 turns as in a fresh one. The
 	// agent only reads it.
 	Record(provider.Message) provider.Transcript
+	// Trimmed keeps t's view (Cut, CutTokens, Summary) as the session's:
+	// dropped older messages were left out of what the model is sent,
+	// for reason; the transcript itself keeps them.
+	Trimmed(t provider.Transcript, dropped int, reason string)
 }
+
+// HistoryTrimmed reports a compaction of the model's view.
+type HistoryTrimmed struct {
+	DroppedMessages, KeptTurns int
+	Reason                     string
+}
+
+func (HistoryTrimmed) isEvent() {}
+
+// Context management: before a model call whose input would pass
+// CompactAt of the model's context window, older turns are left out of
+// the view (summarised) until it is within CompactTo of it.
+const (
+	CompactAt = 0.8
+	CompactTo = 0.5
+	// summaryMax bounds a summary, in bytes.
+	summaryMax = 4096
+)
 
 // Risk levels.
 const (
@@ -137,7 +160,11 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	var out Outcome
 	max := max(a.MaxRequests, 1)
 	for range max {
-		req := provider.Request{System: a.System, Messages: view.Messages, Tools: specs, Estimate: fixed + view.Tokens}
+		if w := a.Provider.MaxContextTokens(); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
+			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
+		}
+		req := provider.Request{System: withSummary(a.System, view.Summary), Messages: view.View(), Tools: specs,
+			Estimate: fixed + view.ViewTokens()}
 		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Thought != "" {
 				h.Emit(ThoughtChunk{Text: d.Thought})
@@ -194,6 +221,85 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	}
 	out.StopReason = StopMaxTurnRequests
 	return out
+}
+
+// Compact leaves all but the last turn out of the model's view (the
+// /compact command), whatever the view's size.
+func (a *Agent) Compact(ctx context.Context, h Host, view provider.Transcript) provider.Transcript {
+	return a.compact(ctx, h, view, 0, "requested")
+}
+
+// compact trims view to budget and summarises what it leaves out (with
+// the model; when that fails, a marker says what was left out).
+func (a *Agent) compact(ctx context.Context, h Host, view provider.Transcript, budget int64, reason string) provider.Transcript {
+	next := view
+	dropped := next.Trim(max(budget, 0))
+	if dropped == 0 {
+		return view
+	}
+	summary, err := a.summarize(ctx, view.Summary, view.Messages[view.Cut:next.Cut])
+	if err != nil {
+		summary = strings.TrimSpace(view.Summary + fmt.Sprintf("\n[%d earlier messages were left out to fit the model's context window; no summary could be made: %v]", dropped, err))
+		reason += " (summary failed)"
+	}
+	next.Summary = summary
+	h.Trimmed(next, dropped, reason)
+	h.Emit(HistoryTrimmed{DroppedMessages: next.Cut, KeptTurns: next.Turns(), Reason: reason})
+	return next
+}
+
+// summarize asks the model for a summary of msgs, continuing prev.
+func (a *Agent) summarize(ctx context.Context, prev string, msgs []provider.Message) (string, error) {
+	var b strings.Builder
+	if prev != "" {
+		b.WriteString("Summary of the conversation before this part:\n" + prev + "\n\n")
+	}
+	b.WriteString("The part of the conversation to summarise:\n")
+	for _, m := range msgs {
+		// Indented, so no line of it reads as a directive.
+		text := strings.ReplaceAll(truncate(m.Text, 2000), "\n", "\n  ")
+		switch {
+		case m.Role == provider.RoleTool:
+			fmt.Fprintf(&b, "[tool %s result] %s\n", m.Name, text)
+		case len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "[assistant called %s %s]\n", c.Name, truncate(string(c.Input), 500))
+			}
+			if text != "" {
+				fmt.Fprintf(&b, "assistant: %s\n", text)
+			}
+		default:
+			fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
+		}
+	}
+	req := provider.Request{
+		System:   "You summarise an agent's conversation so it can go on without the full text. Keep what the work needs: the user's goals and constraints, decisions, files and commands involved, results, and what is still open. At most 300 words, plain text.",
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: b.String()}},
+	}
+	resp, err := a.Provider.Stream(ctx, req, func(provider.Delta) {})
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(resp.Text)
+	if s == "" {
+		return "", errors.New("the model gave an empty summary")
+	}
+	return truncate(s, summaryMax), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " [...]"
+}
+
+// withSummary tells the model what its view leaves out.
+func withSummary(system, summary string) string {
+	if summary == "" {
+		return system
+	}
+	return system + "\n\n<earlier_conversation>\nEarlier turns of this conversation were left out to fit your context window. What they held:\n" + summary + "\n</earlier_conversation>"
 }
 
 // errRefused marks results of calls that never ran.

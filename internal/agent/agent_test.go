@@ -20,6 +20,7 @@ type host struct {
 	approve func(ApprovalRequest) Decision
 	asked   []ApprovalRequest
 	onChunk func()
+	view    provider.Transcript // the kept view (Cut, CutTokens, Summary)
 }
 
 func (h *host) Emit(e Event) {
@@ -41,8 +42,12 @@ func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
 func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
 func (h *host) Record(m provider.Message) provider.Transcript {
 	h.record = append(h.record, m)
-	return provider.NewTranscript(h.record)
+	t := provider.NewTranscript(h.record)
+	t.Cut, t.CutTokens, t.Summary = h.view.Cut, h.view.CutTokens, h.view.Summary
+	return t
 }
+
+func (h *host) Trimmed(t provider.Transcript, dropped int, reason string) { h.view = t }
 
 func (h *host) kinds() string {
 	var s []string
@@ -183,5 +188,71 @@ func TestCancelMidStream(t *testing.T) {
 	}
 	if last := h.record[len(h.record)-1]; last.Role != provider.RoleAssistant || last.Text != "ok ok ok " {
 		t.Errorf("partial text not kept in the transcript: %+v", last)
+	}
+}
+
+// small is the echo model with a small context window, recording what
+// it is sent.
+type small struct {
+	provider.Echo
+	window int64
+	reqs   []provider.Request
+}
+
+func (s *small) MaxContextTokens() int64 { return s.window }
+func (s *small) Stream(ctx context.Context, req provider.Request, f func(provider.Delta)) (*provider.Response, error) {
+	s.reqs = append(s.reqs, req)
+	if strings.HasPrefix(req.System, "You summarise") {
+		return &provider.Response{Text: fmt.Sprintf("SUMMARY %d", len(s.reqs)), StopReason: provider.StopEndTurn}, nil
+	}
+	return s.Echo.Stream(ctx, req, f)
+}
+
+// A long session on a small context window: no request passes the
+// window, older turns are summarised out of the model's view, and the
+// transcript keeps every message.
+func TestCompactionKeepsRequestsWithinTheWindow(t *testing.T) {
+	p := &small{window: 4000}
+	a := &Agent{Provider: p, System: "system", MaxRequests: 5}
+	h := &host{}
+	long := strings.Repeat("word ", 400) // 500 tokens
+	for i := range 40 {
+		if out := a.Run(context.Background(), h, t.TempDir(), fmt.Sprintf("turn %d %s", i, long)); out.StopReason != StopEndTurn {
+			t.Fatalf("turn %d: %+v", i, out)
+		}
+	}
+	trims, summaries := 0, 0
+	for _, e := range h.events {
+		if tr, ok := e.(HistoryTrimmed); ok {
+			trims++
+			if tr.DroppedMessages == 0 || tr.KeptTurns == 0 || tr.Reason != "context_window" {
+				t.Errorf("trim event %+v", tr)
+			}
+		}
+	}
+	for _, r := range p.reqs {
+		if strings.HasPrefix(r.System, "You summarise") {
+			summaries++
+			continue
+		}
+		sent := provider.NewTranscript(r.Messages).Tokens + provider.EstimateRequest(r.System, r.Tools)
+		if sent > p.window {
+			t.Fatalf("a request of %d tokens passed the window of %d", sent, p.window)
+		}
+	}
+	if trims == 0 || summaries != trims {
+		t.Fatalf("%d trims, %d summaries", trims, summaries)
+	}
+	if len(h.record) != 80 {
+		t.Fatalf("the transcript has %d messages, want all 80", len(h.record))
+	}
+	last := p.reqs[len(p.reqs)-1]
+	if !strings.Contains(last.System, "<earlier_conversation>") || !strings.Contains(last.System, "SUMMARY") {
+		t.Fatalf("the model is not told what was left out:\n%s", last.System)
+	}
+	// Forced: all but the last turn.
+	view := a.Compact(context.Background(), h, h.Record(provider.Message{Role: provider.RoleUser, Text: "now"}))
+	if view.Turns() != 1 {
+		t.Fatalf("after /compact the view has %d turns", view.Turns())
 	}
 }

@@ -25,6 +25,7 @@ const chatHelp = `commands:
   /sessions      list sessions
   /resume ID     continue session ID
   /cancel        cancel the running turn (Ctrl-C does it too)
+  /compact       summarise earlier turns out of the model's view (the history keeps them)
   /status        the daemon's status
   /quit          leave (Ctrl-D too)
 anything else is a prompt. Approvals: y once, a always, n no, e explain.`
@@ -243,6 +244,13 @@ func runChat(ctx context.Context, env Env, args []string) error {
 				if !cr.Cancelled {
 					fmt.Fprintln(env.Stderr, "nothing is running")
 				}
+			case "/compact":
+				var cr protocol.SessionCompactResult
+				if err := cv.c.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: cv.r.sessionID}, &cr); err != nil {
+					fmt.Fprintf(env.Stderr, "error: %v\n", err)
+					continue
+				}
+				fmt.Fprintf(env.Stdout, "compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)\n", cr.DroppedMessages)
 			case "/status":
 				st, err := cv.c.Status(ctx)
 				if err != nil {

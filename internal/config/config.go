@@ -43,6 +43,9 @@ type Provider struct {
 	BaseURL   string `toml:"base_url"`
 	APIKeyEnv string `toml:"api_key_env"`
 	Model     string `toml:"model"`
+	// ContextWindow is the model's context window in tokens; 0: the
+	// provider's default (see docs/protocol.md, "Context management").
+	ContextWindow int64 `toml:"context_window"`
 }
 
 // Agent is one [agents.<alias>] table.
@@ -255,6 +258,9 @@ func (c *Config) validate() error {
 	for name, p := range c.Providers {
 		if !slices.Contains(ProviderKinds, p.Kind) {
 			return fmt.Errorf("providers.%s.kind = %q: must be one of %s", name, p.Kind, strings.Join(ProviderKinds, ", "))
+		}
+		if p.ContextWindow != 0 && p.ContextWindow < 1024 {
+			return fmt.Errorf("providers.%s.context_window = %d: must be at least 1024 tokens (or 0 for the default)", name, p.ContextWindow)
 		}
 	}
 	if c.Gateway.Enabled {

@@ -485,7 +485,7 @@ func TestImageAttachmentReachesTheModel(t *testing.T) {
 	result(t, a.call("session/prompt", prompt(sid, "[IMAGE:/etc/hostname]")))
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
-	first := fake.bodies[0]["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	first := fake.bodies[0]["messages"].([]any)[1].(map[string]any)["content"].([]any) // after the system prompt
 	if len(first) != 2 || first[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,iVBORw0KGgo=" {
 		t.Errorf("image not sent: %v", first)
 	}
@@ -494,7 +494,67 @@ func TestImageAttachmentReachesTheModel(t *testing.T) {
 		t.Errorf("typed marker became %v", typed)
 	}
 	// The transcript keeps the image for later turns.
-	if again := msgs[0].(map[string]any)["content"].([]any); len(again) != 2 {
+	if again := msgs[1].(map[string]any)["content"].([]any); len(again) != 2 {
 		t.Errorf("first message in the second request: %v", again)
+	}
+}
+
+// A session on a small context window: older turns leave the model's
+// view (history_trimmed), every message stays stored, and session/compact
+// forces it.
+func TestContextWindowCompaction(t *testing.T) {
+	r := startWith(t, "[providers.e]\nkind = \"echo\"\ncontext_window = 2048\n[agents.default]\nprovider = \"e\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	result(t, a.call("session/new", `{"sessionId":"long","cwd":"/"}`))
+	long := strings.Repeat("word ", 240) // 300 tokens
+	for i := range 20 {
+		if res := result(t, a.call("session/prompt", prompt("long", fmt.Sprintf("turn %d %s", i, long)))); res["stopReason"] != "end_turn" {
+			t.Fatalf("turn %d: %v", i, res)
+		}
+	}
+	tr := a.until("history_trimmed")
+	if tr["reason"] != "context_window" || tr["droppedMessages"].(float64) < 2 || tr["keptTurns"].(float64) < 1 {
+		t.Fatalf("history_trimmed %v", tr)
+	}
+	for _, e := range a.snapshot() {
+		if e["type"] == "context_usage" && e["maxContextTokens"].(float64) != 2048 {
+			t.Fatalf("context_usage %v", e)
+		}
+	}
+	for i := range 3 { // short turns: the view holds them all
+		result(t, a.call("session/prompt", prompt("long", fmt.Sprintf("short %d", i))))
+	}
+	res := result(t, a.call("session/compact", `{"sessionId":"long"}`))
+	if res["sessionId"] != "long" {
+		t.Fatalf("compact: %v", res)
+	}
+	forced := a.until("history_trimmed")
+	for forced["reason"] != "requested" {
+		forced = a.until("history_trimmed")
+	}
+	if res["droppedMessages"].(float64) == 0 || forced["keptTurns"].(float64) != 1 {
+		t.Fatalf("no forced trim to one turn: %v", forced)
+	}
+	// Everything is stored still.
+	list := result(t, a.call("session/get", `{"sessionId":"long"}`))
+	if list["messageCount"].(float64) != 46 {
+		t.Fatalf("stored messages: %v", list["messageCount"])
+	}
+	users, since := 0, 0.0
+	for {
+		h := result(t, a.call("session/history", fmt.Sprintf(`{"sessionId":"long","sinceSeq":%d}`, int64(since))))
+		for _, e := range h["events"].([]any) {
+			ev := e.(map[string]any)
+			if ev["type"] == "user_message" {
+				users++
+			}
+			since = ev["seq"].(float64)
+		}
+		if h["more"] != true {
+			break
+		}
+	}
+	if users != 23 {
+		t.Fatalf("history has %d user messages, want 23", users)
 	}
 }

@@ -129,6 +129,7 @@ const (
 	MethodSessionApprove = "session/approve"
 	MethodSessionList    = "session/list"
 	MethodSessionGet     = "session/get"
+	MethodSessionCompact = "session/compact"
 	MethodSessionHistory = "session/history"
 	MethodSessionDelete  = "session/delete"
 	MethodFileAttach     = "file/attach"
@@ -151,11 +152,13 @@ const (
 	EventContextUsage      = "context_usage"
 	EventTurnComplete      = "turn_complete"
 	EventUserMessage       = "user_message"
+	EventHistoryTrimmed    = "history_trimmed"
 )
 
 // EventTypes lists every event type, for the capabilities.
 var EventTypes = []string{EventAgentMessageChunk, EventAgentThoughtChunk, EventToolCall, EventToolResult,
-	EventApprovalRequest, EventApprovalResolved, EventPlan, EventContextUsage, EventTurnComplete, EventUserMessage}
+	EventApprovalRequest, EventApprovalResolved, EventPlan, EventContextUsage, EventTurnComplete, EventUserMessage,
+	EventHistoryTrimmed}
 
 // Approval decisions.
 var Decisions = []string{"allow_once", "allow_always", "reject_once", "reject_always"}
@@ -224,6 +227,13 @@ type SessionPromptResult struct {
 	Content    string     `json:"content"`
 	Usage      *Usage     `json:"usage,omitempty"`
 	Error      *ErrorInfo `json:"error,omitempty"`
+}
+
+// SessionCompactResult is the result of session/compact.
+type SessionCompactResult struct {
+	SessionID string `json:"sessionId"`
+	// DroppedMessages are those newly left out of the model's view.
+	DroppedMessages int `json:"droppedMessages"`
 }
 
 // SessionRef is params naming one session.

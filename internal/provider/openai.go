@@ -30,8 +30,23 @@ func newOpenAI(name string, p config.Provider, getenv func(string) string) *Open
 	return &OpenAI{model: p.Model, http: newHTTPClient(name, base+"/chat/completions", headers)}
 }
 
-// MaxContextTokens implements Provider; unknown for an arbitrary server.
-func (*OpenAI) MaxContextTokens() int64 { return 0 }
+// MaxContextTokens implements Provider: a known model family's window,
+// else 8,192 tokens, small enough for what local servers (Ollama,
+// llama.cpp) give a model by default; set context_window for more.
+func (o *OpenAI) MaxContextTokens() int64 { return openAIWindow(o.model) }
+
+func openAIWindow(model string) int64 {
+	m := strings.ToLower(model)
+	switch {
+	case strings.HasPrefix(m, "gpt-4.1"):
+		return 1047576
+	case strings.HasPrefix(m, "gpt-5"):
+		return 400000
+	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
+		return 128000
+	}
+	return 8192
+}
 
 type oaMessage struct {
 	Role       string       `json:"role"`

@@ -131,13 +131,27 @@ func (e *Error) Error() string {
 // New returns the provider configured as name. getenv reads the API key
 // variable.
 func New(name string, p config.Provider, getenv func(string) string) (Provider, error) {
+	var pr Provider
 	switch p.Kind {
 	case "echo":
-		return &Echo{}, nil
+		pr = &Echo{}
 	case "openai":
-		return newOpenAI(name, p, getenv), nil
+		pr = newOpenAI(name, p, getenv)
 	case "anthropic":
-		return newAnthropic(name, p, getenv), nil
+		pr = newAnthropic(name, p, getenv)
+	default:
+		return nil, fmt.Errorf("provider %s: unknown kind %q", name, p.Kind)
 	}
-	return nil, fmt.Errorf("provider %s: unknown kind %q", name, p.Kind)
+	if p.ContextWindow > 0 {
+		pr = windowed{pr, p.ContextWindow}
+	}
+	return pr, nil
 }
+
+// windowed is a provider with a configured context window.
+type windowed struct {
+	Provider
+	n int64
+}
+
+func (w windowed) MaxContextTokens() int64 { return w.n }

@@ -9,6 +9,56 @@ type Transcript struct {
 	Messages []Message
 	// Tokens is EstimateTokens summed over Messages.
 	Tokens int64
+	// The model sees Messages[Cut:]: what came before was left out to fit
+	// its context window (the transcript keeps it); CutTokens is its
+	// estimate and Summary what the model is told of it instead.
+	Cut       int
+	CutTokens int64
+	Summary   string
+}
+
+// View is what the model is sent of the transcript.
+func (t *Transcript) View() []Message { return t.Messages[t.Cut:] }
+
+// ViewTokens estimates View and the summary.
+func (t *Transcript) ViewTokens() int64 {
+	return t.Tokens - t.CutTokens + estimateString(t.Summary)
+}
+
+// Trim moves Cut over whole turns (a turn begins with a user message, so
+// no tool result is parted from its call) until the view's estimate is
+// within budget, never past the last turn's start. It returns how many
+// messages it left out.
+func (t *Transcript) Trim(budget int64) int {
+	last := len(t.Messages)
+	for last > t.Cut && t.Messages[last-1].Role != RoleUser {
+		last--
+	}
+	last-- // the last user message: the current turn starts there
+	from := t.Cut
+	for t.Cut < last && t.Tokens-t.CutTokens > budget {
+		// Leave out the turn at Cut: up to the next user message.
+		next := t.Cut + 1
+		for next < last && t.Messages[next].Role != RoleUser {
+			next++
+		}
+		for i := t.Cut; i < next; i++ {
+			t.CutTokens += EstimateTokens(&t.Messages[i])
+		}
+		t.Cut = next
+	}
+	return t.Cut - from
+}
+
+// Turns counts the turns in the view.
+func (t *Transcript) Turns() int {
+	n := 0
+	for i := t.Cut; i < len(t.Messages); i++ {
+		if t.Messages[i].Role == RoleUser {
+			n++
+		}
+	}
+	return n
 }
 
 // NewTranscript makes a transcript of msgs.
@@ -36,6 +86,9 @@ func (t *Transcript) Truncate(n int) {
 		t.Tokens -= EstimateTokens(&t.Messages[i])
 	}
 	t.Messages = t.Messages[:n:n]
+	if t.Cut > n {
+		t.Cut, t.CutTokens, t.Summary = 0, 0, ""
+	}
 }
 
 // imageTokens is what an image is counted as: providers charge by its

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +50,43 @@ func TestEchoCountsTheEstimate(t *testing.T) {
 	req.Estimate = 12345
 	if resp, _ = (&Echo{}).Stream(t.Context(), req, func(Delta) {}); resp.Usage.InputTokens != 12345 {
 		t.Fatalf("echo ignored the host's estimate: %d", resp.Usage.InputTokens)
+	}
+}
+
+func TestTrimLeavesOutWholeTurnsAndKeepsTheLast(t *testing.T) {
+	big := strings.Repeat("x", 400) // 100 tokens
+	var tr Transcript
+	for i := range 5 {
+		tr.Append(Message{Role: RoleUser, Text: big})
+		tr.Append(Message{Role: RoleAssistant, Text: big, ToolCalls: []ToolCall{{ID: "c", Name: "shell", Input: json.RawMessage(`{}`)}}})
+		tr.Append(Message{Role: RoleTool, ToolCallID: "c", Name: "shell", Text: big})
+		if i == 4 {
+			break
+		}
+		tr.Append(Message{Role: RoleAssistant, Text: big})
+	}
+	all := tr.Tokens
+	dropped := tr.Trim(all / 2)
+	if tr.Cut != dropped || tr.Messages[tr.Cut].Role != RoleUser || tr.ViewTokens() > all/2 {
+		t.Fatalf("trim to half: cut %d (%s), view %d of %d", tr.Cut, tr.Messages[tr.Cut].Role, tr.ViewTokens(), all)
+	}
+	if want := NewTranscript(tr.Messages[:tr.Cut]).Tokens; tr.CutTokens != want {
+		t.Fatalf("cut tokens %d, want %d", tr.CutTokens, want)
+	}
+	// Nothing fits: the last turn stays whole (its call and result).
+	tr.Trim(0)
+	if tr.Cut != len(tr.Messages)-3 || tr.Turns() != 1 || len(tr.View()) != 3 {
+		t.Fatalf("trim to nothing: cut %d of %d, %d turns", tr.Cut, len(tr.Messages), tr.Turns())
+	}
+	if n := tr.Trim(0); n != 0 {
+		t.Fatalf("a second trim dropped %d", n)
+	}
+	// The transcript keeps everything.
+	if len(tr.Messages) != 19 || tr.Tokens != all {
+		t.Fatalf("transcript %d messages, %d tokens", len(tr.Messages), tr.Tokens)
+	}
+	tr.Truncate(5) // a mend before the cut: the view starts again
+	if tr.Cut != 0 || tr.CutTokens != 0 {
+		t.Fatalf("after truncate: cut %d", tr.Cut)
 	}
 }

@@ -128,6 +128,16 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		return m.List(ctx, p)
 
+	case protocol.MethodSessionCompact:
+		var p protocol.SessionRef
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			res, err := m.Compact(ctx, b.client, p.SessionID)
+			return res, wire(err)
+		}), nil
+
 	case protocol.MethodSessionGet:
 		var p protocol.SessionRef
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {

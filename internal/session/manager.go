@@ -697,6 +697,20 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 	return res, nil
 }
 
+// Compact leaves all but the last turn of a session out of the model's
+// view (session/compact).
+func (m *Manager) Compact(ctx context.Context, c *Client, id string) (*protocol.SessionCompactResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.Compact(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.SessionCompactResult{SessionID: id, DroppedMessages: n}, nil
+}
+
 // info describes a stored session, with its live state.
 func (m *Manager) info(r *store.Session) protocol.SessionInfo {
 	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,

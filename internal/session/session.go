@@ -546,6 +546,8 @@ func (s *Session) Emit(e agent.Event) {
 		}{e.ID, e.Name, e.Output, e.IsError}))
 	case agent.Plan:
 		s.emit(protocol.EventPlan, mustJSON(map[string]any{"entries": e.Entries}))
+	case agent.HistoryTrimmed:
+		s.emit(protocol.EventHistoryTrimmed, mustJSON(map[string]any{"droppedMessages": e.DroppedMessages, "keptTurns": e.KeptTurns, "reason": e.Reason}))
 	case agent.ContextUsage:
 		s.emit(protocol.EventContextUsage, mustJSON(map[string]int64{"inputTokens": e.InputTokens, "maxContextTokens": e.MaxContextTokens}))
 	}
@@ -565,6 +567,48 @@ func (s *Session) Record(m provider.Message) provider.Transcript {
 		s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
 	}
 	return h
+}
+
+// Trimmed implements agent.Host: the model's view of the transcript
+// starts later from now on; the transcript (and the store) keep all.
+func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
+	s.mu.Lock()
+	if t.Cut <= len(s.history.Messages) {
+		s.history.Cut, s.history.CutTokens, s.history.Summary = t.Cut, t.CutTokens, t.Summary
+	}
+	s.mu.Unlock()
+	s.m.log.Info("model view trimmed", "sessionId", s.id, "dropped", dropped, "reason", reason)
+}
+
+// Compact leaves all but the last turn out of the model's view
+// (session/compact), between turns.
+func (s *Session) Compact(ctx context.Context) (int, error) {
+	if err := s.load(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return 0, fmt.Errorf("%w: a turn is running; compact after it", ErrBusy)
+	}
+	s.running = true // no turn starts meanwhile
+	h := s.history
+	s.mu.Unlock()
+	defer func() {
+		// A prompt that came meanwhile was queued: run it now.
+		s.mu.Lock()
+		if len(s.pending) > 0 && !s.closing {
+			j := s.pending[0]
+			s.pending = s.pending[1:]
+			s.turnDone = make(chan struct{})
+			go s.run(j)
+		} else {
+			s.running = false
+		}
+		s.mu.Unlock()
+	}()
+	after := s.agent.Compact(ctx, s, h)
+	return after.Cut - h.Cut, nil
 }
 
 // Elicitor implements agent.Host: questions go to the client that sent
