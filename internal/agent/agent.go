@@ -121,7 +121,9 @@ const (
 
 // Agent is a configured agent: the model, its instructions and tools.
 type Agent struct {
-	Provider    provider.Provider
+	Provider provider.Provider
+	// Model overrides the provider's configured model ("": that one).
+	Model       string
 	System      string
 	Tools       []tool.Tool
 	Risk        string
@@ -160,11 +162,11 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	var out Outcome
 	max := max(a.MaxRequests, 1)
 	for range max {
-		if w := a.Provider.MaxContextTokens(); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
+		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
 		}
 		req := provider.Request{System: withSummary(a.System, view.Summary), Messages: view.View(), Tools: specs,
-			Estimate: fixed + view.ViewTokens()}
+			Estimate: fixed + view.ViewTokens(), Model: a.Model}
 		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Thought != "" {
 				h.Emit(ThoughtChunk{Text: d.Thought})
@@ -189,7 +191,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			out.StopReason, out.Err = StopError, err
 			return out
 		}
-		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.MaxContextTokens()})
+		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
 		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {

@@ -199,7 +199,7 @@ type small struct {
 	reqs   []provider.Request
 }
 
-func (s *small) MaxContextTokens() int64 { return s.window }
+func (s *small) ContextWindow(string) int64 { return s.window }
 func (s *small) Stream(ctx context.Context, req provider.Request, f func(provider.Delta)) (*provider.Response, error) {
 	s.reqs = append(s.reqs, req)
 	if strings.HasPrefix(req.System, "You summarise") {

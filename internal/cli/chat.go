@@ -26,6 +26,7 @@ const chatHelp = `commands:
   /resume ID     continue session ID
   /cancel        cancel the running turn (Ctrl-C does it too)
   /compact       summarise earlier turns out of the model's view (the history keeps them)
+  /model [M]     show the session's model, or switch it to M (see zeroclaw models)
   /status        the daemon's status
   /quit          leave (Ctrl-D too)
 anything else is a prompt. Approvals: y once, a always, n no, e explain.`
@@ -244,6 +245,17 @@ func runChat(ctx context.Context, env Env, args []string) error {
 				if !cr.Cancelled {
 					fmt.Fprintln(env.Stderr, "nothing is running")
 				}
+			case "/model":
+				var cr protocol.SessionConfigureResult
+				params := protocol.SessionConfigureParams{SessionID: cv.r.sessionID}
+				if arg != "" {
+					params.Model = &arg
+				}
+				if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, params, &cr); err != nil {
+					fmt.Fprintf(env.Stderr, "error: %v\n", err)
+					continue
+				}
+				fmt.Fprintf(env.Stdout, "model %s on %s (%s, %s), context window %d tokens\n", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow)
 			case "/compact":
 				var cr protocol.SessionCompactResult
 				if err := cv.c.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: cv.r.sessionID}, &cr); err != nil {

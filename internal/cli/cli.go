@@ -55,6 +55,7 @@ func init() {
 		{"chat", "talk with an agent interactively", runChat},
 		{"prompt", "run one agent turn and stream the reply", runPrompt},
 		{"sessions", "list, show or delete sessions", runSessions},
+		{"models", "list the models the agent's provider offers", runModels},
 		{"acp", "serve the Agent Client Protocol on stdio (for editors such as Zed)", runACP},
 		{"daemon", "run the daemon in the foreground", runDaemon},
 		{"status", "print the running daemon's status", runStatus},

@@ -451,6 +451,7 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	approve := fs.String("approve", "ask", "approvals: ask (read y/a/n from stdin), all, none")
 	format := fs.String("output-format", "text", "text, json or ndjson")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
+	model := fs.String("model", "", "the model for this session (kept with it; see zeroclaw models)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.Stderr, `usage: zeroclaw prompt [flags] "text" (or - to read the prompt from stdin)`)
 		fs.PrintDefaults()
@@ -502,6 +503,11 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	if _, err := cv.open(ctx, protocol.SessionNewParams{
 		AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}); err != nil {
 		return err
+	}
+	if *model != "" {
+		if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: model}, nil); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT)

@@ -68,6 +68,9 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 		provider += " (offline; no model configured)"
 	}
 	fmt.Fprintf(w, "provider:   %s\n", provider)
+	if st.Model != "" || st.ProviderURL != "" {
+		fmt.Fprintf(w, "model:      %s (%s)\n", st.Model, st.ProviderURL)
+	}
 	if st.Gateway != "" {
 		fmt.Fprintf(w, "gateway:    %s\n", st.Gateway)
 	}

@@ -50,8 +50,10 @@ type Provider struct {
 
 // Agent is one [agents.<alias>] table.
 type Agent struct {
-	Provider        string   `toml:"provider"`
-	SystemPrompt    string   `toml:"system_prompt"`
+	Provider     string `toml:"provider"`
+	SystemPrompt string `toml:"system_prompt"`
+	// Model overrides the provider's model for this agent.
+	Model           string   `toml:"model"`
 	Risk            string   `toml:"risk"`
 	Tools           []string `toml:"tools"`
 	MaxTurnRequests int      `toml:"max_turn_requests"`

@@ -558,3 +558,61 @@ func TestContextWindowCompaction(t *testing.T) {
 		t.Fatalf("history has %d user messages, want 23", users)
 	}
 }
+
+// The agent's model overrides the provider's; session/configure switches
+// a session's model (kept across a restart); models lists the provider's.
+func TestModelsAndSessionConfigure(t *testing.T) {
+	fake := &fakeOpenAI{}
+	for range 3 {
+		fake.scripts = append(fake.scripts, []string{content("ok"), `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, `[DONE]`})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"object":"list","data":[{"id":"agent-model"},{"id":"other-model"}]}`))
+	})
+	mux.Handle("POST /v1/chat/completions", fake)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	toml := "[providers.fake]\nkind = \"openai\"\nbase_url = \"" + srv.URL + "/v1\"\nmodel = \"provider-model\"\n[agents.default]\nprovider = \"fake\"\nmodel = \"agent-model\"\n"
+	dirs := testDirs(t)
+	r := startOn(t, dirs, toml)
+	a := connect(t, r.dirs.Endpoint, "")
+	ns := result(t, a.call("session/new", `{"sessionId":"m"}`))
+	if ns["provider"] != "fake" || ns["model"] != "agent-model" || ns["providerUrl"] != srv.URL+"/v1" || ns["contextWindow"].(float64) != 8192 {
+		t.Fatalf("session/new: %v", ns)
+	}
+	st := result(t, a.call("status", `{}`))
+	if st["model"] != "agent-model" || st["providerUrl"] != srv.URL+"/v1" {
+		t.Fatalf("status: %v", st)
+	}
+	ml := result(t, a.call("models", `{}`))
+	if ml["current"] != "agent-model" || fmt.Sprint(ml["models"]) != "[agent-model other-model]" {
+		t.Fatalf("models: %v", ml)
+	}
+	result(t, a.call("session/prompt", prompt("m", "one")))
+	cr := result(t, a.call("session/configure", `{"sessionId":"m","model":"other-model","risk":"readonly"}`))
+	if cr["model"] != "other-model" || cr["risk"] != "readonly" {
+		t.Fatalf("configure: %v", cr)
+	}
+	if bad := a.call("session/configure", `{"sessionId":"m","risk":"yolo"}`); errCode(bad) != -32602 {
+		t.Fatalf("a bad risk: %v", bad)
+	}
+	result(t, a.call("session/prompt", prompt("m", "two")))
+	r.stop()
+	r.wait(t)
+	r2 := startOn(t, dirs, toml)
+	b := connect(t, r2.dirs.Endpoint, "")
+	if ns := result(t, b.call("session/new", `{"sessionId":"m"}`)); ns["model"] != "other-model" || ns["risk"] != "readonly" {
+		t.Fatalf("resumed: %v", ns)
+	}
+	result(t, b.call("session/prompt", prompt("m", "three")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var models []string
+	for _, body := range fake.bodies {
+		models = append(models, body["model"].(string))
+	}
+	if strings.Join(models, " ") != "agent-model other-model other-model" {
+		t.Fatalf("models sent: %v", models)
+	}
+}

@@ -106,6 +106,9 @@ type StatusResult struct {
 	Provider string `json:"provider"`
 	// Gateway is the gateway's URL, when it runs (spec 10.1).
 	Gateway string `json:"gateway,omitempty"`
+	// Model and ProviderURL: the default agent's (with Provider, its kind).
+	Model       string `json:"model,omitempty"`
+	ProviderURL string `json:"providerUrl,omitempty"`
 }
 
 // ShutdownResult is the result of shutdown.
@@ -122,19 +125,21 @@ type VersionMismatchData struct {
 // Session methods (client -> daemon) and the daemon's requests and
 // notifications (daemon -> client).
 const (
-	MethodSessionNew     = "session/new"
-	MethodSessionPrompt  = "session/prompt"
-	MethodSessionCancel  = "session/cancel"
-	MethodSessionClose   = "session/close"
-	MethodSessionApprove = "session/approve"
-	MethodSessionList    = "session/list"
-	MethodSessionGet     = "session/get"
-	MethodSessionCompact = "session/compact"
-	MethodSessionHistory = "session/history"
-	MethodSessionDelete  = "session/delete"
-	MethodFileAttach     = "file/attach"
-	MethodSessionEvent   = "session/event"
-	MethodFileUpload     = "file/upload"
+	MethodSessionNew       = "session/new"
+	MethodSessionPrompt    = "session/prompt"
+	MethodSessionCancel    = "session/cancel"
+	MethodSessionClose     = "session/close"
+	MethodSessionApprove   = "session/approve"
+	MethodSessionList      = "session/list"
+	MethodSessionGet       = "session/get"
+	MethodSessionCompact   = "session/compact"
+	MethodSessionConfigure = "session/configure"
+	MethodModels           = "models"
+	MethodSessionHistory   = "session/history"
+	MethodSessionDelete    = "session/delete"
+	MethodFileAttach       = "file/attach"
+	MethodSessionEvent     = "session/event"
+	MethodFileUpload       = "file/upload"
 
 	MethodSessionUpdate     = "session/update"
 	MethodElicitationCreate = "elicitation/create"
@@ -190,6 +195,13 @@ type SessionNewResult struct {
 	// CLAUDE.md, from the repository root down to cwd) in the agent's
 	// system prompt, outermost first.
 	Instructions []string `json:"instructions"`
+	// What it runs on: the provider (its config name), the model, the
+	// provider's URL, the risk level and the context window.
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ProviderURL   string `json:"providerUrl"`
+	Risk          string `json:"risk"`
+	ContextWindow int64  `json:"contextWindow"`
 }
 
 // Attachment is one file of a prompt (section 9).
@@ -227,6 +239,40 @@ type SessionPromptResult struct {
 	Content    string     `json:"content"`
 	Usage      *Usage     `json:"usage,omitempty"`
 	Error      *ErrorInfo `json:"error,omitempty"`
+}
+
+// SessionConfigureParams change a session's settings; an absent field
+// stays, "" goes back to the agent's.
+type SessionConfigureParams struct {
+	SessionID string  `json:"sessionId"`
+	Model     *string `json:"model,omitempty"`
+	Risk      *string `json:"risk,omitempty"`
+}
+
+// SessionConfigureResult says what a session runs on (session/configure,
+// and in the session/new result).
+type SessionConfigureResult struct {
+	SessionID     string `json:"sessionId"`
+	Provider      string `json:"provider"`
+	ProviderKind  string `json:"providerKind"`
+	Model         string `json:"model"`
+	URL           string `json:"url"`
+	Risk          string `json:"risk"`
+	ContextWindow int64  `json:"contextWindow"`
+}
+
+// ModelsParams are the params of models.
+type ModelsParams struct {
+	AgentAlias string `json:"agentAlias,omitempty"`
+}
+
+// ModelsResult lists what the agent's provider offers.
+type ModelsResult struct {
+	Provider string   `json:"provider"`
+	Kind     string   `json:"kind"`
+	URL      string   `json:"url"`
+	Current  string   `json:"current"`
+	Models   []string `json:"models"`
 }
 
 // SessionCompactResult is the result of session/compact.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -10,8 +11,8 @@ import (
 
 // Anthropic speaks the Messages API with streaming.
 type Anthropic struct {
-	model string
-	http  *httpClient
+	name, base, model string
+	http              *httpClient
 }
 
 func newAnthropic(name string, p config.Provider, getenv func(string) string) *Anthropic {
@@ -30,11 +31,33 @@ func newAnthropic(name string, p config.Provider, getenv func(string) string) *A
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	return &Anthropic{model: model, http: newHTTPClient(name, base+"/v1/messages", headers)}
+	return &Anthropic{name: name, base: base, model: model, http: newHTTPClient(name, base+"/v1/messages", headers)}
 }
 
-// MaxContextTokens implements Provider.
-func (*Anthropic) MaxContextTokens() int64 { return 200000 }
+// ContextWindow implements Provider.
+func (*Anthropic) ContextWindow(string) int64 { return 200000 }
+
+// Info implements Provider.
+func (a *Anthropic) Info() Info {
+	return Info{Name: a.name, Kind: "anthropic", Model: a.model, URL: a.base}
+}
+
+// Models implements Provider: GET <base_url>/v1/models.
+func (a *Anthropic) Models(ctx context.Context) ([]string, error) {
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := a.http.getJSON(ctx, a.base+"/v1/models?limit=1000", &body); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(body.Data))
+	for _, m := range body.Data {
+		out = append(out, m.ID)
+	}
+	return out, nil
+}
 
 type anBlock struct {
 	Type      string          `json:"type"`
@@ -87,7 +110,7 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 		}
 	}
 	body := map[string]any{
-		"model":      a.model,
+		"model":      cmp.Or(req.Model, a.model),
 		"max_tokens": 8192,
 		"stream":     true,
 		"messages":   msgs,

@@ -26,8 +26,14 @@ import (
 // error result.
 type Echo struct{}
 
-// MaxContextTokens implements Provider.
-func (*Echo) MaxContextTokens() int64 { return 32768 }
+// ContextWindow implements Provider.
+func (*Echo) ContextWindow(string) int64 { return 32768 }
+
+// Info implements Provider.
+func (*Echo) Info() Info { return Info{Name: "echo", Kind: "echo", Model: "echo", URL: "echo:"} }
+
+// Models implements Provider.
+func (*Echo) Models(context.Context) ([]string, error) { return []string{"echo"}, nil }
 
 // Stream implements Provider.
 func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {

@@ -208,3 +208,29 @@ func errorMessage(body io.Reader) string {
 	}
 	return s
 }
+
+// getJSON GETs url (with the provider's headers) and decodes the JSON
+// answer into v, bounded to 8 MiB.
+func (c *httpClient) getJSON(ctx context.Context, url string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return &Error{Provider: c.name, URL: url, Message: err.Error()}
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return &Error{Provider: c.name, URL: url, Message: err.Error()}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &Error{Provider: c.name, URL: url, Status: resp.StatusCode, Message: errorMessage(resp.Body)}
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(v); err != nil {
+		return &Error{Provider: c.name, URL: url, Message: "decoding the answer: " + err.Error()}
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"sort"
@@ -12,8 +13,8 @@ import (
 // OpenAI speaks Chat Completions with streaming to any OpenAI-compatible
 // server (OpenAI, Ollama, llama.cpp, vLLM).
 type OpenAI struct {
-	model string
-	http  *httpClient
+	name, base, model string
+	http              *httpClient
 }
 
 func newOpenAI(name string, p config.Provider, getenv func(string) string) *OpenAI {
@@ -27,13 +28,40 @@ func newOpenAI(name string, p config.Provider, getenv func(string) string) *Open
 			headers["Authorization"] = "Bearer " + key
 		}
 	}
-	return &OpenAI{model: p.Model, http: newHTTPClient(name, base+"/chat/completions", headers)}
+	return &OpenAI{name: name, base: base, model: p.Model, http: newHTTPClient(name, base+"/chat/completions", headers)}
 }
 
 // MaxContextTokens implements Provider: a known model family's window,
 // else 8,192 tokens, small enough for what local servers (Ollama,
 // llama.cpp) give a model by default; set context_window for more.
-func (o *OpenAI) MaxContextTokens() int64 { return openAIWindow(o.model) }
+func (o *OpenAI) ContextWindow(model string) int64 {
+	if model == "" {
+		model = o.model
+	}
+	return openAIWindow(model)
+}
+
+// Info implements Provider.
+func (o *OpenAI) Info() Info {
+	return Info{Name: o.name, Kind: "openai", Model: o.model, URL: o.base}
+}
+
+// Models implements Provider: GET <base_url>/models.
+func (o *OpenAI) Models(ctx context.Context) ([]string, error) {
+	var body struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := o.http.getJSON(ctx, o.base+"/models", &body); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(body.Data))
+	for _, m := range body.Data {
+		out = append(out, m.ID)
+	}
+	return out, nil
+}
 
 func openAIWindow(model string) int64 {
 	m := strings.ToLower(model)
@@ -133,7 +161,7 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 		}
 	}
 	body := map[string]any{
-		"model":          o.model,
+		"model":          cmp.Or(req.Model, o.model),
 		"stream":         true,
 		"stream_options": map[string]any{"include_usage": true},
 		"messages":       msgs,

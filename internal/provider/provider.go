@@ -74,6 +74,8 @@ type Request struct {
 	// (System, Messages and Tools; see EstimateTokens), 0 when it keeps
 	// none.
 	Estimate int64
+	// Model overrides the provider's configured model ("": that one).
+	Model string
 }
 
 // Delta is a piece of streamed output.
@@ -109,8 +111,21 @@ type Response struct {
 // returns ctx's error promptly when ctx is cancelled.
 type Provider interface {
 	Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error)
-	// MaxContextTokens is the model's context window, 0 when unknown.
-	MaxContextTokens() int64
+	// ContextWindow is model's context window in tokens ("": the
+	// configured model's), 0 when unknown.
+	ContextWindow(model string) int64
+	// Info says what answers: kind, the configured model and the URL.
+	Info() Info
+	// Models lists the models the provider offers.
+	Models(ctx context.Context) ([]string, error)
+}
+
+// Info describes a provider.
+type Info struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Model string `json:"model"`
+	URL   string `json:"url"`
 }
 
 // Error is a failed model call: it names the provider and the URL.
@@ -148,10 +163,11 @@ func New(name string, p config.Provider, getenv func(string) string) (Provider, 
 	return pr, nil
 }
 
-// windowed is a provider with a configured context window.
+// windowed is a provider with a configured context window (for every
+// model: the configuration knows better than our defaults).
 type windowed struct {
 	Provider
 	n int64
 }
 
-func (w windowed) MaxContextTokens() int64 { return w.n }
+func (w windowed) ContextWindow(string) int64 { return w.n }

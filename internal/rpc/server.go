@@ -189,7 +189,7 @@ var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protoco
 	protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodSessionCompact, protocol.MethodFileAttach, protocol.MethodFileUpload}
+	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodSessionCompact, protocol.MethodSessionConfigure, protocol.MethodModels, protocol.MethodFileAttach, protocol.MethodFileUpload}
 
 // minFrame is the smallest frame limit a client may announce: every
 // answer and cut event fits in it.
@@ -281,6 +281,7 @@ func (b *binding) status() protocol.StatusResult {
 		provider = s.cfg.Providers[a.Provider].Kind
 	}
 	sessions := s.sessions.Summaries()
+	info, _ := s.sessions.AgentInfo("default")
 	return protocol.StatusResult{
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
@@ -294,6 +295,8 @@ func (b *binding) status() protocol.StatusResult {
 		ActiveSessions:  len(sessions),
 		Sessions:        sessions,
 		Provider:        provider,
+		Model:           info.Model,
+		ProviderURL:     info.URL,
 		Gateway:         s.gatewayURLOrEmpty(),
 	}
 }

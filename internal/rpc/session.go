@@ -128,6 +128,23 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		return m.List(ctx, p)
 
+	case protocol.MethodSessionConfigure:
+		var p protocol.SessionConfigureParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return m.Configure(ctx, b.client, p)
+
+	case protocol.MethodModels:
+		var p protocol.ModelsParams
+		if err := protocol.Decode(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			res, err := m.Models(ctx, p.AgentAlias)
+			return res, wire(err)
+		}), nil
+
 	case protocol.MethodSessionCompact:
 		var p protocol.SessionRef
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {

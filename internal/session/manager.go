@@ -5,6 +5,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -180,6 +181,43 @@ func (m *Manager) provider(name string) (provider.Provider, error) {
 	return p, nil
 }
 
+// Models lists what the agent's provider offers (the models method).
+func (m *Manager) Models(ctx context.Context, alias string) (*protocol.ModelsResult, error) {
+	if alias == "" {
+		alias = "default"
+	}
+	ac, ok := m.cfg.Agents[alias]
+	if !ok {
+		return nil, &protocol.ParamsError{Field: "agentAlias",
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.cfg.AgentAliases(), ", "))}
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return nil, err
+	}
+	info := p.Info()
+	list, err := p.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ModelsResult{Provider: info.Name, Kind: info.Kind, URL: info.URL, Current: cmp.Or(ac.Model, info.Model), Models: list}, nil
+}
+
+// AgentInfo describes what agent alias runs on: its provider and model.
+func (m *Manager) AgentInfo(alias string) (provider.Info, error) {
+	ac, ok := m.cfg.Agents[alias]
+	if !ok {
+		return provider.Info{}, fmt.Errorf("no agent %q", alias)
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return provider.Info{}, err
+	}
+	info := p.Info()
+	info.Model = cmp.Or(ac.Model, info.Model)
+	return info, nil
+}
+
 func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, error) {
 	ac, ok := m.cfg.Agents[alias]
 	if !ok {
@@ -195,7 +233,7 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	// instructions as they are now.
 	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
 		Shell: tool.ShellProgram, Now: time.Now()})
-	a := &agent.Agent{Provider: p, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
+	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
 		Environ: m.environ, Umask: m.umask, Reaper: m.reaper}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
@@ -332,7 +370,9 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 		return nil, nil, errors.New("client closed")
 	}
 	n := s.messageCount()
+	cr := s.configResult()
 	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: s.instructions,
+		Provider: cr.Provider, Model: cr.Model, ProviderURL: cr.URL, Risk: cr.Risk, ContextWindow: cr.ContextWindow,
 		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
 }
 
@@ -451,6 +491,7 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	// session costs the same whatever its length.
 	s.unloaded, s.storedMessages = true, rec.MessageCount
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
+	s.model, s.risk = rec.Model, rec.Risk
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, s.written)
 	}
@@ -695,6 +736,38 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		}
 	}
 	return res, nil
+}
+
+// Configure changes a session's model and risk level (session/configure;
+// "" goes back to the agent's), from its next turn on, and stores them.
+func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionConfigureParams) (*protocol.SessionConfigureResult, error) {
+	s, err := m.lookup(c, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Risk != nil && *p.Risk != "" && !slices.Contains(config.RiskLevels, *p.Risk) {
+		return nil, &protocol.ParamsError{Field: "risk", Reason: fmt.Sprintf("%q: must be one of %s", *p.Risk, strings.Join(config.RiskLevels, ", "))}
+	}
+	if p.Model != nil && len(*p.Model) > 256 {
+		return nil, &protocol.ParamsError{Field: "model", Reason: "longer than 256 bytes"}
+	}
+	s.mu.Lock()
+	model, risk := s.model, s.risk
+	if p.Model != nil {
+		model = strings.TrimSpace(*p.Model)
+	}
+	if p.Risk != nil {
+		risk = *p.Risk
+	}
+	s.mu.Unlock()
+	if err := m.store.SetConfig(s.id, model, risk); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.model, s.risk = model, risk
+	s.mu.Unlock()
+	m.log.Info("session configured", "sessionId", s.id, "model", model, "risk", risk)
+	return s.configResult(), nil
 }
 
 // Compact leaves all but the last turn of a session out of the model's

@@ -51,6 +51,8 @@ type Session struct {
 	changed chan struct{} // closed (and replaced) when delivered or failed change
 
 	mu         sync.Mutex
+	model      string // the session's own model and risk ("": the agent's)
+	risk       string
 	history    provider.Transcript
 	running    bool
 	cancel     context.CancelCauseFunc
@@ -422,7 +424,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
-	out := s.agent.Run(ctx, s, s.cwd, j.prompt, j.images...)
+	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
 
 	res.StopReason, res.Content = out.StopReason, out.Content
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
@@ -569,6 +571,33 @@ func (s *Session) Record(m provider.Message) provider.Transcript {
 	return h
 }
 
+// turnAgent is the session's agent with its own settings: a copy per
+// turn, so session/configure never changes a running turn.
+func (s *Session) turnAgent() *agent.Agent {
+	a := *s.agent
+	s.mu.Lock()
+	if s.model != "" {
+		a.Model = s.model
+	}
+	if s.risk != "" {
+		a.Risk = s.risk
+	}
+	s.mu.Unlock()
+	return &a
+}
+
+// configResult says what the session runs on.
+func (s *Session) configResult() *protocol.SessionConfigureResult {
+	a := s.turnAgent()
+	info := a.Provider.Info()
+	model := a.Model
+	if model == "" {
+		model = info.Model
+	}
+	return &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
+		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model)}
+}
+
 // Trimmed implements agent.Host: the model's view of the transcript
 // starts later from now on; the transcript (and the store) keep all.
 func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
@@ -607,7 +636,7 @@ func (s *Session) Compact(ctx context.Context) (int, error) {
 		}
 		s.mu.Unlock()
 	}()
-	after := s.agent.Compact(ctx, s, h)
+	after := s.turnAgent().Compact(ctx, s, h)
 	return after.Cut - h.Cut, nil
 }
 

@@ -66,6 +66,10 @@ var migrations = []migration{{sql:
 		created_ms   INTEGER NOT NULL,
 		last_used_ms INTEGER NOT NULL DEFAULT 0
 	);`,
+}, {
+	// 5: a session's own model and risk (session/configure).
+	sql: `ALTER TABLE sessions ADD COLUMN model TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN risk TEXT NOT NULL DEFAULT '';`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

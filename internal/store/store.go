@@ -50,6 +50,10 @@ type Session struct {
 	UpdatedMs    int64
 	LastSeq      int64
 	MessageCount int64
+	// Model and Risk are the session's own settings (session/configure);
+	// "" means the agent's.
+	Model string
+	Risk  string
 }
 
 // Event is one stored session/update: its params exactly as sent.
@@ -533,9 +537,9 @@ func (s *Store) CreateSession(ss *Session) error {
 		ss.State = StateIdle
 	}
 	return s.do(ss.ID, func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount)
+		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk)
 		return err
 	})
 }
@@ -558,6 +562,14 @@ func (s *Store) update(sid string, after func(error), q string, args ...any) {
 // SetState records a session's state.
 func (s *Store) SetState(id, state string, after func(error)) {
 	s.update(id, after, `UPDATE sessions SET state = ?, updated_ms = ? WHERE id = ?`, state, nowMs(), id)
+}
+
+// SetConfig records a session's own model and risk ("": the agent's),
+// and waits for the commit.
+func (s *Store) SetConfig(id, model, risk string) error {
+	ch := make(chan error, 1)
+	s.update(id, func(err error) { ch <- err }, `UPDATE sessions SET model = ?, risk = ?, updated_ms = ? WHERE id = ?`, model, risk, nowMs(), id)
+	return <-ch
 }
 
 // SetTitle records a session's title.
@@ -740,11 +752,11 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 	return ids, err
 }
 
-const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count`
+const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
-	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount)
+	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk)
 	return &ss, err
 }
 
