@@ -123,9 +123,12 @@ const (
 type Agent struct {
 	Provider provider.Provider
 	// Model overrides the provider's configured model ("": that one).
-	Model       string
-	System      string
-	Tools       []tool.Tool
+	Model  string
+	System string
+	Tools  []tool.Tool
+	// Extra, when set, gives more tools at the start of each turn (the
+	// MCP servers'; it may start them).
+	Extra       func(ctx context.Context) []tool.Tool
 	Risk        string
 	MaxRequests int
 	// Environ, Umask and Reaper are handed to the tools (see tool.Env).
@@ -150,7 +153,11 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
-	for _, t := range a.Tools {
+	tools := a.Tools
+	if a.Extra != nil {
+		tools = append(tools[:len(tools):len(tools)], a.Extra(ctx)...)
+	}
+	for _, t := range tools {
 		s := t.Spec()
 		byName[s.Name] = t
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})

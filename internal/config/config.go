@@ -20,6 +20,7 @@ type Config struct {
 	Providers map[string]Provider `toml:"providers"`
 	Agents    map[string]Agent    `toml:"agents"`
 	Gateway   Gateway             `toml:"gateway"`
+	MCP       MCP                 `toml:"mcp"`
 
 	// Source is the file it was read from, "" for built-in defaults.
 	Source string `toml:"-"`
@@ -57,6 +58,49 @@ type Agent struct {
 	Risk            string   `toml:"risk"`
 	Tools           []string `toml:"tools"`
 	MaxTurnRequests int      `toml:"max_turn_requests"`
+}
+
+// MCP holds the [mcp] table: the MCP servers whose tools the agents get.
+type MCP struct {
+	Servers map[string]MCPServer `toml:"servers"`
+}
+
+// MCPServer is one [mcp.servers.NAME] table: a command (stdio) or a URL
+// (streamable HTTP).
+type MCPServer struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Cwd     string            `toml:"cwd"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	// Trust lets every tool of the server run without approval;
+	// AutoApprove names the tools that may.
+	Trust       bool     `toml:"trust"`
+	AutoApprove []string `toml:"auto_approve"`
+	// StartTimeoutSecs bounds the start (0: 30 s); CallTimeoutSecs a
+	// call (0: 300 s).
+	StartTimeoutSecs int `toml:"start_timeout_secs"`
+	CallTimeoutSecs  int `toml:"call_timeout_secs"`
+}
+
+// Check says what is wrong with the server's settings, if anything.
+func (m MCPServer) Check(name string) error {
+	switch {
+	case m.Command == "" && m.URL == "":
+		return fmt.Errorf("mcp.servers.%s: set command (a stdio server) or url (streamable HTTP)", name)
+	case m.Command != "" && m.URL != "":
+		return fmt.Errorf("mcp.servers.%s: command and url exclude each other", name)
+	case m.URL != "":
+		u, err := url.Parse(m.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("mcp.servers.%s.url = %q: want http(s)://host/path", name, m.URL)
+		}
+	}
+	if m.StartTimeoutSecs < 0 || m.CallTimeoutSecs < 0 {
+		return fmt.Errorf("mcp.servers.%s: timeouts may not be negative", name)
+	}
+	return nil
 }
 
 // Gateway holds the [gateway] table (spec 10.1).
@@ -267,6 +311,11 @@ func (c *Config) validate() error {
 	}
 	if c.Gateway.Enabled {
 		if err := c.Gateway.Check(); err != nil {
+			return err
+		}
+	}
+	for name, m := range c.MCP.Servers {
+		if err := m.Check(name); err != nil {
 			return err
 		}
 	}

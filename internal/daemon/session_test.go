@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -614,5 +615,58 @@ func TestModelsAndSessionConfigure(t *testing.T) {
 	}
 	if strings.Join(models, " ") != "agent-model other-model other-model" {
 		t.Fatalf("models sent: %v", models)
+	}
+}
+
+var (
+	mcpOnce sync.Once
+	mcpBin  string
+	mcpErr  error
+)
+
+// mcpServer builds the MCP test server (internal/mcptools/testdata/server).
+func mcpServer(t *testing.T) string {
+	mcpOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zeroclaw-mcp")
+		if err != nil {
+			mcpErr = err
+			return
+		}
+		mcpBin = filepath.Join(dir, "server")
+		if out, err := exec.Command("go", "build", "-o", mcpBin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+			mcpErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if mcpErr != nil {
+		t.Fatal(mcpErr)
+	}
+	return mcpBin
+}
+
+// A configured MCP server's tool, end to end: started on first use,
+// offered to the model as mcp__NAME__TOOL, asking for approval, its
+// answer back to the model; status shows the server.
+func TestMCPServerToolInATurn(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, "[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	st := result(t, a.call("status", `{}`))
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["name"] != "calc" || s["state"] != "stopped" {
+		t.Fatalf("before first use: %v", s)
+	}
+	sid := newSession(t, a, "")
+	done := a.send("session/prompt", prompt(sid, `/tool mcp__calc__add {"a":20,"b":22}`))
+	req := a.until("approval_request")
+	if req["toolName"] != "mcp__calc__add" || !strings.Contains(req["summary"].(string), "MCP server calc") {
+		t.Fatalf("approval request %v", req)
+	}
+	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(req["requestId"].(string))+`,"decision":"allow_once"}`))
+	res := result(t, a.wait(done, "prompt"))
+	if res["content"] != "tool mcp__calc__add returned: 42" {
+		t.Fatalf("result %v", res)
+	}
+	st = result(t, a.call("status", `{}`))
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 3 {
+		t.Fatalf("after use: %v", s)
 	}
 }

@@ -109,6 +109,18 @@ type StatusResult struct {
 	// Model and ProviderURL: the default agent's (with Provider, its kind).
 	Model       string `json:"model,omitempty"`
 	ProviderURL string `json:"providerUrl,omitempty"`
+	// MCPServers are the configured MCP servers and their state.
+	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
+}
+
+// MCPServerStatus describes an MCP server: its state is stopped (not
+// started yet), starting, ready or failed (with error; started again on
+// a later use, after a backoff).
+type MCPServerStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	Tools int    `json:"tools"`
+	Error string `json:"error,omitempty"`
 }
 
 // ShutdownResult is the result of shutdown.

@@ -282,7 +282,12 @@ func (b *binding) status() protocol.StatusResult {
 	}
 	sessions := s.sessions.Summaries()
 	info, _ := s.sessions.AgentInfo("default")
+	var servers []protocol.MCPServerStatus
+	for _, m := range s.sessions.MCPStatus() {
+		servers = append(servers, protocol.MCPServerStatus(m))
+	}
 	return protocol.StatusResult{
+		MCPServers:      servers,
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
 		PID:             os.Getpid(),

@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/instructions"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -61,6 +62,7 @@ type Manager struct {
 	environ []string // commands' environment, provider keys removed
 	umask   string
 	reaper  *tool.Reaper
+	mcp     *mcptools.Set // the configured MCP servers, shared by every session
 }
 
 // scrub returns environ without the named variables.
@@ -113,10 +115,14 @@ func NewManager(o Options) (*Manager, error) {
 		environ = os.Environ()
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	return &Manager{cfg: o.Config, store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: scrub(environ, o.Config.ShellEnvDropped()), umask: o.Umask, reaper: o.Reaper,
+		environ: scrubbed, umask: o.Umask, reaper: o.Reaper, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log),
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}, nil
 }
+
+// MCPStatus describes the configured MCP servers.
+func (m *Manager) MCPStatus() []mcptools.Status { return m.mcp.Status() }
 
 // Shutdown cancels every running turn, waits for them to end (bounded by
 // ctx) and flushes the store.
@@ -145,6 +151,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.store.Sync()
+	m.mcp.Close()
 }
 
 // Summaries lists the live sessions for status.
@@ -235,6 +242,9 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 		Shell: tool.ShellProgram, Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
 		Environ: m.environ, Umask: m.umask, Reaper: m.reaper}
+	if !m.mcp.Empty() {
+		a.Extra = m.mcp.Tools
+	}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
 			a.Tools = append(a.Tools, t)

@@ -1,0 +1,61 @@
+// Command server is the MCP server of the mcptools tests, written with the
+// official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
+// prints its URL). Tools: add (a+b), slow (waits until cancelled), crash
+// (the process exits). -hang-start makes it never answer initialize.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type addIn struct {
+	A int `json:"a" jsonschema:"the first number"`
+	B int `json:"b" jsonschema:"the second number"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+func main() {
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	hang := flag.Bool("hang-start", false, "never answer initialize")
+	flag.Parse()
+	if *hang {
+		time.Sleep(time.Hour)
+		return
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "zeroclaw-test-server", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"}, func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d", in.A+in.B)}}}, addOut{Sum: in.A + in.B}, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "wait until cancelled"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	if *httpAddr != "" {
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		log.Fatal(http.Serve(ln, h))
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}
