@@ -23,7 +23,7 @@ var (
 )
 
 // server builds testdata/server, a real MCP server on the same SDK.
-func server(t *testing.T) string {
+func server(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "zeroclaw-mcp-server")
@@ -175,3 +175,5 @@ func TestToolNames(t *testing.T) {
 		t.Fatal(len(n))
 	}
 }
+
+func serverB(b *testing.B) string { return server(b) }
