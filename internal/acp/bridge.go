@@ -104,17 +104,22 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		return map[string]any{}, nil
 	case "session/new":
 		var p struct {
-			Cwd        string            `json:"cwd"`
-			McpServers []json.RawMessage `json:"mcpServers"`
+			Cwd        string      `json:"cwd"`
+			McpServers []mcpServer `json:"mcpServers"`
 		}
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		return later(func(ctx context.Context) (any, error) { return b.newSession(ctx, p.Cwd) })
+		servers, err := mcpSpecs(p.McpServers)
+		if err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.newSession(ctx, p.Cwd, servers) })
 	case "session/load":
 		var p struct {
-			SessionID string `json:"sessionId"`
-			Cwd       string `json:"cwd"`
+			SessionID  string      `json:"sessionId"`
+			Cwd        string      `json:"cwd"`
+			McpServers []mcpServer `json:"mcpServers"`
 			// A client that saw events before (each update carries its seq
 			// in _meta.zeroclaw.seq) may ask for only those after it.
 			Meta struct {
@@ -127,7 +132,11 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 			return nil, err
 		}
 		since := max(p.Meta.Zeroclaw.SinceSeq, 0)
-		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd, since) })
+		servers, err := mcpSpecs(p.McpServers)
+		if err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd, since, servers) })
 	case "session/prompt":
 		var p struct {
 			SessionID string         `json:"sessionId"`
@@ -218,7 +227,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 		"agentCapabilities": map[string]any{
 			"loadSession":         true,
 			"promptCapabilities":  map[string]any{"image": true, "audio": false, "embeddedContext": true},
-			"mcpCapabilities":     map[string]any{"http": false, "sse": false},
+			"mcpCapabilities":     map[string]any{"http": true, "sse": false},
 			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}},
 		},
 		"authMethods": []any{},
@@ -226,14 +235,61 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	}, nil
 }
 
-func (b *Bridge) newSession(ctx context.Context, cwd string) (any, error) {
+// mcpServer is an ACP McpServer: stdio (command, args, env) or http
+// (url, headers); env and headers are lists of {name, value}.
+type mcpServer struct {
+	Type    string   `json:"type"`
+	Name    string   `json:"name"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	Env     []struct {
+		Name, Value string
+	} `json:"env"`
+	URL     string `json:"url"`
+	Headers []struct {
+		Name, Value string
+	} `json:"headers"`
+}
+
+// mcpSpecs turns the editor's MCP servers into the daemon's: each runs
+// for the session only. SSE servers (deprecated by MCP) are refused.
+func mcpSpecs(in []mcpServer) ([]protocol.MCPServerSpec, error) {
+	var out []protocol.MCPServerSpec
+	for _, m := range in {
+		sp := protocol.MCPServerSpec{Name: m.Name}
+		switch m.Type {
+		case "", "stdio":
+			sp.Command, sp.Args = m.Command, m.Args
+			if len(m.Env) > 0 {
+				sp.Env = map[string]string{}
+				for _, e := range m.Env {
+					sp.Env[e.Name] = e.Value
+				}
+			}
+		case "http":
+			sp.URL = m.URL
+			if len(m.Headers) > 0 {
+				sp.Headers = map[string]string{}
+				for _, h := range m.Headers {
+					sp.Headers[h.Name] = h.Value
+				}
+			}
+		default:
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: MCP server %q: transport %q is not supported (stdio and http are)", m.Name, m.Type)
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.MCPServerSpec) (any, error) {
 	d, err := b.daemon(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var ns protocol.SessionNewResult
 	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{
-		AgentAlias: b.o.AgentAlias, Cwd: cwd, Mode: "code", KeepSiblings: true}, &ns); err != nil {
+		AgentAlias: b.o.AgentAlias, Cwd: cwd, Mode: "code", KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
 		return nil, acpError(err)
 	}
 	b.mu.Lock()
@@ -244,7 +300,7 @@ func (b *Bridge) newSession(ctx context.Context, cwd string) (any, error) {
 
 // load attaches to a stored session and replays its history as
 // session/update notifications before answering.
-func (b *Bridge) load(ctx context.Context, id, cwd string, since int64) (any, error) {
+func (b *Bridge) load(ctx context.Context, id, cwd string, since int64, servers []protocol.MCPServerSpec) (any, error) {
 	d, err := b.daemon(ctx)
 	if err != nil {
 		return nil, err
@@ -255,7 +311,7 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, since int64) (any, er
 		return nil, acpError(err)
 	}
 	var ns protocol.SessionNewResult
-	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true}, &ns); err != nil {
+	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
 		return nil, acpError(err)
 	}
 	// Up to the attach point from the store; live from there on.

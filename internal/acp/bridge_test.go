@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -334,5 +335,40 @@ func TestSchemaRefusesInvalidUpdates(t *testing.T) {
 	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"stopReason":"error"}`))
 	if schema(t, "PromptResponse").Validate(v) == nil {
 		t.Error(`schema accepted stopReason "error"`)
+	}
+}
+
+// The editor's MCP servers (ACP session/new mcpServers) serve that
+// session: a stdio server's tool runs end to end, asking first.
+func TestEditorMCPServers(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("building the MCP test server: %v\n%s", err, out)
+	}
+	e := startBridge(t, runDaemon(t))
+	e.choose = func(map[string]any) string { return "allow_once" }
+	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	if mc := init["agentCapabilities"].(map[string]any)["mcpCapabilities"].(map[string]any); mc["http"] != true {
+		t.Fatalf("mcpCapabilities %v", mc)
+	}
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[{"name":"calc","command":"`+bin+`","args":[],"env":[{"name":"X","value":"1"}]}]}`))["sessionId"].(string)
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool mcp__calc__add {\"a\":1,\"b\":2}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	<-e.asked
+	var text string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			text += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if text != "tool mcp__calc__add returned: 3" {
+		t.Fatalf("answer %q", text)
+	}
+	// An SSE server is refused with a clear error.
+	if r := e.call("session/new", `{"cwd":"/","mcpServers":[{"type":"sse","name":"old","url":"http://127.0.0.1:1/sse","headers":[]}]}`); r["error"] == nil {
+		t.Fatalf("an sse server was accepted: %v", r)
 	}
 }

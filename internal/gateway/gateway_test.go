@@ -300,6 +300,7 @@ func TestWSHandshakeAndEnvelope(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":8,"method":"shutdown"}`, -32003},
 		{`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"x","prompt":"hi","attachments":[{"path":"/etc/passwd"}]}}`, -32602},
 		{`{"jsonrpc":"2.0","id":10,"method":"file/attach","params":{"files":[{"path":"/etc/passwd"}]}}`, -32602},
+		{`{"jsonrpc":"2.0","id":11,"method":"session/new","params":{"mcpServers":[{"name":"x","command":"/bin/sh"}]}}`, -32602}, // would run on the daemon's machine
 	}
 	for _, cs := range cases {
 		m := wsCall(t, c, cs.frame)

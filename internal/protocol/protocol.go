@@ -187,6 +187,20 @@ type SessionNewParams struct {
 	SessionID    string `json:"sessionId"`
 	Mode         string `json:"mode"`
 	KeepSiblings bool   `json:"keep_siblings"`
+	// MCPServers are more MCP servers for this session only (an editor's,
+	// through ACP): started on its first use, stopped with the session.
+	MCPServers []MCPServerSpec `json:"mcpServers,omitempty"`
+}
+
+// MCPServerSpec is an MCP server given with session/new: a command
+// (stdio, on the daemon's machine) or a URL (streamable HTTP).
+type MCPServerSpec struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // SessionNewResult is the result of session/new.

@@ -23,6 +23,13 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 		if err := protocol.Decode(req.Params, &p); err != nil {
 			return nil, err
 		}
+		if b.peer.Remote {
+			for _, sp := range p.MCPServers {
+				if sp.Command != "" {
+					return nil, &protocol.ParamsError{Field: "mcpServers", Reason: "a stdio MCP server would run on the daemon's machine: over the gateway only url (streamable HTTP) servers are accepted"}
+				}
+			}
+		}
 		return m.New(ctx, b.client, p)
 
 	case protocol.MethodSessionPrompt:

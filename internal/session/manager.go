@@ -146,12 +146,21 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	// Turns that did not stop in time write nothing more.
 	m.mu.Lock()
+	var own []*mcptools.Set
 	for _, s := range m.live {
 		s.fence()
+		s.mu.Lock()
+		if s.mcp != nil {
+			own = append(own, s.mcp)
+		}
+		s.mu.Unlock()
 	}
 	m.mu.Unlock()
 	m.store.Sync()
 	m.mcp.Close()
+	for _, set := range own {
+		set.Close()
+	}
 }
 
 // Summaries lists the live sessions for status.
@@ -290,6 +299,17 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 			return nil, err
 		}
 	}
+	servers := map[string]config.MCPServer{}
+	for i, sp := range p.MCPServers {
+		cfg := config.MCPServer{Command: sp.Command, Args: sp.Args, Env: sp.Env, URL: sp.URL, Headers: sp.Headers}
+		if !ValidID(sp.Name) {
+			return nil, &protocol.ParamsError{Field: fmt.Sprintf("mcpServers[%d].name", i), Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
+		}
+		if err := cfg.Check(sp.Name); err != nil {
+			return nil, &protocol.ParamsError{Field: fmt.Sprintf("mcpServers[%d]", i), Reason: err.Error()}
+		}
+		servers[sp.Name] = cfg
+	}
 	var evicted []string
 	if !p.KeepSiblings {
 		evicted = m.evict(c, p.Mode, p.SessionID)
@@ -297,6 +317,14 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	for {
 		res, victim, err := m.open(ctx, c, p)
 		if victim == nil {
+			if err == nil && len(servers) > 0 {
+				m.mu.Lock()
+				s := m.live[res.SessionID]
+				m.mu.Unlock()
+				if s != nil {
+					s.addMCP(servers)
+				}
+			}
 			if err == nil {
 				if evicted == nil {
 					evicted = []string{}

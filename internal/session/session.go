@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -51,7 +53,8 @@ type Session struct {
 	changed chan struct{} // closed (and replaced) when delivered or failed change
 
 	mu         sync.Mutex
-	model      string // the session's own model and risk ("": the agent's)
+	mcp        *mcptools.Set // the session's own MCP servers (an editor's)
+	model      string        // the session's own model and risk ("": the agent's)
 	risk       string
 	history    provider.Transcript
 	running    bool
@@ -510,6 +513,13 @@ func (s *Session) close() {
 		t.Stop()
 	}
 	s.fence()
+	s.mu.Lock()
+	own := s.mcp
+	s.mcp = nil
+	s.mu.Unlock()
+	if own != nil {
+		own.Close()
+	}
 	s.m.store.Sync()
 }
 
@@ -576,6 +586,16 @@ func (s *Session) Record(m provider.Message) provider.Transcript {
 func (s *Session) turnAgent() *agent.Agent {
 	a := *s.agent
 	s.mu.Lock()
+	if own := s.mcp; own != nil {
+		shared := a.Extra
+		a.Extra = func(ctx context.Context) []tool.Tool {
+			var ts []tool.Tool
+			if shared != nil {
+				ts = shared(ctx)
+			}
+			return append(ts, own.Tools(ctx)...)
+		}
+	}
 	if s.model != "" {
 		a.Model = s.model
 	}
@@ -584,6 +604,16 @@ func (s *Session) turnAgent() *agent.Agent {
 	}
 	s.mu.Unlock()
 	return &a
+}
+
+// addMCP gives the session its own MCP servers, once (a session attached
+// again keeps the ones it has).
+func (s *Session) addMCP(servers map[string]config.MCPServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mcp == nil && !s.closing {
+		s.mcp = mcptools.NewSet(servers, s.m.environ, s.m.log.With("sessionId", s.id))
+	}
 }
 
 // configResult says what the session runs on.
