@@ -51,6 +51,7 @@ type Bridge struct {
 	d         *client.Client
 	live      map[string]bool   // sessions this bridge streams live
 	approvals map[string]string // pending approval requestId -> toolCallId
+	models    []string          // what the provider offers (asked once)
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -159,6 +160,34 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		return later(func(ctx context.Context) (any, error) { return b.list(ctx, p.Cwd, p.Cursor) })
 	case "session/close":
 		return b.relay(req, protocol.MethodSessionClose, map[string]any{})
+	case "session/delete":
+		return b.relay(req, protocol.MethodSessionDelete, map[string]any{})
+	case "session/resume":
+		var p struct {
+			SessionID  string      `json:"sessionId"`
+			Cwd        string      `json:"cwd"`
+			McpServers []mcpServer `json:"mcpServers"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		servers, err := mcpSpecs(p.McpServers)
+		if err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.resume(ctx, p.SessionID, servers) })
+	case "session/set_config_option":
+		var p struct {
+			SessionID string `json:"sessionId"`
+			ConfigID  string `json:"configId"`
+			Value     any    `json:"value"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) {
+			return b.setConfigOption(ctx, p.SessionID, p.ConfigID, p.Value)
+		})
 	}
 	return nil, jsonrpc.ErrMethodNotFound
 }
@@ -228,7 +257,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 			"loadSession":         true,
 			"promptCapabilities":  map[string]any{"image": true, "audio": false, "embeddedContext": true},
 			"mcpCapabilities":     map[string]any{"http": true, "sse": false},
-			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}},
+			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}, "resume": map[string]any{}, "delete": map[string]any{}},
 		},
 		"authMethods": []any{},
 		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.o.Version},
@@ -295,7 +324,28 @@ func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.
 	b.mu.Lock()
 	b.live[ns.SessionID] = true
 	b.mu.Unlock()
-	return map[string]any{"sessionId": ns.SessionID}, nil
+	return b.opened(ctx, ns, true), nil
+}
+
+// resume attaches to a stored session without replaying its history:
+// the editor has it; events from now on stream live.
+func (b *Bridge) resume(ctx context.Context, id string, servers []protocol.MCPServerSpec) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var h protocol.SessionHistoryResult
+	if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, Limit: 1}, &h); err != nil {
+		return nil, acpError(err)
+	}
+	var ns protocol.SessionNewResult
+	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
+		return nil, acpError(err)
+	}
+	b.mu.Lock()
+	b.live[id] = true
+	b.mu.Unlock()
+	return b.opened(ctx, ns, false), nil
 }
 
 // load attaches to a stored session and replays its history as
@@ -329,7 +379,7 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, since int64, servers 
 	b.mu.Lock()
 	b.live[id] = true
 	b.mu.Unlock()
-	return map[string]any{}, nil
+	return b.opened(ctx, ns, false), nil
 }
 
 type contentBlock struct {

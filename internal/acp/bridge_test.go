@@ -168,10 +168,15 @@ func (e *editor) updates() []map[string]any {
 	}
 }
 
+// kinds lists the updates' kinds, less the usage and command updates
+// that come beside every turn.
 func kinds(us []map[string]any) string {
 	var s []string
 	for _, u := range us {
 		k := u["sessionUpdate"].(string)
+		if k == "usage_update" || k == "available_commands_update" {
+			continue
+		}
 		if st, ok := u["status"].(string); ok {
 			k += ":" + st
 		}
@@ -370,5 +375,88 @@ func TestEditorMCPServers(t *testing.T) {
 	// An SSE server is refused with a clear error.
 	if r := e.call("session/new", `{"cwd":"/","mcpServers":[{"type":"sse","name":"old","url":"http://127.0.0.1:1/sse","headers":[]}]}`); r["error"] == nil {
 		t.Fatalf("an sse server was accepted: %v", r)
+	}
+}
+
+// Config options (model, mode), slash commands, usage, resume and delete,
+// every message valid ACP.
+func TestConfigOptionsCommandsUsageResume(t *testing.T) {
+	endpoint := runDaemon(t)
+	e := startBridge(t, endpoint)
+	e.choose = func(map[string]any) string { return "allow_once" }
+	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sc := init["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
+	if sc["resume"] == nil || sc["delete"] == nil || sc["list"] == nil || sc["close"] == nil {
+		t.Fatalf("sessionCapabilities %v", sc)
+	}
+	cwd := t.TempDir()
+	ns := result(t, e.call("session/new", `{"cwd":"`+cwd+`","mcpServers":[]}`))
+	sid := ns["sessionId"].(string)
+	opts := map[string]map[string]any{}
+	for _, o := range ns["configOptions"].([]any) {
+		opts[o.(map[string]any)["id"].(string)] = o.(map[string]any)
+	}
+	if opts["model"]["currentValue"] != "echo" || opts["mode"]["currentValue"] != "ask" || opts["mode"]["category"] != "mode" {
+		t.Fatalf("config options %v", opts)
+	}
+	var cmds []any
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "available_commands_update" {
+			cmds = u["availableCommands"].([]any)
+		}
+	}
+	if len(cmds) == 0 || cmds[0].(map[string]any)["name"] != "compact" {
+		t.Fatalf("available commands %v", cmds)
+	}
+	// Mode read-only: a write is refused without asking.
+	set := result(t, e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"mode","value":"read-only"}`))
+	for _, o := range set["configOptions"].([]any) {
+		if o.(map[string]any)["id"] == "mode" && o.(map[string]any)["currentValue"] != "read-only" {
+			t.Fatalf("after set: %v", o)
+		}
+	}
+	if r := e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"mode","value":"yolo"}`); r["error"] == nil {
+		t.Fatalf("a bad mode was taken: %v", r)
+	}
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool write_file {\"path\":\"x\",\"content\":\"y\"}"}]}`))
+	select {
+	case a := <-e.asked:
+		t.Fatalf("asked in read-only mode: %v", a)
+	default:
+	}
+	var usage map[string]any
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "usage_update" {
+			usage = u
+		}
+	}
+	if usage == nil || usage["size"].(float64) != 32768 || usage["used"].(float64) <= 0 {
+		t.Fatalf("usage %v", usage)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "x")); err == nil {
+		t.Fatal("read-only mode wrote a file")
+	}
+	// /compact is a command, answered at once.
+	if r := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/compact"}]}`)); r["stopReason"] != "end_turn" {
+		t.Fatalf("/compact: %v", r)
+	}
+	e.updates()
+	// Another editor resumes it: no replay, live from now on, the mode kept.
+	e2 := startBridge(t, endpoint)
+	result(t, e2.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	rs := result(t, e2.call("session/resume", `{"sessionId":"`+sid+`","cwd":"`+cwd+`","mcpServers":[]}`))
+	for _, o := range rs["configOptions"].([]any) {
+		if o.(map[string]any)["id"] == "mode" && o.(map[string]any)["currentValue"] != "read-only" {
+			t.Fatalf("resumed mode %v", o)
+		}
+	}
+	for _, u := range e2.updates() {
+		if u["sessionUpdate"] != "available_commands_update" {
+			t.Fatalf("resume replayed %v", u)
+		}
+	}
+	result(t, e2.call("session/delete", `{"sessionId":"`+sid+`"}`))
+	if r := e2.call("session/resume", `{"sessionId":"`+sid+`","cwd":"/","mcpServers":[]}`); r["error"] == nil {
+		t.Fatalf("a deleted session resumed: %v", r)
 	}
 }

@@ -125,8 +125,13 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		} else {
 			return
 		}
+	case protocol.EventContextUsage:
+		if replay {
+			return
+		}
+		update = map[string]any{"sessionUpdate": "usage_update", "used": max(ev.InputTokens, 0), "size": max(ev.MaxContextTokens, 0)}
 	default:
-		return // context_usage, turn_complete: the prompt's answer says it
+		return // turn_complete: the prompt's answer says it
 	}
 	update["_meta"] = meta
 	b.acp.Notify("session/update", map[string]any{"sessionId": ev.SessionID, "update": update})

@@ -478,8 +478,11 @@ type Update struct {
 	By          string          `json:"by"`       // approval_resolved
 	Entries     []PlanEntry     `json:"entries"`  // plan
 	Outcome     string          `json:"outcome"`  // turn_complete
-	StopReason  string          `json:"stopReason"`
-	Content     string          `json:"content"`
-	Error       *ErrorInfo      `json:"error"`
-	Cut         *CutInfo        `json:"cut"` // set when the event was cut to fit a frame
+	// context_usage
+	InputTokens      int64      `json:"inputTokens"`
+	MaxContextTokens int64      `json:"maxContextTokens"`
+	StopReason       string     `json:"stopReason"`
+	Content          string     `json:"content"`
+	Error            *ErrorInfo `json:"error"`
+	Cut              *CutInfo   `json:"cut"` // set when the event was cut to fit a frame
 }

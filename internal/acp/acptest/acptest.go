@@ -75,4 +75,6 @@ func Validate(t testing.TB, def string, raw json.RawMessage) {
 var ResponseDefs = map[string]string{
 	"initialize": "InitializeResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
 	"session/prompt": "PromptResponse", "session/list": "ListSessionsResponse", "session/close": "CloseSessionResponse",
+	"session/resume": "ResumeSessionResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
+	"session/delete": "DeleteSessionResponse",
 }

@@ -1,0 +1,121 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// The session's config options (ACP session config options): the model,
+// and the mode, which is the agent's risk level.
+var modes = []struct{ value, name, risk string }{
+	{"read-only", "Read-only: reads, never changes", "readonly"},
+	{"ask", "Ask: asks before changes and commands", "supervised"},
+	{"full", "Full access: never asks", "full"},
+}
+
+func modeOf(risk string) string {
+	for _, m := range modes {
+		if m.risk == risk {
+			return m.value
+		}
+	}
+	return "ask"
+}
+
+// configOptions describes a session's options for the editor's selectors.
+func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigureResult) []any {
+	// The models the provider offers, asked once per bridge; the current
+	// one is always among them.
+	b.mu.Lock()
+	models := b.models
+	b.mu.Unlock()
+	if models == nil {
+		if d, err := b.daemon(ctx); err == nil {
+			var ml protocol.ModelsResult
+			if d.Call(ctx, protocol.MethodModels, protocol.ModelsParams{AgentAlias: b.o.AgentAlias}, &ml) == nil {
+				models = ml.Models
+			}
+		}
+		if models == nil {
+			models = []string{}
+		}
+		b.mu.Lock()
+		b.models = models
+		b.mu.Unlock()
+	}
+	if cfg.Model != "" && !slices.Contains(models, cfg.Model) {
+		models = append([]string{cfg.Model}, models...)
+	}
+	modelOpts := make([]any, 0, len(models))
+	for _, m := range models {
+		modelOpts = append(modelOpts, map[string]any{"value": m, "name": m})
+	}
+	modeOpts := make([]any, 0, len(modes))
+	for _, m := range modes {
+		modeOpts = append(modeOpts, map[string]any{"value": m.value, "name": m.name})
+	}
+	return []any{
+		map[string]any{"id": "model", "name": "Model", "category": "model", "type": "select",
+			"description": fmt.Sprintf("%s (%s)", cfg.Provider, cfg.URL), "currentValue": cfg.Model, "options": modelOpts},
+		map[string]any{"id": "mode", "name": "Mode", "category": "mode", "type": "select",
+			"currentValue": modeOf(cfg.Risk), "options": modeOpts},
+	}
+}
+
+// setConfigOption changes the session's model or mode.
+func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value any) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := value.(string)
+	if !ok {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: %s takes a value id", option)
+	}
+	p := protocol.SessionConfigureParams{SessionID: id}
+	switch option {
+	case "model":
+		p.Model = &v
+	case "mode":
+		i := slices.IndexFunc(modes, func(m struct{ value, name, risk string }) bool { return m.value == v })
+		if i < 0 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: mode %q: one of read-only, ask, full", v)
+		}
+		p.Risk = &modes[i].risk
+	default:
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: no config option %q (model, mode)", option)
+	}
+	var cr protocol.SessionConfigureResult
+	if err := d.Call(ctx, protocol.MethodSessionConfigure, p, &cr); err != nil {
+		return nil, acpError(err)
+	}
+	return map[string]any{"configOptions": b.configOptions(ctx, cr)}, nil
+}
+
+// commands are the slash commands the agent understands.
+var commands = []any{
+	map[string]any{"name": "compact", "description": "Summarise earlier turns out of the model's view (the history keeps them)"},
+}
+
+// announce tells the editor what a session it opened offers: its slash
+// commands.
+func (b *Bridge) announce(id string) {
+	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+		"sessionUpdate": "available_commands_update", "availableCommands": commands}})
+}
+
+// opened answers session/new, load and resume: the session's config
+// options (and, for new, its id).
+func (b *Bridge) opened(ctx context.Context, ns protocol.SessionNewResult, withID bool) map[string]any {
+	res := map[string]any{"configOptions": b.configOptions(ctx, protocol.SessionConfigureResult{SessionID: ns.SessionID,
+		Provider: ns.Provider, Model: ns.Model, URL: ns.ProviderURL, Risk: ns.Risk, ContextWindow: ns.ContextWindow})}
+	if withID {
+		res["sessionId"] = ns.SessionID
+	}
+	go b.announce(ns.SessionID)
+	return res
+}
