@@ -32,7 +32,9 @@ const editorMaxFrame = 28 << 20
 
 // Dialer connects to the daemon with the given handler for its
 // notifications and requests.
-type Dialer func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error)
+// caps are what the bridge declares to the daemon (the editor's file
+// access, when it offers it).
+type Dialer func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error)
 
 // Options configure a Bridge.
 type Options struct {
@@ -49,9 +51,10 @@ type Bridge struct {
 	acp       *jsonrpc.Conn
 	mu        sync.Mutex
 	d         *client.Client
-	live      map[string]bool   // sessions this bridge streams live
-	approvals map[string]string // pending approval requestId -> toolCallId
-	models    []string          // what the provider offers (asked once)
+	live      map[string]bool          // sessions this bridge streams live
+	approvals map[string]string        // pending approval requestId -> toolCallId
+	models    []string                 // what the provider offers (asked once)
+	fs        *protocol.FSCapabilities // the editor's file access (initialize)
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -89,7 +92,7 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 			return b.d, nil
 		}
 	}
-	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon))
+	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), &protocol.ClientCapabilities{FS: b.fs})
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
 	}
@@ -243,13 +246,23 @@ func acpError(err error) error {
 
 func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	var p struct {
-		ProtocolVersion *int `json:"protocolVersion"`
+		ProtocolVersion    *int `json:"protocolVersion"`
+		ClientCapabilities struct {
+			FS *protocol.FSCapabilities `json:"fs"`
+		} `json:"clientCapabilities"`
 	}
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: protocolVersion is required")
+	}
+	// The file tools go through the editor when it offers (its unsaved
+	// buffers are the truth; it shows writes as diffs).
+	if fs := p.ClientCapabilities.FS; fs != nil && (fs.ReadTextFile || fs.WriteTextFile) {
+		b.mu.Lock()
+		b.fs = fs
+		b.mu.Unlock()
 	}
 	return map[string]any{
 		"protocolVersion": ProtocolVersion, // ours, whatever was asked: the client decides

@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -46,6 +47,10 @@ type editor struct {
 	asked  chan map[string]any
 	choose func(params map[string]any) string // optionId, or "" for cancelled
 	done   chan struct{}
+	// buffers are the editor's open files (fs/* requests), writes the
+	// paths written.
+	buffers map[string]string
+	writes  []string
 }
 
 func startBridge(t *testing.T, endpoint string) *editor {
@@ -53,8 +58,8 @@ func startBridge(t *testing.T, endpoint string) *editor {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		acp.Serve(context.Background(), a, acp.Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
-			return client.Dial(ctx, endpoint, client.Options{Handler: h})
+		acp.Serve(context.Background(), a, acp.Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
+			return client.Dial(ctx, endpoint, client.Options{Handler: h, Capabilities: caps})
 		}})
 	}()
 	e := &editor{t: t, nc: b, method: map[string]string{}, wait: map[string]chan map[string]any{},
@@ -99,6 +104,26 @@ func (e *editor) read() {
 				outcome = `{"outcome":"selected","optionId":"` + opt + `"}`
 			}
 			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":{"outcome":%s}}`+"\n", id, outcome)
+		case method == "fs/read_text_file" || method == "fs/write_text_file":
+			def := map[string]string{"fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest"}[method]
+			validate(e.t, def, m["params"])
+			var p struct{ SessionId, Path, Content string }
+			json.Unmarshal(m["params"], &p)
+			e.mu.Lock()
+			if e.buffers == nil {
+				e.buffers = map[string]string{}
+			}
+			var reply string
+			if method == "fs/write_text_file" {
+				e.buffers[p.Path] = p.Content
+				e.writes = append(e.writes, p.Path)
+				reply = `{}`
+			} else {
+				b, _ := json.Marshal(map[string]string{"content": e.buffers[p.Path]})
+				reply = string(b)
+			}
+			e.mu.Unlock()
+			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, reply)
 		case method != "":
 			e.t.Errorf("bridge sent an unexpected request %s", line)
 		case hasID:
@@ -458,5 +483,50 @@ func TestConfigOptionsCommandsUsageResume(t *testing.T) {
 	result(t, e2.call("session/delete", `{"sessionId":"`+sid+`"}`))
 	if r := e2.call("session/resume", `{"sessionId":"`+sid+`","cwd":"/","mcpServers":[]}`); r["error"] == nil {
 		t.Fatalf("a deleted session resumed: %v", r)
+	}
+}
+
+// An editor that offers fs: the file tools read its buffers and write
+// through it (it shows the diff); the disk is not touched.
+func TestFileToolsGoThroughTheEditor(t *testing.T) {
+	e := startBridge(t, runDaemon(t))
+	e.choose = func(map[string]any) string { return "allow_once" }
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true}}}`))
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "main.go"), []byte("on disk\n"), 0o644)
+	e.mu.Lock()
+	e.buffers = map[string]string{filepath.Join(cwd, "main.go"): "package main // unsaved\n"}
+	e.mu.Unlock()
+	sid := result(t, e.call("session/new", `{"cwd":"`+cwd+`","mcpServers":[]}`))["sessionId"].(string)
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool read_file {\"path\":\"main.go\"}"}]}`))
+	var out string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed" {
+			out = u["rawOutput"].(string)
+		}
+	}
+	if out != "package main // unsaved\n" {
+		t.Fatalf("read_file gave %q, not the editor's buffer", out)
+	}
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool edit_file {\"path\":\"main.go\",\"old\":\"unsaved\",\"new\":\"edited\"}"}]}`))
+	e.updates()
+	e.mu.Lock()
+	buf, writes := e.buffers[filepath.Join(cwd, "main.go")], append([]string(nil), e.writes...)
+	e.mu.Unlock()
+	if buf != "package main // edited\n" || len(writes) != 1 || writes[0] != filepath.Join(cwd, "main.go") {
+		t.Fatalf("edit through the editor: buffer %q, writes %v", buf, writes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "main.go")); string(b) != "on disk\n" {
+		t.Fatalf("the disk was written: %q", b)
+	}
+	// The path checks still hold: outside the session directory is refused
+	// before the editor is asked.
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool write_file {\"path\":\"../escape.txt\",\"content\":\"x\"}"}]}`))
+	e.updates()
+	e.mu.Lock()
+	n := len(e.writes)
+	e.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("a write outside the session directory reached the editor")
 	}
 }

@@ -16,7 +16,22 @@ type event = protocol.Update
 // fromDaemon serves the daemon connection: its session/update
 // notifications become ACP session/update, in order.
 func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	if req.Method != protocol.MethodSessionUpdate {
+	switch req.Method {
+	case protocol.MethodFSReadTextFile, protocol.MethodFSWriteTextFile:
+		// The editor's file access: the same method and params in ACP.
+		params := req.Params
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			var res json.RawMessage
+			if err := b.acp.Call(ctx, req.Method, params, &res); err != nil {
+				return nil, err
+			}
+			if len(res) == 0 || string(res) == "null" {
+				res = json.RawMessage(`{}`)
+			}
+			return res, nil
+		}), nil
+	case protocol.MethodSessionUpdate:
+	default:
 		return nil, jsonrpc.ErrMethodNotFound // elicitation is not advertised
 	}
 	var ev event

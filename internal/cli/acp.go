@@ -55,8 +55,7 @@ func runACP(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	log := newLogger(env.Stderr, env.Getenv)
-	caps := &protocol.ClientCapabilities{}
-	dial := func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
+	dial := func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		return connect(dctx, env, configDir, *noStart, client.Options{

@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/acp"
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
 
@@ -223,8 +224,8 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	g.log.Info("gateway client connected", "peer", peer, "route", r.URL.Path, "tokenId", token(r).ID)
 	if isACP {
 		err = acp.Serve(wc.ctx, wc, acp.Options{Version: g.o.Version, Logger: g.log.With("peer", peer),
-			Dial: func(ctx context.Context, h jsonrpc.Handler) (*client.Client, error) {
-				return g.open(ctx, peer, h, nil)
+			Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
+				return g.open(ctx, peer, h, caps)
 			}})
 	} else {
 		err = g.o.Serve(wc.ctx, wc, rpc.Peer{Label: peer, UID: -1, Remote: true})

@@ -42,6 +42,40 @@ type ClientCapabilities struct {
 	// MaxFrameBytes is the largest frame the client accepts (0: the
 	// protocol default); the daemon never sends a larger one.
 	MaxFrameBytes int `json:"maxFrameBytes,omitempty"`
+	// FS: the client reads and writes the session's files for its file
+	// tools (fs/read_text_file, fs/write_text_file): an editor, whose
+	// unsaved buffers are the truth and which shows writes as diffs.
+	FS *FSCapabilities `json:"fs,omitempty"`
+}
+
+// FSCapabilities says which file requests a client answers.
+type FSCapabilities struct {
+	ReadTextFile  bool `json:"readTextFile"`
+	WriteTextFile bool `json:"writeTextFile"`
+}
+
+// Daemon -> client file requests (a client that declared fs).
+const (
+	MethodFSReadTextFile  = "fs/read_text_file"
+	MethodFSWriteTextFile = "fs/write_text_file"
+)
+
+// FSReadParams asks the client for a file's text; Path is absolute.
+type FSReadParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+}
+
+// FSReadResult is the file's text.
+type FSReadResult struct {
+	Content string `json:"content"`
+}
+
+// FSWriteParams asks the client to write a file; Path is absolute.
+type FSWriteParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Content   string `json:"content"`
 }
 
 // Elicitation advertises elicitation support.

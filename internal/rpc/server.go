@@ -258,6 +258,11 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 	}
 	b.conn.SetPeerMaxFrame(limit)
 	b.client.SetIdentity(id, b.caps.Elicitation != nil, limit)
+	if fs := b.caps.FS; fs != nil {
+		b.client.SetFS(fs.ReadTextFile, fs.WriteTextFile)
+	} else {
+		b.client.SetFS(false, false)
+	}
 	b.mu.Unlock()
 	name := ""
 	if p.ClientInfo != nil {

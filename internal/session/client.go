@@ -40,6 +40,8 @@ type Client struct {
 	mu        sync.Mutex
 	id        string
 	canElicit bool
+	fsRead    bool // the client answers fs/read_text_file
+	fsWrite   bool // and fs/write_text_file
 	subs      map[*Session]*sub
 	closed    bool
 }
@@ -77,6 +79,22 @@ func (c *Client) SetIdentity(id string, canElicit bool, maxFrame int) {
 	if maxFrame > 0 {
 		c.maxFrame.Store(int64(maxFrame))
 	}
+}
+
+// SetFS records which file requests the client answers.
+func (c *Client) SetFS(read, write bool) {
+	c.mu.Lock()
+	c.fsRead, c.fsWrite = read, write
+	c.mu.Unlock()
+}
+
+func (c *Client) fs() (read, write bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false, false
+	}
+	return c.fsRead, c.fsWrite
 }
 
 // MaxFrame returns the largest frame the client accepts.

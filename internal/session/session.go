@@ -702,6 +702,49 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 	}
 }
 
+// ClientFS implements agent.Host: the file tools read and write through
+// the client that sent the prompt, if it said it would (an editor shows
+// the writes as diffs and reads its unsaved buffers). Like a question,
+// a request waits for the events before it (its tool_call).
+func (s *Session) ClientFS() *tool.ClientFS {
+	s.mu.Lock()
+	c := s.turnClient
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	read, write := c.fs()
+	if !read && !write {
+		return nil
+	}
+	caught := func(ctx context.Context) error {
+		s.emitMu.Lock()
+		seq := s.seq
+		s.emitMu.Unlock()
+		return s.committed(ctx, seq)
+	}
+	fs := &tool.ClientFS{}
+	if read {
+		fs.Read = func(ctx context.Context, path string) (string, error) {
+			if err := caught(ctx); err != nil {
+				return "", err
+			}
+			var r protocol.FSReadResult
+			err := c.conn.Call(ctx, protocol.MethodFSReadTextFile, protocol.FSReadParams{SessionID: s.id, Path: path}, &r)
+			return r.Content, err
+		}
+	}
+	if write {
+		fs.Write = func(ctx context.Context, path, content string) error {
+			if err := caught(ctx); err != nil {
+				return err
+			}
+			return c.conn.Call(ctx, protocol.MethodFSWriteTextFile, protocol.FSWriteParams{SessionID: s.id, Path: path, Content: content}, nil)
+		}
+	}
+	return fs
+}
+
 // Approve implements agent.Host: an approval_request to every attached
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".

@@ -65,6 +65,16 @@ func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if read := env.clientRead(); read != nil {
+		text, err := read(ctx, pl.abs(name))
+		if err != nil {
+			return errorf("%s: %v", a.Path, err)
+		}
+		if len(text) > maxRead {
+			text = text[:maxRead] + fmt.Sprintf("\n[truncated: only the first %d bytes are shown]", maxRead)
+		}
+		return Result{Output: text}
+	}
 	f, _, err := pl.openRegular(name)
 	if errors.Is(err, errIsDir) {
 		return errorf("%s is a directory: use list_dir", a.Path)
@@ -323,6 +333,12 @@ func (writeFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resul
 	if err != nil {
 		return errorf("%v", pl.explain(*a.Path, err))
 	}
+	if write := env.clientWrite(); write != nil {
+		if err := write(ctx, pl.abs(name), *a.Content); err != nil {
+			return errorf("%s: %v", *a.Path, err)
+		}
+		return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), *a.Path)}
+	}
 	if err := pl.mkdirAll(filepath.Dir(name)); err != nil {
 		return errorf("%v", pl.explain(*a.Path, err))
 	}
@@ -415,14 +431,24 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if err != nil {
 		return errorf("%v", pl.explain(a.Path, err))
 	}
-	f, _, err := pl.openRegular(name)
-	if err != nil {
-		return errorf("%v", pl.explain(a.Path, err))
-	}
-	data, more, err := readAll(ctx, f, maxEdit)
-	f.Close()
-	if err != nil {
-		return errorf("%s: %v", a.Path, err)
+	var data []byte
+	var more bool
+	if read := env.clientRead(); read != nil {
+		text, err := read(ctx, pl.abs(name))
+		if err != nil {
+			return errorf("%s: %v", a.Path, err)
+		}
+		data, more = []byte(text), len(text) > maxEdit
+	} else {
+		f, _, err := pl.openRegular(name)
+		if err != nil {
+			return errorf("%v", pl.explain(a.Path, err))
+		}
+		data, more, err = readAll(ctx, f, maxEdit)
+		f.Close()
+		if err != nil {
+			return errorf("%s: %v", a.Path, err)
+		}
 	}
 	if more {
 		return errorf("%s is over %d bytes: too big to edit", a.Path, maxEdit)
@@ -434,7 +460,14 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	default:
 		return errorf("old text occurs %d times in %s; give more context so it is unique", n, a.Path)
 	}
-	if err := pl.replace(name, []byte(strings.Replace(string(data), a.Old, *a.New, 1))); err != nil {
+	edited := strings.Replace(string(data), a.Old, *a.New, 1)
+	if write := env.clientWrite(); write != nil {
+		if err := write(ctx, pl.abs(name), edited); err != nil {
+			return errorf("%s: %v", a.Path, err)
+		}
+		return Result{Output: "edited " + a.Path}
+	}
+	if err := pl.replace(name, []byte(edited)); err != nil {
 		return errorf("%v", pl.explain(a.Path, err))
 	}
 	return Result{Output: "edited " + a.Path}

@@ -34,6 +34,14 @@ func openPlace(env *Env) (*place, error) {
 	return &place{root: r, cwd: env.Cwd}, nil
 }
 
+// abs is the absolute path of a name in the place.
+func (p *place) abs(name string) string {
+	if p.root == nil || filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(p.cwd, name)
+}
+
 func (p *place) close() {
 	if p.root != nil {
 		p.root.Close()

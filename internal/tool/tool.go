@@ -78,6 +78,30 @@ type Env struct {
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper
+	// FS, when set, reads and writes files through the client (an
+	// editor) instead of the disk, after the same path checks.
+	FS *ClientFS
+}
+
+// ClientFS is a client's file access; either function may be nil (the
+// disk then).
+type ClientFS struct {
+	Read  func(ctx context.Context, path string) (string, error)
+	Write func(ctx context.Context, path, content string) error
+}
+
+func (e *Env) clientRead() func(context.Context, string) (string, error) {
+	if e.FS == nil {
+		return nil
+	}
+	return e.FS.Read
+}
+
+func (e *Env) clientWrite() func(context.Context, string, string) error {
+	if e.FS == nil {
+		return nil
+	}
+	return e.FS.Write
 }
 
 func (e *Env) track(pid int) func() {
