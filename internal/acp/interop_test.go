@@ -93,6 +93,15 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Users  []string
 				Events int
 			}
+			Editor struct {
+				ResumedOptions int
+				Mode           string
+				StopReason     string
+				Asked          int
+				Writes         []struct{ Path, Content string }
+				Commands       int
+				Listed         int
+			}
 		}
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("summary %q: %v", out, err)
@@ -115,6 +124,14 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		}
 		if got.Cancel != "cancelled" {
 			t.Errorf("cancel: %q", got.Cancel)
+		}
+		ed := got.Editor
+		if ed.ResumedOptions != 2 || ed.Mode != "full" || ed.StopReason != "end_turn" || ed.Asked != 0 || ed.Commands == 0 || ed.Listed == 0 ||
+			len(ed.Writes) != 1 || ed.Writes[0].Path != filepath.Join(cwd, "node.txt") || ed.Writes[0].Content != "from node" {
+			t.Errorf("the editor phase: %+v", ed)
+		}
+		if _, err := os.Stat(filepath.Join(cwd, "node.txt")); err == nil {
+			t.Error("the write went to the disk, not through the editor")
 		}
 		if len(got.Replay.Users) != 3 || got.Replay.Users[0] != "hello from node" || got.Replay.Events < 10 {
 			t.Errorf("load replay: %+v", got.Replay)

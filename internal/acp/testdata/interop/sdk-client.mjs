@@ -1,23 +1,31 @@
 // An ACP client built on @agentclientprotocol/sdk (2.x): spawns
 // `<zeroclaw> acp`, then initialize → session/new → a streamed prompt →
 // a prompt whose tool asks permission (answered allow_once) → a cancelled
-// prompt → session/load from a second agent process. Prints one JSON
-// summary line; exits non-zero on any failure.
+// prompt → session/load from a second agent process → from a third, an
+// editor with file access: session/resume, session/set_config_option
+// (mode full), a write_file answered through fs/write_text_file,
+// session/list and session/close. Prints one JSON summary line; exits
+// non-zero on any failure.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 const [zeroclaw, cwd] = process.argv.slice(2);
 
-function start(updates, asked) {
+function start(updates, asked, writes) {
   const child = spawn(zeroclaw, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const app = acp.client({ name: "zeroclaw-interop" })
+  let app = acp.client({ name: "zeroclaw-interop" })
     .onNotification("session/update", ({ params }) => { updates.push(params.update); })
     .onRequest("session/request_permission", ({ params: p }) => {
       asked.push(p);
       return { outcome: { outcome: "selected", optionId: "allow_once" } };
     });
+  if (writes) {
+    app = app
+      .onRequest("fs/write_text_file", ({ params: p }) => { writes.push({ path: p.path, content: p.content }); return {}; })
+      .onRequest("fs/read_text_file", ({ params: p }) => ({ content: "buffer of " + p.path }));
+  }
   return { child, stream, app };
 }
 
@@ -53,4 +61,20 @@ await b.app.connectWith(b.stream, async (ctx) => {
   out.replay = { users: replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text), events: replay.length };
 });
 b.child.kill();
+
+const updates3 = [], asked3 = [], writes = [];
+const c = start(updates3, asked3, writes);
+await c.app.connectWith(c.stream, async (ctx) => {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } } });
+  const resumed = await ctx.request("session/resume", { sessionId: out.sessionId, cwd, mcpServers: [] });
+  const set = await ctx.request("session/set_config_option", { sessionId: out.sessionId, configId: "mode", value: "full" });
+  const mode = set.configOptions.find((o) => o.id === "mode").currentValue;
+  const r = await ctx.request("session/prompt", { sessionId: out.sessionId, prompt: [{ type: "text", text: '/tool write_file {"path":"node.txt","content":"from node"}' }] });
+  const list = await ctx.request("session/list", {});
+  await ctx.request("session/close", { sessionId: out.sessionId });
+  out.editor = { resumedOptions: (resumed.configOptions || []).length, mode, stopReason: r.stopReason, asked: asked3.length, writes,
+    commands: updates3.filter((u) => u.sessionUpdate === "available_commands_update").length,
+    listed: list.sessions.length };
+});
+c.child.kill();
 console.log(JSON.stringify(out));
