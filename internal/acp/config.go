@@ -109,13 +109,12 @@ func (b *Bridge) announce(id string) {
 }
 
 // opened answers session/new, load and resume: the session's config
-// options (and, for new, its id).
-func (b *Bridge) opened(ctx context.Context, ns protocol.SessionNewResult, withID bool) map[string]any {
+// options (and, for new, its id); its commands follow the answer.
+func (b *Bridge) opened(ctx context.Context, ns protocol.SessionNewResult, withID bool) any {
 	res := map[string]any{"configOptions": b.configOptions(ctx, protocol.SessionConfigureResult{SessionID: ns.SessionID,
 		Provider: ns.Provider, Model: ns.Model, URL: ns.ProviderURL, Risk: ns.Risk, ContextWindow: ns.ContextWindow})}
 	if withID {
 		res["sessionId"] = ns.SessionID
 	}
-	go b.announce(ns.SessionID)
-	return res
+	return jsonrpc.Then{Result: res, After: func() { b.announce(ns.SessionID) }}
 }

@@ -67,6 +67,17 @@ func (a *acpWS) call(method string, params string) map[string]any {
 	}
 }
 
+// lastSeq is the seq of the last update a replay would give again (not
+// usage, which is live only).
+func lastSeq(us []map[string]any) float64 {
+	for i := len(us) - 1; i >= 0; i-- {
+		if up, _ := us[i]["update"].(map[string]any); up["sessionUpdate"] != "usage_update" && seqOf(us[i]) > 0 {
+			return seqOf(us[i])
+		}
+	}
+	return 0
+}
+
 func seqOf(u map[string]any) float64 {
 	up, _ := u["update"].(map[string]any)
 	meta, _ := up["_meta"].(map[string]any)
@@ -87,12 +98,12 @@ func TestACPOverWebSocket(t *testing.T) {
 	if r := a.call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"first"}]}`, id)); r["stopReason"] != "end_turn" {
 		t.Fatalf("prompt: %v", r)
 	}
-	seen := seqOf(a.updates[len(a.updates)-1])
+	seen := lastSeq(a.updates)
 	if seen == 0 {
 		t.Fatalf("updates carry no seq: %v", a.updates)
 	}
 	a.call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"second"}]}`, id))
-	total := seqOf(a.updates[len(a.updates)-1])
+	total := lastSeq(a.updates)
 	a.c.Close(websocket.StatusNormalClosure, "")
 
 	b := &acpWS{t: t, c: wsDial(t, g, "/acp", tok, nil)}
@@ -102,7 +113,13 @@ func TestACPOverWebSocket(t *testing.T) {
 		t.Fatal("nothing replayed")
 	}
 	prev := seen
-	for i, u := range b.updates {
+	var replayed []map[string]any
+	for _, u := range b.updates {
+		if seqOf(u) > 0 {
+			replayed = append(replayed, u)
+		}
+	}
+	for i, u := range replayed {
 		if s := seqOf(u); s <= prev {
 			t.Fatalf("replayed update %d has seq %v, after %v (only what the client missed, in order)", i, s, prev)
 		}
@@ -111,7 +128,7 @@ func TestACPOverWebSocket(t *testing.T) {
 	if b, _ := json.Marshal(b.updates); !strings.Contains(string(b), `"second"`) || strings.Contains(string(b), `"first"`) {
 		t.Fatalf("replayed %s", b)
 	}
-	if last := seqOf(b.updates[len(b.updates)-1]); last != total {
+	if last := lastSeq(replayed); last != total {
 		t.Fatalf("replay ended at %v, the session at %v", last, total)
 	}
 }
