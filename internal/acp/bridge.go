@@ -55,6 +55,7 @@ type Bridge struct {
 	approvals map[string]string        // pending approval requestId -> toolCallId
 	models    []string                 // what the provider offers (asked once)
 	fs        *protocol.FSCapabilities // the editor's file access (initialize)
+	elicits   bool                     // the editor answers elicitation/create (form)
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -92,7 +93,11 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 			return b.d, nil
 		}
 	}
-	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), &protocol.ClientCapabilities{FS: b.fs})
+	caps := &protocol.ClientCapabilities{FS: b.fs}
+	if b.elicits {
+		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
+	}
+	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), caps)
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
 	}
@@ -248,7 +253,10 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	var p struct {
 		ProtocolVersion    *int `json:"protocolVersion"`
 		ClientCapabilities struct {
-			FS *protocol.FSCapabilities `json:"fs"`
+			FS          *protocol.FSCapabilities `json:"fs"`
+			Elicitation *struct {
+				Form *json.RawMessage `json:"form"`
+			} `json:"elicitation"`
 		} `json:"clientCapabilities"`
 	}
 	if err := decode(req, &p); err != nil {
@@ -262,6 +270,13 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	if fs := p.ClientCapabilities.FS; fs != nil && (fs.ReadTextFile || fs.WriteTextFile) {
 		b.mu.Lock()
 		b.fs = fs
+		b.mu.Unlock()
+	}
+	// The agent's questions (ask_user, poll) go to an editor that answers
+	// forms.
+	if el := p.ClientCapabilities.Elicitation; el != nil && el.Form != nil && string(*el.Form) != "null" {
+		b.mu.Lock()
+		b.elicits = true
 		b.mu.Unlock()
 	}
 	return map[string]any{
@@ -338,6 +353,20 @@ func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.
 	b.live[ns.SessionID] = true
 	b.mu.Unlock()
 	return b.opened(ctx, ns, true), nil
+}
+
+// info tells the editor the session's title and last activity
+// (session_info_update), after a turn.
+func (b *Bridge) info(d *client.Client, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var s protocol.SessionInfo
+	if err := d.Call(ctx, protocol.MethodSessionGet, protocol.SessionRef{SessionID: id}, &s); err != nil {
+		return
+	}
+	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+		"sessionUpdate": "session_info_update", "title": s.Title,
+		"updatedAt": time.UnixMilli(s.UpdatedMs).UTC().Format(time.RFC3339)}})
 }
 
 // resume attaches to a stored session without replaying its history:
@@ -478,7 +507,7 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	}
 	switch res.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled":
-		return map[string]any{"stopReason": res.StopReason}, nil
+		return jsonrpc.Then{Result: map[string]any{"stopReason": res.StopReason}, After: func() { b.info(d, id) }}, nil
 	}
 	msg := "the turn failed"
 	if res.Error != nil {

@@ -49,8 +49,9 @@ type editor struct {
 	done   chan struct{}
 	// buffers are the editor's open files (fs/* requests), writes the
 	// paths written.
-	buffers map[string]string
-	writes  []string
+	buffers   map[string]string
+	writes    []string
+	questions []string // elicitation/create params
 }
 
 func startBridge(t *testing.T, endpoint string) *editor {
@@ -104,6 +105,12 @@ func (e *editor) read() {
 				outcome = `{"outcome":"selected","optionId":"` + opt + `"}`
 			}
 			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":{"outcome":%s}}`+"\n", id, outcome)
+		case method == "elicitation/create":
+			validate(e.t, "CreateElicitationRequest", m["params"])
+			e.mu.Lock()
+			e.questions = append(e.questions, string(m["params"]))
+			e.mu.Unlock()
+			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"answer":"blue"}}}`+"\n", id)
 		case method == "fs/read_text_file" || method == "fs/write_text_file":
 			def := map[string]string{"fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest"}[method]
 			validate(e.t, def, m["params"])
@@ -199,7 +206,7 @@ func kinds(us []map[string]any) string {
 	var s []string
 	for _, u := range us {
 		k := u["sessionUpdate"].(string)
-		if k == "usage_update" || k == "available_commands_update" {
+		if k == "usage_update" || k == "available_commands_update" || k == "session_info_update" {
 			continue
 		}
 		if st, ok := u["status"].(string); ok {
@@ -528,5 +535,37 @@ func TestFileToolsGoThroughTheEditor(t *testing.T) {
 	e.mu.Unlock()
 	if n != 1 {
 		t.Fatalf("a write outside the session directory reached the editor")
+	}
+}
+
+// The agent's questions reach an editor that answers forms (ACP
+// elicitation), and the session's title follows each turn.
+func TestQuestionsAndTitleReachTheEditor(t *testing.T) {
+	e := startBridge(t, runDaemon(t))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":{}}}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[]}`))["sessionId"].(string)
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool ask_user {\"question\":\"Which color?\"}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	var output, title string
+	for _, u := range e.updates() {
+		switch u["sessionUpdate"] {
+		case "tool_call_update":
+			if u["status"] == "completed" {
+				output = u["rawOutput"].(string)
+			}
+		case "session_info_update":
+			title, _ = u["title"].(string)
+		}
+	}
+	e.mu.Lock()
+	qs := append([]string(nil), e.questions...)
+	e.mu.Unlock()
+	if len(qs) != 1 || !strings.Contains(qs[0], "Which color?") || !strings.Contains(output, "blue") {
+		t.Fatalf("questions %v, tool output %q", qs, output)
+	}
+	if !strings.Contains(title, "ask_user") {
+		t.Fatalf("session title %q", title)
 	}
 }

@@ -17,8 +17,9 @@ type event = protocol.Update
 // notifications become ACP session/update, in order.
 func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	switch req.Method {
-	case protocol.MethodFSReadTextFile, protocol.MethodFSWriteTextFile:
-		// The editor's file access: the same method and params in ACP.
+	case protocol.MethodFSReadTextFile, protocol.MethodFSWriteTextFile, protocol.MethodElicitationCreate:
+		// The editor's file access and its forms: the same method and
+		// params in ACP.
 		params := req.Params
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
 			var res json.RawMessage
@@ -32,7 +33,7 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 		}), nil
 	case protocol.MethodSessionUpdate:
 	default:
-		return nil, jsonrpc.ErrMethodNotFound // elicitation is not advertised
+		return nil, jsonrpc.ErrMethodNotFound
 	}
 	var ev event
 	if err := json.Unmarshal(req.Params, &ev); err != nil {
