@@ -56,6 +56,9 @@ type Bridge struct {
 	models    []string                 // what the provider offers (asked once)
 	fs        *protocol.FSCapabilities // the editor's file access (initialize)
 	elicits   bool                     // the editor answers elicitation/create (form)
+	terminal  bool                     // the editor runs commands (terminal/*)
+	runs      map[string]string        // daemon runId -> the editor's terminalId
+	shells    map[string]string        // sessionId -> the shell tool call in progress
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -67,7 +70,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 	if o.AgentAlias == "" {
 		o.AgentAlias = "default"
 	}
-	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}}
+	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{}}
 	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
 	// base64): take frames up to the attachments' request limit.
 	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-", MaxFrame: editorMaxFrame})
@@ -93,7 +96,7 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 			return b.d, nil
 		}
 	}
-	caps := &protocol.ClientCapabilities{FS: b.fs}
+	caps := &protocol.ClientCapabilities{FS: b.fs, Terminal: b.terminal}
 	if b.elicits {
 		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
 	}
@@ -257,6 +260,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 			Elicitation *struct {
 				Form *json.RawMessage `json:"form"`
 			} `json:"elicitation"`
+			Terminal bool `json:"terminal"`
 		} `json:"clientCapabilities"`
 	}
 	if err := decode(req, &p); err != nil {
@@ -270,6 +274,12 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	if fs := p.ClientCapabilities.FS; fs != nil && (fs.ReadTextFile || fs.WriteTextFile) {
 		b.mu.Lock()
 		b.fs = fs
+		b.mu.Unlock()
+	}
+	// Commands run in the editor's terminal when it offers one.
+	if p.ClientCapabilities.Terminal {
+		b.mu.Lock()
+		b.terminal = true
 		b.mu.Unlock()
 	}
 	// The agent's questions (ask_user, poll) go to an editor that answers

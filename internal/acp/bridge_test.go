@@ -52,6 +52,11 @@ type editor struct {
 	buffers   map[string]string
 	writes    []string
 	questions []string // elicitation/create params
+	// the editor's terminal: the methods called, the last command's
+	// output and exit code
+	terminalCalls []string
+	terminalOut   string
+	terminalCode  int
 }
 
 func startBridge(t *testing.T, endpoint string) *editor {
@@ -105,6 +110,39 @@ func (e *editor) read() {
 				outcome = `{"outcome":"selected","optionId":"` + opt + `"}`
 			}
 			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":{"outcome":%s}}`+"\n", id, outcome)
+		case strings.HasPrefix(method, "terminal/"):
+			def := map[string]string{"terminal/create": "CreateTerminalRequest", "terminal/wait_for_exit": "WaitForTerminalExitRequest",
+				"terminal/output": "TerminalOutputRequest", "terminal/release": "ReleaseTerminalRequest", "terminal/kill": "KillTerminalRequest"}[method]
+			validate(e.t, def, m["params"])
+			var p struct {
+				Command    string
+				Args       []string
+				Cwd        string
+				TerminalID string `json:"terminalId"`
+			}
+			json.Unmarshal(m["params"], &p)
+			reply := `{}`
+			e.mu.Lock()
+			e.terminalCalls = append(e.terminalCalls, method)
+			switch method {
+			case "terminal/create":
+				cmd := exec.Command(p.Command, p.Args...)
+				cmd.Dir = p.Cwd
+				out, err := cmd.CombinedOutput()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+				e.terminalOut, e.terminalCode = string(out), code
+				reply = `{"terminalId":"term-1"}`
+			case "terminal/wait_for_exit":
+				reply = fmt.Sprintf(`{"exitCode":%d}`, e.terminalCode)
+			case "terminal/output":
+				b, _ := json.Marshal(map[string]any{"output": e.terminalOut, "truncated": false})
+				reply = string(b)
+			}
+			e.mu.Unlock()
+			fmt.Fprintf(e.nc, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, reply)
 		case method == "elicitation/create":
 			validate(e.t, "CreateElicitationRequest", m["params"])
 			e.mu.Lock()
@@ -567,5 +605,40 @@ func TestQuestionsAndTitleReachTheEditor(t *testing.T) {
 	}
 	if !strings.Contains(title, "ask_user") {
 		t.Fatalf("session title %q", title)
+	}
+}
+
+// An editor with a terminal runs the shell tool's commands; the tool call
+// shows the terminal, and the output and exit code reach the model.
+func TestShellRunsInTheEditorsTerminal(t *testing.T) {
+	e := startBridge(t, runDaemon(t))
+	e.choose = func(map[string]any) string { return "allow_once" }
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"terminal":true}}`))
+	cwd := t.TempDir()
+	sid := result(t, e.call("session/new", `{"cwd":"`+cwd+`","mcpServers":[]}`))["sessionId"].(string)
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool shell {\"command\":\"pwd; echo in-terminal; exit 3\"}"}]}`))
+	var shown bool
+	var output string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] != "tool_call_update" {
+			continue
+		}
+		if c, ok := u["content"].([]any); ok && len(c) > 0 {
+			if c[0].(map[string]any)["type"] == "terminal" {
+				shown = true
+			}
+		}
+		if u["status"] == "failed" {
+			output = u["rawOutput"].(string)
+		}
+	}
+	e.mu.Lock()
+	calls := strings.Join(e.terminalCalls, " ")
+	e.mu.Unlock()
+	if calls != "terminal/create terminal/wait_for_exit terminal/output terminal/release" {
+		t.Fatalf("terminal calls: %s", calls)
+	}
+	if !shown || !strings.Contains(output, cwd) || !strings.Contains(output, "in-terminal") || !strings.Contains(output, "[exit code 3]") {
+		t.Fatalf("shown %v, output %q", shown, output)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -31,6 +32,23 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 			}
 			return res, nil
 		}), nil
+	case protocol.MethodTerminalRun:
+		var p protocol.TerminalRunParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: %v", err)
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) { return b.runInTerminal(ctx, p) }), nil
+	case protocol.MethodTerminalCancel:
+		var p protocol.TerminalCancelParams
+		if json.Unmarshal(req.Params, &p) == nil {
+			b.mu.Lock()
+			tid := b.runs[p.RunID]
+			b.mu.Unlock()
+			if tid != "" {
+				go b.acp.Call(context.Background(), "terminal/kill", map[string]any{"sessionId": p.SessionID, "terminalId": tid}, nil)
+			}
+		}
+		return nil, nil
 	case protocol.MethodSessionUpdate:
 	default:
 		return nil, jsonrpc.ErrMethodNotFound
@@ -110,6 +128,11 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		}
 		update = map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": toolTitle(ev.Name, input),
 			"kind": toolKind(ev.Name), "status": status, "rawInput": input}
+		if ev.Name == "shell" && !replay {
+			b.mu.Lock()
+			b.shells[ev.SessionID] = ev.ToolCallID
+			b.mu.Unlock()
+		}
 	case protocol.EventToolResult:
 		status := "completed"
 		if ev.IsError {
@@ -205,4 +228,63 @@ func (b *Bridge) askPermission(ev event) {
 	}
 	d.Call(context.Background(), protocol.MethodSessionApprove, protocol.SessionApproveParams{
 		SessionID: ev.SessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason}, nil)
+}
+
+// runInTerminal runs a shell command in the editor's terminal
+// (terminal/create, shown in the tool call; wait_for_exit within the
+// timeout, else kill; output; release).
+func (b *Bridge) runInTerminal(ctx context.Context, p protocol.TerminalRunParams) (any, error) {
+	var created struct {
+		TerminalID string `json:"terminalId"`
+	}
+	create := map[string]any{"sessionId": p.SessionID, "command": p.Program, "args": []string{"-c", p.Command}, "cwd": p.Cwd}
+	if p.OutputByteLimit > 0 {
+		create["outputByteLimit"] = p.OutputByteLimit
+	}
+	if err := b.acp.Call(ctx, "terminal/create", create, &created); err != nil {
+		return nil, err
+	}
+	tid := created.TerminalID
+	ref := map[string]any{"sessionId": p.SessionID, "terminalId": tid}
+	b.mu.Lock()
+	b.runs[p.RunID] = tid
+	call := b.shells[p.SessionID]
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.runs, p.RunID)
+		b.mu.Unlock()
+		b.acp.Call(context.Background(), "terminal/release", ref, nil)
+	}()
+	if call != "" { // the editor shows the terminal in the tool call
+		b.acp.Notify("session/update", map[string]any{"sessionId": p.SessionID, "update": map[string]any{
+			"sessionUpdate": "tool_call_update", "toolCallId": call,
+			"content": []any{map[string]any{"type": "terminal", "terminalId": tid}}}})
+	}
+	res := protocol.TerminalRunResult{}
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(max(p.TimeoutSecs, 1))*time.Second)
+	defer cancel()
+	var exit struct {
+		ExitCode *int    `json:"exitCode"`
+		Signal   *string `json:"signal"`
+	}
+	if err := b.acp.Call(wctx, "terminal/wait_for_exit", ref, &exit); err != nil {
+		if wctx.Err() == nil {
+			return nil, err
+		}
+		res.TimedOut = ctx.Err() == nil
+		b.acp.Call(context.Background(), "terminal/kill", ref, nil)
+	}
+	var out struct {
+		Output    string `json:"output"`
+		Truncated bool   `json:"truncated"`
+	}
+	if err := b.acp.Call(context.WithoutCancel(ctx), "terminal/output", ref, &out); err != nil {
+		return nil, err
+	}
+	res.Output, res.Truncated, res.ExitCode = out.Output, out.Truncated, exit.ExitCode
+	if exit.Signal != nil {
+		res.Signal = *exit.Signal
+	}
+	return res, nil
 }

@@ -75,6 +75,9 @@ type Host interface {
 	// ClientFS is the prompting client's file access (an editor's), nil
 	// when the file tools use the disk.
 	ClientFS() *tool.ClientFS
+	// ClientTerminal runs shell commands in the prompting client's
+	// terminal, nil when they run here.
+	ClientTerminal() func(ctx context.Context, r tool.TerminalRun) (tool.TerminalOutcome, error)
 	// Record appends a message to the session's transcript and returns
 	// the transcript so far, which is what the model is sent: one copy of
 	// it, kept by the host with its running token estimate, so a turn
@@ -166,7 +169,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper, FS: h.ClientFS(),
+		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome

@@ -40,7 +40,10 @@ func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
 	return h.approve(r)
 }
 func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
-func (h *host) ClientFS() *tool.ClientFS                                               { return nil }
+func (h *host) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
+	return nil
+}
+func (h *host) ClientFS() *tool.ClientFS { return nil }
 func (h *host) Record(m provider.Message) provider.Transcript {
 	h.record = append(h.record, m)
 	t := provider.NewTranscript(h.record)

@@ -46,6 +46,9 @@ type ClientCapabilities struct {
 	// tools (fs/read_text_file, fs/write_text_file): an editor, whose
 	// unsaved buffers are the truth and which shows writes as diffs.
 	FS *FSCapabilities `json:"fs,omitempty"`
+	// Terminal: the client runs the session's shell commands
+	// (terminal/run), in its own terminal.
+	Terminal bool `json:"terminal,omitempty"`
 }
 
 // FSCapabilities says which file requests a client answers.
@@ -59,6 +62,41 @@ const (
 	MethodFSReadTextFile  = "fs/read_text_file"
 	MethodFSWriteTextFile = "fs/write_text_file"
 )
+
+// Daemon -> client command requests (a client that declared terminal).
+const (
+	MethodTerminalRun    = "terminal/run"
+	MethodTerminalCancel = "terminal/cancel" // a notification
+)
+
+// TerminalRunParams asks the client to run a command (Program -c
+// Command, in Cwd) and answer when it exits or TimeoutSecs pass; RunID
+// names it for terminal/cancel.
+type TerminalRunParams struct {
+	SessionID       string `json:"sessionId"`
+	RunID           string `json:"runId"`
+	Program         string `json:"program"`
+	Command         string `json:"command"`
+	Cwd             string `json:"cwd"`
+	TimeoutSecs     int    `json:"timeoutSecs"`
+	OutputByteLimit int    `json:"outputByteLimit"`
+}
+
+// TerminalRunResult is how a command ended: its output (stdout and
+// stderr, the end kept) and exit code (null when a signal ended it).
+type TerminalRunResult struct {
+	Output    string `json:"output"`
+	Truncated bool   `json:"truncated"`
+	ExitCode  *int   `json:"exitCode"`
+	Signal    string `json:"signal,omitempty"`
+	TimedOut  bool   `json:"timedOut,omitempty"`
+}
+
+// TerminalCancelParams stop a command the turn no longer waits for.
+type TerminalCancelParams struct {
+	SessionID string `json:"sessionId"`
+	RunID     string `json:"runId"`
+}
 
 // FSReadParams asks the client for a file's text; Path is absolute.
 type FSReadParams struct {

@@ -259,9 +259,9 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 	b.conn.SetPeerMaxFrame(limit)
 	b.client.SetIdentity(id, b.caps.Elicitation != nil, limit)
 	if fs := b.caps.FS; fs != nil {
-		b.client.SetFS(fs.ReadTextFile, fs.WriteTextFile)
+		b.client.SetFS(fs.ReadTextFile, fs.WriteTextFile, b.caps.Terminal)
 	} else {
-		b.client.SetFS(false, false)
+		b.client.SetFS(false, false, b.caps.Terminal)
 	}
 	b.mu.Unlock()
 	name := ""

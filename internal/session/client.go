@@ -24,6 +24,7 @@ type Source interface {
 type Conn interface {
 	Push(src Source) error
 	Call(ctx context.Context, method string, params, result any) error
+	Notify(method string, params any) error
 }
 
 // Client is one connected client: its identity, and the sessions it is
@@ -42,6 +43,7 @@ type Client struct {
 	canElicit bool
 	fsRead    bool // the client answers fs/read_text_file
 	fsWrite   bool // and fs/write_text_file
+	terminal  bool // and terminal/run
 	subs      map[*Session]*sub
 	closed    bool
 }
@@ -81,11 +83,19 @@ func (c *Client) SetIdentity(id string, canElicit bool, maxFrame int) {
 	}
 }
 
-// SetFS records which file requests the client answers.
-func (c *Client) SetFS(read, write bool) {
+// SetFS records which file and command requests the client answers.
+func (c *Client) SetFS(read, write, terminal bool) {
 	c.mu.Lock()
-	c.fsRead, c.fsWrite = read, write
+	c.fsRead, c.fsWrite, c.terminal = read, write, terminal
 	c.mu.Unlock()
+}
+
+func (c *Client) notify(method string, params any) { _ = c.conn.Notify(method, params) }
+
+func (c *Client) runs() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terminal && !c.closed
 }
 
 func (c *Client) fs() (read, write bool) {

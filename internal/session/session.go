@@ -745,6 +745,41 @@ func (s *Session) ClientFS() *tool.ClientFS {
 	return fs
 }
 
+// ClientTerminal implements agent.Host: shell commands run in the
+// terminal of the client that sent the prompt, if it said it would; a
+// cancelled turn tells it to stop the command (terminal/cancel).
+func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
+	s.mu.Lock()
+	c := s.turnClient
+	s.mu.Unlock()
+	if c == nil || !c.runs() {
+		return nil
+	}
+	return func(ctx context.Context, r tool.TerminalRun) (tool.TerminalOutcome, error) {
+		s.emitMu.Lock()
+		seq := s.seq
+		s.emitMu.Unlock()
+		if err := s.committed(ctx, seq); err != nil {
+			return tool.TerminalOutcome{}, err
+		}
+		id := "run_" + randomHex(6)
+		var res protocol.TerminalRunResult
+		// The client enforces the timeout; a little more here, so a
+		// client that never answers does not hold the turn.
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(r.Timeout+10)*time.Second)
+		defer cancel()
+		err := c.conn.Call(cctx, protocol.MethodTerminalRun, protocol.TerminalRunParams{SessionID: s.id, RunID: id,
+			Program: r.Program, Command: r.Command, Cwd: r.Cwd, TimeoutSecs: r.Timeout, OutputByteLimit: r.OutputLimit}, &res)
+		if cctx.Err() != nil {
+			c.notify(protocol.MethodTerminalCancel, protocol.TerminalCancelParams{SessionID: s.id, RunID: id})
+		}
+		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+			return tool.TerminalOutcome{Output: res.Output, TimedOut: true}, nil
+		}
+		return tool.TerminalOutcome{Output: res.Output, Truncated: res.Truncated, ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut}, err
+	}
+}
+
 // Approve implements agent.Host: an approval_request to every attached
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".

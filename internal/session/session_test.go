@@ -43,6 +43,8 @@ func (c *conn) Push(src Source) error {
 	return nil
 }
 
+func (c *conn) Notify(string, any) error { return nil }
+
 func (c *conn) Call(ctx context.Context, method string, params, result any) error {
 	return errors.New("no calls in these tests")
 }

@@ -54,6 +54,9 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		secs = shellDefaultSec
 	}
 	secs = min(secs, shellMaxSec)
+	if env.Terminal != nil {
+		return inTerminal(ctx, env, a.Command, secs)
+	}
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
 	script := a.Command
@@ -137,6 +140,38 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	if err != nil {
 		return errorf("%v", err)
+	}
+	if text == "" {
+		text = "(no output)"
+	}
+	return Result{Output: text}
+}
+
+// inTerminal runs the command in the client's terminal; the result reads
+// as one run here would.
+func inTerminal(ctx context.Context, env *Env, command string, secs int) Result {
+	script := command
+	if env.Umask != "" {
+		script = "umask " + env.Umask + "; " + command
+	}
+	o, err := env.Terminal(ctx, TerminalRun{Program: ShellProgram, Command: script, Cwd: env.Cwd, Timeout: secs, OutputLimit: shellOutputCap})
+	if ctx.Err() != nil {
+		return Result{Output: o.Output + "\n[cancelled]", IsError: true}
+	}
+	if err != nil {
+		return errorf("the client's terminal: %v", err)
+	}
+	text := o.Output
+	if o.Truncated {
+		text = fmt.Sprintf("[output cut to the last %d bytes]\n", shellOutputCap) + text
+	}
+	switch {
+	case o.TimedOut:
+		return Result{Output: text + fmt.Sprintf("\n[timed out after %d s]", secs), IsError: true}
+	case o.ExitCode == nil:
+		return Result{Output: text + fmt.Sprintf("\n[ended by signal %s]", o.Signal), IsError: true}
+	case *o.ExitCode != 0:
+		return Result{Output: text + fmt.Sprintf("\n[exit code %d]", *o.ExitCode), IsError: true}
 	}
 	if text == "" {
 		text = "(no output)"

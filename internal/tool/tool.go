@@ -81,6 +81,25 @@ type Env struct {
 	// FS, when set, reads and writes files through the client (an
 	// editor) instead of the disk, after the same path checks.
 	FS *ClientFS
+	// Terminal, when set, runs the shell tool's commands in the client's
+	// terminal (an editor's) instead of here.
+	Terminal func(ctx context.Context, r TerminalRun) (TerminalOutcome, error)
+}
+
+// TerminalRun is a command for a client's terminal.
+type TerminalRun struct {
+	Program, Command, Cwd string
+	Timeout               int // seconds
+	OutputLimit           int // bytes
+}
+
+// TerminalOutcome is how a command ended in a client's terminal.
+type TerminalOutcome struct {
+	Output    string
+	Truncated bool
+	ExitCode  *int // nil: a signal ended it
+	Signal    string
+	TimedOut  bool
 }
 
 // ClientFS is a client's file access; either function may be nil (the
