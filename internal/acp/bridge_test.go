@@ -642,3 +642,16 @@ func TestShellRunsInTheEditorsTerminal(t *testing.T) {
 		t.Fatalf("shown %v, output %q", shown, output)
 	}
 }
+
+// _meta the bridge does not know is accepted wherever ACP allows it, and
+// never breaks a request.
+func TestUnknownMetaIsAccepted(t *testing.T) {
+	e := startBridge(t, runDaemon(t))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"_meta":{"zed.dev/x":1}},"_meta":{"trace":"abc"}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[],"_meta":{"editor":{"window":3}}}`))["sessionId"].(string)
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hi","_meta":{"x":true}}],"_meta":{"traceId":"t1"}}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt with _meta: %v", res)
+	}
+	e.updates()
+}
