@@ -174,3 +174,23 @@ func TestVersionAndUsage(t *testing.T) {
 		t.Fatalf("unknown command: %q", errb)
 	}
 }
+
+// zeroclaw models lists what the provider offers; prompt --model and
+// gateway pair work against a real daemon process.
+func TestModelsPromptModelAndGatewayPair(t *testing.T) {
+	env, out, errb, _ := testEnv(t, "")
+	startDaemon(t, env)
+	if code := Main(context.Background(), []string{"models", "--no-start"}, env); code != 0 || out.String() != "* echo\n" {
+		t.Fatalf("models: %d %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"prompt", "--no-start", "--model", "echo", "--session", "m1", "hi"}, env); code != 0 || !strings.Contains(out.String(), "echo: hi") {
+		t.Fatalf("prompt --model: %d %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	// No gateway runs: pairing says how to start one.
+	if code := Main(context.Background(), []string{"gateway", "pair"}, env); code != 1 || !strings.Contains(errb.String(), "--gateway") {
+		t.Fatalf("gateway pair without a gateway: %d %q", code, errb.String())
+	}
+}
