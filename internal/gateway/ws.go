@@ -77,8 +77,13 @@ func (w *wsConn) Read(p []byte) (int, error) {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			w.cur, w.nl = nil, true
-			err = nil
+			w.cur, err = nil, nil
+			if n < len(p) { // the message's newline, in the same read
+				p[n] = '\n'
+				n++
+			} else {
+				w.nl = true
+			}
 		}
 		if n > 0 || err != nil {
 			return n, err

@@ -40,6 +40,8 @@ type Server struct {
 	keeper     *pairing.Keeper
 	gatewayURL func() string
 
+	pid int // os.Getpid is a system call; status is a hot path
+
 	clients atomic.Int64
 	prompts atomic.Int64 // session/prompt answers not yet written
 	connWG  sync.WaitGroup
@@ -80,7 +82,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 
@@ -272,7 +274,7 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 	return protocol.InitializeResult{
 		ProtocolVersion: protocol.Version,
 		ServerVersion:   b.srv.version,
-		ServerPID:       os.Getpid(),
+		ServerPID:       b.srv.pid,
 		ClientID:        id,
 		MaxFrameBytes:   b.srv.cfg.Daemon.MaxFrameBytes,
 		Capabilities:    protocol.Capabilities{Methods: methods, Events: events},
@@ -295,7 +297,7 @@ func (b *binding) status() protocol.StatusResult {
 		MCPServers:      servers,
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
-		PID:             os.Getpid(),
+		PID:             b.srv.pid,
 		UptimeMs:        time.Since(s.started).Milliseconds(),
 		Endpoint:        s.dirs.Endpoint,
 		ConfigDir:       s.dirs.ConfigDir,
