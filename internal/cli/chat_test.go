@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -115,5 +118,49 @@ func TestChatInTmux(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(dir, "data", "chat_history"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("chat history: %v %v, want mode 0600", fi.Mode(), err)
+	}
+}
+
+// A daemon restarted between two turns: the next prompt reaches the new
+// daemon, once, and chat goes on (it used to wait forever).
+func TestChatPromptAfterDaemonRestart(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	d, _ := startDaemon(t, env)
+	inR, inW := io.Pipe()
+	out := &lockedBuffer{changed: make(chan struct{}, 1)}
+	var errb lockedBuffer
+	env.Stdin, env.Stdout, env.Stderr = inR, out, &errb
+	done := make(chan int, 1)
+	go func() { done <- Main(context.Background(), []string{"chat", "--cwd", t.TempDir(), "--no-start"}, env) }()
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			select {
+			case <-out.changed:
+			case <-deadline:
+				t.Fatalf("no %q in the output:\n%s\nstderr:\n%s", want, out.String(), errb.String())
+			}
+		}
+	}
+	io.WriteString(inW, "before the restart\n")
+	wait("echo: before the restart\n")
+	d.Process.Signal(syscall.SIGTERM)
+	d.Wait()
+	startDaemon(t, env)
+	io.WriteString(inW, "after the restart\n")
+	wait("echo: after the restart\n")
+	io.WriteString(inW, "/quit\n")
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("chat exit %d: %s", code, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("chat did not end")
+	}
+	if n := strings.Count(out.String(), "echo: after the restart\n"); n != 1 {
+		t.Fatalf("the prompt was answered %d times", n)
 	}
 }

@@ -360,13 +360,27 @@ func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (
 func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Signal) (protocol.SessionPromptResult, error) {
 	r := cv.r
 	sid := r.sessionID
-	results := make(chan error, 1)
+	// A call's answer, with the connection it came on: an old
+	// connection's end is not the current one's.
+	type answer struct {
+		c   *client.Client
+		res protocol.SessionPromptResult
+		err error
+	}
+	results := make(chan answer, 2)
+	send := func(c *client.Client) {
+		go func() {
+			var res protocol.SessionPromptResult
+			err := c.Call(context.Background(), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: sid, Prompt: &text}, &res)
+			results <- answer{c, res, err}
+		}()
+	}
 	var res protocol.SessionPromptResult
-	c := cv.c
-	go func() {
-		results <- c.Call(context.Background(), protocol.MethodSessionPrompt,
-			protocol.SessionPromptParams{SessionID: sid, Prompt: &text}, &res)
-	}()
+	send(cv.c)
+	// Events after startSeq belong to this prompt: if a reconnect finds
+	// none, the daemon never had the prompt (it restarted between turns)
+	// and it is sent again, once.
+	startSeq, resent := r.lastSeq, false
 	interrupted := false
 	gotResult, complete, reconnected := false, false, false
 	r.last = nil
@@ -396,6 +410,10 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		if !complete && again.Interrupted {
 			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)
 		}
+		if !complete && r.lastSeq == startSeq && !resent {
+			resent = true
+			send(nc)
+		}
 		return nil
 	}
 	for !(gotResult && complete) {
@@ -404,19 +422,20 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			if r.handle(ctx, ev) {
 				complete = true
 			}
-		case err := <-results:
-			if errors.Is(err, jsonrpc.ErrClosed) {
-				if !reconnected { // else: the first connection's call, already handled
-					if err := lost(); err != nil {
-						return res, err
-					}
+		case a := <-results:
+			if a.c != cv.c {
+				continue // a connection already replaced
+			}
+			if errors.Is(a.err, jsonrpc.ErrClosed) {
+				if err := lost(); err != nil {
+					return res, err
 				}
 				continue
 			}
-			if err != nil {
-				return res, err
+			if a.err != nil {
+				return res, a.err
 			}
-			gotResult = true
+			res, gotResult = a.res, true
 		case <-sigs:
 			if interrupted {
 				return res, exitf(exitCancelled, "")
