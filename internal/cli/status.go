@@ -74,6 +74,9 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if st.Gateway != "" {
 		fmt.Fprintf(w, "gateway:    %s\n", st.Gateway)
 	}
+	for _, cw := range st.ConfigWarnings {
+		fmt.Fprintf(w, "warning:    %s\n", cw)
+	}
 	fmt.Fprintf(w, "clients:    %d\n", st.Clients)
 	fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
 	for _, s := range st.Sessions {

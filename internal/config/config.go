@@ -21,6 +21,8 @@ type Config struct {
 	Agents    map[string]Agent    `toml:"agents"`
 	Gateway   Gateway             `toml:"gateway"`
 	MCP       MCP                 `toml:"mcp"`
+	// Warnings are mistakes the config runs with (the daemon logs them).
+	Warnings []string `toml:"-"`
 
 	// Source is the file it was read from, "" for built-in defaults.
 	Source string `toml:"-"`
@@ -238,8 +240,18 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		key := und[0].String()
 		return nil, fmt.Errorf("%s:%d: unknown key %s", path, lineOf(string(text), und[0]), key)
 	}
-	// An agents table given in the file replaces the built-in one; with no
-	// agents at all, the default agent runs on the environment's provider.
+	// An agents table given in the file replaces the built-in one. With no
+	// agents, the one provider the file configures is the default agent's
+	// (a file that names a provider means to use it); with none, the
+	// environment's; with several, which one is the file's to say.
+	if len(c.Agents) == 0 && len(c.Providers) == 1 {
+		for name := range c.Providers {
+			c.Agents = map[string]Agent{"default": defaultAgent(name)}
+		}
+	}
+	if len(c.Agents) == 0 && len(c.Providers) > 1 {
+		return nil, fmt.Errorf("%s: %d providers and no [agents.default]: add one that names its provider (known: %s)", path, len(c.Providers), strings.Join(c.ProviderNames(), ", "))
+	}
 	if len(c.Agents) == 0 {
 		c.Agents = def.Agents
 		for k, v := range def.Providers {
@@ -265,6 +277,12 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Mistakes that still run, said at load rather than at the first turn.
+	for _, name := range c.ProviderNames() {
+		if p := c.Providers[name]; p.APIKeyEnv != "" && getenv(p.APIKeyEnv) == "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("providers.%s.api_key_env = %q: the variable is not set, so requests go without a key", name, p.APIKeyEnv))
+		}
 	}
 	return c, nil
 }
@@ -304,6 +322,12 @@ func (c *Config) validate() error {
 	for name, p := range c.Providers {
 		if !slices.Contains(ProviderKinds, p.Kind) {
 			return fmt.Errorf("providers.%s.kind = %q: must be one of %s", name, p.Kind, strings.Join(ProviderKinds, ", "))
+		}
+		if p.BaseURL != "" {
+			u, err := url.Parse(p.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("providers.%s.base_url = %q: want http(s)://host[:port][/path]", name, p.BaseURL)
+			}
 		}
 		if p.ContextWindow != 0 && p.ContextWindow < 1024 {
 			return fmt.Errorf("providers.%s.context_window = %d: must be at least 1024 tokens (or 0 for the default)", name, p.ContextWindow)

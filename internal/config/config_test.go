@@ -47,6 +47,10 @@ func TestLoadErrors(t *testing.T) {
 		{"[providers.x]\nkind = \"gpt\"\n", `providers.x.kind = "gpt"`},
 		{"[providers.p]\nkind = \"echo\"\n[agents.default]\nprovider = \"q\"\n", `agents.default.provider = "q": no [providers.q]`},
 		{"[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"yolo\"\n", `agents.default.risk = "yolo"`},
+		{"[providers.l]\nkind = \"openai\"\nbase_url = \"localhost:11434/v1\"\n", `providers.l.base_url = "localhost:11434/v1": want http(s)://`},
+		{"[providers.a]\nkind = \"echo\"\n[providers.b]\nkind = \"echo\"\n", `2 providers and no [agents.default]`},
+		{"[mcp.servers.x]\nargs = [\"a\"]\n", `mcp.servers.x: set command`},
+		{"[providers.e]\nkind = \"echo\"\ncontext_window = 10\n", `providers.e.context_window = 10`},
 	} {
 		p := filepath.Join(t.TempDir(), "config.toml")
 		os.WriteFile(p, []byte(tt.text), 0o600)
@@ -58,5 +62,26 @@ func TestLoadErrors(t *testing.T) {
 	c, err := Load(filepath.Join(t.TempDir(), "missing.toml"), env(nil))
 	if err != nil || c.Source != "" || c.Daemon.MaxSessions != 64 {
 		t.Fatalf("missing file: %v %+v", err, c)
+	}
+}
+
+// A file with one provider and no agents runs on it (not on the
+// environment's); a key variable that is not set is a warning.
+func TestOneProviderIsTheDefaultAgentsAndUnsetKeysWarn(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(p, []byte("[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"\napi_key_env = \"LOCAL_KEY\"\n"), 0o600)
+	c, err := Load(p, env(map[string]string{"OPENAI_API_KEY": "sk-env"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Agents["default"].Provider != "local" {
+		t.Fatalf("default agent on %q, want the file's provider", c.Agents["default"].Provider)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `api_key_env = "LOCAL_KEY": the variable is not set`) {
+		t.Fatalf("warnings %v", c.Warnings)
+	}
+	c, _ = Load(p, env(map[string]string{"LOCAL_KEY": "k"}))
+	if len(c.Warnings) != 0 {
+		t.Fatalf("warnings with the key set: %v", c.Warnings)
 	}
 }

@@ -188,6 +188,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 			}()
 		}
 	}()
+	for _, w := range o.Config.Warnings {
+		log.Warn("config: " + w)
+	}
 	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", os.Getpid(), "ephemeral", o.Ephemeral,
 		"config", configSource(o.Config))
 	if o.Ready != nil {

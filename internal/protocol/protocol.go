@@ -183,6 +183,8 @@ type StatusResult struct {
 	ProviderURL string `json:"providerUrl,omitempty"`
 	// MCPServers are the configured MCP servers and their state.
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
+	// ConfigWarnings are mistakes the config runs with.
+	ConfigWarnings []string `json:"configWarnings,omitempty"`
 }
 
 // MCPServerStatus describes an MCP server: its state is stopped (not

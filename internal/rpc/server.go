@@ -295,6 +295,7 @@ func (b *binding) status() protocol.StatusResult {
 	}
 	return protocol.StatusResult{
 		MCPServers:      servers,
+		ConfigWarnings:  s.cfg.Warnings,
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
 		PID:             b.srv.pid,
