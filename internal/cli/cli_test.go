@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // The test binary doubles as the zeroclaw binary: with ZEROCLAW_TEST_MAIN
@@ -192,5 +194,54 @@ func TestModelsPromptModelAndGatewayPair(t *testing.T) {
 	// No gateway runs: pairing says how to start one.
 	if code := Main(context.Background(), []string{"gateway", "pair"}, env); code != 1 || !strings.Contains(errb.String(), "--gateway") {
 		t.Fatalf("gateway pair without a gateway: %d %q", code, errb.String())
+	}
+}
+
+// daemon logs, restart and stop, on a daemon started on demand.
+func TestDaemonLogsRestartStop(t *testing.T) {
+	env, out, errb, _ := testEnv(t, "")
+	if code := Main(context.Background(), []string{"status", "--start"}, env); code != 0 {
+		t.Fatalf("status --start: %d %s", code, errb.String())
+	}
+	// Held open so the ephemeral daemon waits for the restart.
+	sock := filepath.Join(env.Getenv("ZEROCLAW_CONFIG_DIR"), "data", "daemon.sock")
+	pre, err := client.Dial(context.Background(), sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pre.Close()
+	var first protocol.StatusResult
+	out.Reset()
+	Main(context.Background(), []string{"status", "--output-format", "json"}, env)
+	json.Unmarshal(out.Bytes(), &first)
+	out.Reset()
+	if code := Main(context.Background(), []string{"daemon", "logs", "-n", "100"}, env); code != 0 || !strings.Contains(out.String(), "daemon ready") {
+		t.Fatalf("logs: %d %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"daemon", "restart"}, env); code != 0 ||
+		!strings.Contains(out.String(), fmt.Sprintf("stopped the daemon (pid %d)", first.PID)) || !strings.Contains(out.String(), "started the daemon (pid ") {
+		t.Fatalf("restart: %d %q %q", code, out.String(), errb.String())
+	}
+	// Held open so the restarted (ephemeral) daemon stays for the rest.
+	held, err := client.Dial(context.Background(), sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	var second protocol.StatusResult
+	out.Reset()
+	Main(context.Background(), []string{"status", "--output-format", "json"}, env)
+	json.Unmarshal(out.Bytes(), &second)
+	if second.PID == 0 || second.PID == first.PID || second.Ephemeral != first.Ephemeral {
+		t.Fatalf("after restart: pid %d (was %d), ephemeral %v (was %v)", second.PID, first.PID, second.Ephemeral, first.Ephemeral)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"daemon", "stop"}, env); code != 0 || !strings.Contains(out.String(), "stopped the daemon") {
+		t.Fatalf("stop: %d %q %q", code, out.String(), errb.String())
+	}
+	errb.Reset()
+	if code := Main(context.Background(), []string{"daemon", "stop"}, env); code != 1 || !strings.Contains(errb.String(), "no daemon is running") {
+		t.Fatalf("stop again: %d %q", code, errb.String())
 	}
 }

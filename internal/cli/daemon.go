@@ -10,6 +10,14 @@ import (
 )
 
 func runDaemon(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "stop", "restart":
+			return runDaemonStop(ctx, env, args[0], args[1:])
+		case "logs":
+			return runDaemonLogs(ctx, env, args[1:])
+		}
+	}
 	var configDir string
 	fs := newFlags(env, "daemon", &configDir)
 	ephemeral := fs.Bool("ephemeral", false, "exit 1s after the last client disconnects")

@@ -18,6 +18,10 @@ type StartOptions struct {
 	DataDir   string   // where daemon.log goes
 	Env       []string // the daemon's environment; nil means ours
 	Timeout   time.Duration
+	// Persistent starts a daemon that stays after its last client (no
+	// --ephemeral); Args are more daemon flags (--gateway ADDR).
+	Persistent bool
+	Args       []string
 }
 
 // DialOrStart dials endpoint and, when no daemon answers, starts
@@ -45,7 +49,11 @@ func DialOrStart(ctx context.Context, endpoint string, o Options, s StartOptions
 	}
 	defer logf.Close()
 	start, _ := logf.Seek(0, 2)
-	cmd := exec.Command(exe, "daemon", "--ephemeral", "--config-dir", s.ConfigDir)
+	args := []string{"daemon", "--config-dir", s.ConfigDir}
+	if !s.Persistent {
+		args = append(args, "--ephemeral")
+	}
+	cmd := exec.Command(exe, append(args, s.Args...)...)
 	cmd.Env = s.Env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	detach(cmd)

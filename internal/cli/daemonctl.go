@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// runDaemonStop stops the running daemon (shutdown, then waits until its
+// socket is gone); restart starts it again as it was (ephemeral or not,
+// with its gateway's address), in the background, logging to
+// <data dir>/daemon.log.
+func runDaemonStop(ctx context.Context, env Env, verb string, args []string) error {
+	var configDir string
+	fs := newFlags(env, "daemon "+verb, &configDir)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return exitf(2, "unexpected argument %q", fs.Arg(0))
+	}
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	opts := client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-daemon-" + verb, Version: Version}}
+	c, err := client.Dial(ctx, dirs.Endpoint, opts)
+	if errors.Is(err, client.ErrNoDaemon) && verb == "stop" {
+		return exitf(1, "no daemon is running at %s", dirs.Endpoint)
+	}
+	var was *protocol.StatusResult
+	if err == nil {
+		was, err = c.Status(ctx)
+		if err == nil {
+			err = c.Shutdown(ctx)
+		}
+		c.Close()
+		if err != nil {
+			return err
+		}
+		// Gone when its socket no longer answers.
+		for {
+			nc, err := net.Dial("unix", dirs.Endpoint)
+			if err != nil {
+				break
+			}
+			nc.Close()
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("the daemon (pid %d) did not stop within 30 s", was.PID)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		fmt.Fprintf(env.Stdout, "stopped the daemon (pid %d)\n", was.PID)
+	}
+	if verb == "stop" {
+		return nil
+	}
+	s := client.StartOptions{ConfigDir: dirs.ConfigDir, DataDir: dirs.DataDir, Env: env.Environ, Persistent: was == nil || !was.Ephemeral}
+	if was != nil && was.Gateway != "" {
+		addr := was.Gateway[strings.Index(was.Gateway, "://")+3:]
+		s.Args = []string{"--gateway=" + addr}
+	}
+	nc, err := client.DialOrStart(ctx, dirs.Endpoint, opts, s)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	fmt.Fprintf(env.Stdout, "started the daemon (pid %d); its log is %s\n", nc.Init.ServerPID, filepath.Join(dirs.DataDir, "daemon.log"))
+	return nil
+}
+
+// runDaemonLogs prints the end of the background daemon's log
+// (<data dir>/daemon.log), and with -f follows it until interrupted.
+func runDaemonLogs(ctx context.Context, env Env, args []string) error {
+	var configDir string
+	fs := newFlags(env, "daemon logs", &configDir)
+	lines := fs.Int("n", 50, "how many lines of the end to print")
+	follow := fs.Bool("f", false, "keep printing what is written")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dirs.DataDir, "daemon.log")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return exitf(1, "no log at %s: a daemon started in the foreground logs to its terminal", path)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The last n lines, reading at most the last 1 MiB.
+	size, _ := f.Seek(0, io.SeekEnd)
+	from := max(size-1<<20, 0)
+	f.Seek(from, io.SeekStart)
+	var tail []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		tail = append(tail, sc.Text())
+		if len(tail) > *lines {
+			tail = tail[1:]
+		}
+	}
+	for _, l := range tail {
+		fmt.Fprintln(env.Stdout, l)
+	}
+	if !*follow {
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	pos, _ := f.Seek(0, io.SeekEnd)
+	buf := make([]byte, 64<<10)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Size() < pos { // rotated or truncated
+			pos = 0
+		}
+		f.Seek(pos, io.SeekStart)
+		for {
+			n, err := f.Read(buf)
+			env.Stdout.Write(buf[:n])
+			pos += int64(n)
+			if err != nil || n == 0 {
+				break
+			}
+		}
+	}
+}
