@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -46,7 +47,10 @@ func runDaemonStop(ctx context.Context, env Env, verb string, args []string) err
 	if err == nil {
 		was, err = c.Status(ctx)
 		if err == nil {
-			err = c.Shutdown(ctx)
+			// A connection closed by the stopping daemon is the stop too.
+			if err = c.Shutdown(ctx); errors.Is(err, jsonrpc.ErrClosed) {
+				err = nil
+			}
 		}
 		c.Close()
 		if err != nil {

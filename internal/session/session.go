@@ -646,16 +646,29 @@ func (s *Session) Compact(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	s.mu.Lock()
-	if s.running {
+	for s.running { // after the running turn (and those queued behind it)
+		done := s.turnDone
 		s.mu.Unlock()
-		return 0, fmt.Errorf("%w: a turn is running; compact after it", ErrBusy)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		s.mu.Lock()
 	}
-	s.running = true // no turn starts meanwhile
+	if s.closing {
+		s.mu.Unlock()
+		return 0, ErrNotFound
+	}
+	s.running = true // no turn starts meanwhile; others wait on done
+	done := make(chan struct{})
+	s.turnDone = done
 	h := s.history
 	s.mu.Unlock()
 	defer func() {
 		// A prompt that came meanwhile was queued: run it now.
 		s.mu.Lock()
+		close(done)
 		if len(s.pending) > 0 && !s.closing {
 			j := s.pending[0]
 			s.pending = s.pending[1:]
