@@ -138,6 +138,10 @@ func runChat(ctx context.Context, env Env, args []string) error {
 		}
 		*cwd = wd
 	}
+	var err error
+	if *cwd, err = absDir(*cwd); err != nil {
+		return err
+	}
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return err

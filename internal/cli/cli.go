@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
@@ -67,6 +68,13 @@ func init() {
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, env Env) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
+		args = []string{"version"}
+	}
+	// help CMD is CMD --help.
+	if len(args) > 1 && args[0] == "help" {
+		args = append(args[1:2:2], "--help")
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
@@ -124,6 +132,19 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return exitf(2, "")
 	}
 	return nil
+}
+
+// absDir makes a --cwd absolute against the current directory (the
+// daemon has its own).
+func absDir(dir string) (string, error) {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--cwd %s: %w", dir, err)
+	}
+	return abs, nil
 }
 
 func outputFormat(s string) error {

@@ -245,3 +245,30 @@ func TestDaemonLogsRestartStop(t *testing.T) {
 		t.Fatalf("stop again: %d %q", code, errb.String())
 	}
 }
+
+// Conventions: --version and -V, help CMD, a prompt of several words or
+// from stdin, a relative --cwd.
+func TestCLIConventions(t *testing.T) {
+	for _, v := range []string{"--version", "-V"} {
+		env, out, _, _ := testEnv(t, "")
+		if code := Main(context.Background(), []string{v}, env); code != 0 || !strings.HasPrefix(out.String(), "zeroclaw ") {
+			t.Fatalf("%s: %d %q", v, code, out.String())
+		}
+	}
+	env, _, errb, _ := testEnv(t, "")
+	if code := Main(context.Background(), []string{"help", "prompt"}, env); code != 0 || !strings.Contains(errb.String(), "usage: zeroclaw prompt") {
+		t.Fatalf("help prompt: %d %q", code, errb.String())
+	}
+	env, _, _, _ = testEnv(t, "")
+	startDaemon(t, env)
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	if code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", ".", "hello", "there", "world"); code != 0 || !strings.Contains(out, "echo: hello there world") {
+		t.Fatalf("words and a relative --cwd: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "from stdin\n", "prompt", "--no-start"); code != 0 || !strings.Contains(out, "echo: from stdin") {
+		t.Fatalf("stdin: %d %q %q", code, out, errs)
+	}
+}

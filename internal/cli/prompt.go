@@ -486,12 +486,16 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	if err := approveMode(*approve); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitf(2, "")
+	// The words are the prompt; none, with stdin not a terminal, reads it.
+	text := strings.Join(fs.Args(), " ")
+	if fs.NArg() == 0 {
+		if isTerminal(env.Stdin) {
+			fs.Usage()
+			return exitf(2, "")
+		}
+		text = "-"
 	}
 	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
-	text := fs.Arg(0)
 	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
 	if text == "-" {
 		b, err := io.ReadAll(env.Stdin)
@@ -499,6 +503,10 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		text = strings.TrimSuffix(string(b), "\n")
+		if strings.TrimSpace(text) == "" {
+			fs.Usage()
+			return exitf(2, "no prompt: give it as arguments, or on stdin")
+		}
 		// stdin is spent: nothing can be answered.
 		answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
 		caps = &protocol.ClientCapabilities{}
@@ -509,6 +517,10 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		*cwd = wd
+	}
+	var err error
+	if *cwd, err = absDir(*cwd); err != nil {
+		return err
 	}
 	cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-prompt", caps: caps,
 		events: make(chan event, 1024)}
