@@ -127,10 +127,9 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 			return nil, err
 		}
 		return later(func(ctx context.Context) (any, error) { return b.newSession(ctx, p.Cwd, servers) })
-	case "session/load":
+	case "session/load", "session/resume":
 		var p struct {
 			SessionID  string      `json:"sessionId"`
-			Cwd        string      `json:"cwd"`
 			McpServers []mcpServer `json:"mcpServers"`
 			// A client that saw events before (each update carries its seq
 			// in _meta.zeroclaw.seq) may ask for only those after it.
@@ -143,12 +142,14 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		since := max(p.Meta.Zeroclaw.SinceSeq, 0)
 		servers, err := mcpSpecs(p.McpServers)
 		if err != nil {
 			return nil, err
 		}
-		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, p.Cwd, since, servers) })
+		// resume is load without the replay: the editor has the history.
+		replay := req.Method == "session/load"
+		since := max(p.Meta.Zeroclaw.SinceSeq, 0)
+		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, since, replay, servers) })
 	case "session/prompt":
 		var p struct {
 			SessionID string         `json:"sessionId"`
@@ -173,20 +174,6 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		return b.relay(req, protocol.MethodSessionClose, map[string]any{})
 	case "session/delete":
 		return b.relay(req, protocol.MethodSessionDelete, map[string]any{})
-	case "session/resume":
-		var p struct {
-			SessionID  string      `json:"sessionId"`
-			Cwd        string      `json:"cwd"`
-			McpServers []mcpServer `json:"mcpServers"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		servers, err := mcpSpecs(p.McpServers)
-		if err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) { return b.resume(ctx, p.SessionID, servers) })
 	case "session/set_config_option":
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -379,30 +366,9 @@ func (b *Bridge) info(d *client.Client, id string) {
 		"updatedAt": time.UnixMilli(s.UpdatedMs).UTC().Format(time.RFC3339)}})
 }
 
-// resume attaches to a stored session without replaying its history:
-// the editor has it; events from now on stream live.
-func (b *Bridge) resume(ctx context.Context, id string, servers []protocol.MCPServerSpec) (any, error) {
-	d, err := b.daemon(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var h protocol.SessionHistoryResult
-	if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, Limit: 1}, &h); err != nil {
-		return nil, acpError(err)
-	}
-	var ns protocol.SessionNewResult
-	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
-		return nil, acpError(err)
-	}
-	b.mu.Lock()
-	b.live[id] = true
-	b.mu.Unlock()
-	return b.opened(ctx, ns, false), nil
-}
-
-// load attaches to a stored session and replays its history as
-// session/update notifications before answering.
-func (b *Bridge) load(ctx context.Context, id, cwd string, since int64, servers []protocol.MCPServerSpec) (any, error) {
+// load attaches to a stored session and, with replay, replays its
+// history after since as session/update notifications before answering.
+func (b *Bridge) load(ctx context.Context, id string, since int64, replay bool, servers []protocol.MCPServerSpec) (any, error) {
 	d, err := b.daemon(ctx)
 	if err != nil {
 		return nil, err
@@ -417,7 +383,7 @@ func (b *Bridge) load(ctx context.Context, id, cwd string, since int64, servers 
 		return nil, acpError(err)
 	}
 	// Up to the attach point from the store; live from there on.
-	if ns.LastSeq > since {
+	if replay && ns.LastSeq > since {
 		_, err := d.Replay(ctx, id, since, ns.LastSeq, func(e json.RawMessage, _ *protocol.Update) error {
 			var ev event
 			json.Unmarshal(e, &ev)

@@ -380,14 +380,10 @@ func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string
 	w.WriteHeader(http.StatusOK)
 	s.rc.Flush()
 	if resume >= 0 {
-		var lastComplete json.RawMessage
-		_, err := c.Replay(ctx, id, resume, 0, func(ev json.RawMessage, u *protocol.Update) error {
+		_, err := c.Replay(ctx, id, resume, 0, func(ev json.RawMessage, _ *protocol.Update) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.update(ev)
-			if u.Type == protocol.EventTurnComplete {
-				lastComplete = ev
-			}
 			return s.err
 		})
 		s.mu.Lock()
@@ -412,7 +408,6 @@ func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string
 		case <-ctx.Done():
 			return
 		}
-		_ = lastComplete
 		s.mu.Lock()
 		s.event("result", 0, []byte(`{"sessionId":`+strconv.Quote(id)+`,"resumed":true}`))
 		s.mu.Unlock()

@@ -91,6 +91,9 @@ func (s *Set) Tools(ctx context.Context) []tool.Tool {
 	}
 	var wg sync.WaitGroup
 	for _, srv := range s.servers {
+		if srv.ready() { // the usual case, every turn: nothing to start
+			continue
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); srv.ensure(ctx) }()
 	}
@@ -130,11 +133,12 @@ type Server struct {
 	cfg  config.MCPServer
 	set  *Set
 
-	mu       sync.Mutex
-	state    string
-	err      error
-	cs       *mcp.ClientSession
-	list     []*mcp.Tool
+	mu    sync.Mutex
+	state string
+	err   error
+	cs    *mcp.ClientSession
+	list  []tool.Tool // its tools, made once a start
+
 	failures int
 	retryAt  time.Time
 	starting chan struct{} // closed when a start ends
@@ -180,7 +184,7 @@ func (srv *Server) ensure(ctx context.Context) {
 		srv.failLocked(fmt.Errorf("start: %w", err))
 		return
 	}
-	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, list, 0
+	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))
 	go func() {
 		err := cs.Wait()
@@ -281,11 +285,22 @@ func (srv *Server) session() *mcp.ClientSession {
 	return srv.cs
 }
 
+func (srv *Server) ready() bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.state == StateReady
+}
+
 func (srv *Server) tools() []tool.Tool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	out := make([]tool.Tool, 0, len(srv.list))
-	for _, t := range srv.list {
+	return srv.list
+}
+
+// wrap makes the server's tools what the agent calls.
+func (srv *Server) wrap(list []*mcp.Tool) []tool.Tool {
+	out := make([]tool.Tool, 0, len(list))
+	for _, t := range list {
 		schema, err := json.Marshal(t.InputSchema)
 		if err != nil || len(schema) == 0 || string(schema) == "null" {
 			schema = []byte(`{"type":"object"}`)

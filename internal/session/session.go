@@ -696,10 +696,7 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 		// The question must not overtake the events before it (its
 		// tool_call above all): once they are committed they are queued
 		// on the connection, and the question is queued behind them.
-		s.emitMu.Lock()
-		seq := s.seq
-		s.emitMu.Unlock()
-		if err := s.committed(ctx, seq); err != nil {
+		if err := s.caughtUp(ctx); err != nil {
 			return tool.Answer{}, err
 		}
 		var res protocol.ElicitationResult
@@ -713,6 +710,16 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 		}
 		return tool.Answer{Action: res.Action, Content: res.Content}, nil
 	}
+}
+
+// caughtUp waits until every event emitted so far is committed, and so
+// queued on the connections: a request to a client (a question, a file,
+// a command) must not overtake the events before it (its tool_call).
+func (s *Session) caughtUp(ctx context.Context) error {
+	s.emitMu.Lock()
+	seq := s.seq
+	s.emitMu.Unlock()
+	return s.committed(ctx, seq)
 }
 
 // ClientFS implements agent.Host: the file tools read and write through
@@ -730,16 +737,10 @@ func (s *Session) ClientFS() *tool.ClientFS {
 	if !read && !write {
 		return nil
 	}
-	caught := func(ctx context.Context) error {
-		s.emitMu.Lock()
-		seq := s.seq
-		s.emitMu.Unlock()
-		return s.committed(ctx, seq)
-	}
 	fs := &tool.ClientFS{}
 	if read {
 		fs.Read = func(ctx context.Context, path string) (string, error) {
-			if err := caught(ctx); err != nil {
+			if err := s.caughtUp(ctx); err != nil {
 				return "", err
 			}
 			var r protocol.FSReadResult
@@ -749,7 +750,7 @@ func (s *Session) ClientFS() *tool.ClientFS {
 	}
 	if write {
 		fs.Write = func(ctx context.Context, path, content string) error {
-			if err := caught(ctx); err != nil {
+			if err := s.caughtUp(ctx); err != nil {
 				return err
 			}
 			return c.conn.Call(ctx, protocol.MethodFSWriteTextFile, protocol.FSWriteParams{SessionID: s.id, Path: path, Content: content}, nil)
@@ -769,10 +770,7 @@ func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool
 		return nil
 	}
 	return func(ctx context.Context, r tool.TerminalRun) (tool.TerminalOutcome, error) {
-		s.emitMu.Lock()
-		seq := s.seq
-		s.emitMu.Unlock()
-		if err := s.committed(ctx, seq); err != nil {
+		if err := s.caughtUp(ctx); err != nil {
 			return tool.TerminalOutcome{}, err
 		}
 		id := "run_" + randomHex(6)
