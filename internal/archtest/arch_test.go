@@ -29,6 +29,7 @@ var forbidden = map[string][]string{
 	"daemon":       {"cli", "client", "acp"},
 	"gateway":      {"daemon", "cli"},
 	"instructions": {"*"},
+	"mdterm":       {"*"},
 	"mcptools":     {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "provider", "acp", "gateway", "transport"},
 	"pairing":      {"agent", "session", "rpc", "jsonrpc", "daemon", "cli", "client", "acp", "gateway", "provider", "tool", "transport"},
 }

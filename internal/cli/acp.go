@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zeroclaw/zeroclaw/internal/acp"
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
@@ -27,33 +29,40 @@ func (s stdio) Close() error {
 	return nil
 }
 
-func runACP(ctx context.Context, env Env, args []string) error {
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		if args[0] == "status" {
-			return runACPStatus(env, args[1:])
-		}
-		// An unknown word: the error envelope of the seed under json.
-		jsonOut := false
-		for i, a := range args {
-			if a == "--output-format=json" || (a == "--output-format" && i+1 < len(args) && args[i+1] == "json") {
-				jsonOut = true
-			}
-		}
-		msg := fmt.Sprintf("unknown acp subcommand %q (try: zeroclaw acp, zeroclaw acp status)", args[0])
-		if jsonOut {
-			b, _ := json.Marshal(map[string]any{"type": "error", "kind": "unsupported_acp_invocation", "exit_code": 1, "message": msg})
-			fmt.Fprintln(env.Stderr, string(b))
-			return exitf(1, "")
-		}
-		return exitf(1, "%s", msg)
-	}
-	var configDir string
-	fs := newFlags(env, "acp", &configDir)
+func acpCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "acp", Short: "serve the Agent Client Protocol on stdio (for editors such as Zed)",
+		Long: `zeroclaw acp speaks the Agent Client Protocol on stdin/stdout: set it as
+the agent command of your editor. It bridges to the daemon (starting one
+when none answers); sessions outlive the editor.`}
+	fs := c.Flags()
 	agentAlias := fs.String("agent", "default", "agent alias from the config")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+	// An unknown word: the error envelope of the seed under json.
+	jsonOut := fs.String("output-format", "text", "text or json (of errors)")
+	fs.MarkHidden("output-format")
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		if len(args) > 0 {
+			msg := fmt.Sprintf("unknown acp subcommand %q (try: zeroclaw acp, zeroclaw acp status)", args[0])
+			if *jsonOut == "json" {
+				b, _ := json.Marshal(map[string]any{"type": "error", "kind": "unsupported_acp_invocation", "exit_code": 1, "message": msg})
+				fmt.Fprintln(env.Stderr, string(b))
+				return exitf(1, "")
+			}
+			return exitf(1, "%s", msg)
+		}
+		return runACP(ctx, env, g.configDir, *agentAlias, *noStart)
+	})
+	st := &cobra.Command{Use: "status", Short: "say whether and how ACP is served", Args: noArgs}
+	format := st.Flags().String("output-format", "text", "text or json")
+	st.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		return runACPStatus(env, g.configDir, *format)
+	})
+	c.AddCommand(st)
+	return c
+}
+
+func runACP(ctx context.Context, env Env, configDir, agentAliasValue string, noStartValue bool) error {
+	agentAlias, noStart := &agentAliasValue, &noStartValue
 	log := newLogger(env.Stderr, env.Getenv)
 	dial := func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -69,13 +78,8 @@ func runACP(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-func runACPStatus(env Env, args []string) error {
-	var configDir string
-	fs := newFlags(env, "acp status", &configDir)
-	format := fs.String("output-format", "text", "text or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+func runACPStatus(env Env, configDir, formatValue string) error {
+	format := &formatValue
 	if err := outputFormat(*format); err != nil {
 		return err
 	}

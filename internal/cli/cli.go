@@ -4,7 +4,8 @@ package cli
 
 import (
 	"context"
-	"flag"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,7 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 )
 
 // Version is the zeroclaw version; release builds set it with -ldflags.
@@ -44,94 +48,152 @@ func exitf(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, env Env, args []string) error
+// globals are the flags every command takes, and the command's Env.
+type globals struct {
+	env       Env
+	configDir string
+	// ran is set once a command's own code starts: an error before it is
+	// a usage error (exit 2), after it the command's.
+	ran bool
 }
 
-var commands []command
-
-func init() {
-	commands = []command{
-		{"chat", "talk with an agent interactively", runChat},
-		{"prompt", "run one agent turn and stream the reply", runPrompt},
-		{"sessions", "list, show or delete sessions", runSessions},
-		{"models", "list the models the agent's provider offers", runModels},
-		{"acp", "serve the Agent Client Protocol on stdio (for editors such as Zed)", runACP},
-		{"daemon", "run the daemon in the foreground", runDaemon},
-		{"status", "print the running daemon's status", runStatus},
-		{"gateway", "pair a browser or script with the gateway; list or revoke tokens", runGateway},
-		{"rpc", "send NDJSON from stdin to the daemon and print every frame it sends", runRPC},
-		{"version", "print the version", runVersion},
+// newRoot builds the command tree. Commands are built per Main call, so
+// tests run them in-process without shared flag state.
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "zeroclaw",
+		Short: "a local AI-agent daemon and its clients",
+		Long: `zeroclaw runs agent sessions in a local daemon (started on demand) and talks
+to it from the terminal, editors (ACP), browsers (the gateway) and scripts.`,
+		Version:           Version,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
+	root.SetVersionTemplate("zeroclaw {{.Version}}\n")
+	root.Flags().BoolP("version", "V", false, "print the version")
+	root.PersistentFlags().StringVar(&g.configDir, "config-dir", "", "config directory (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(c, "%s", err.Error()) })
+	root.AddGroup(&cobra.Group{ID: "agent", Title: "Talking to an agent:"}, &cobra.Group{ID: "admin", Title: "Running and configuring:"})
+	for _, c := range []*cobra.Command{chatCmd(g), promptCmd(g), sessionsCmd(g), modelsCmd(g), acpCmd(g)} {
+		c.GroupID = "agent"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), versionCmd(g)} {
+		c.GroupID = "admin"
+		root.AddCommand(c)
+	}
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
+	// Every command's own code starts by marking g.ran (see run).
+	return root
+}
+
+// run adapts a command body to cobra: it marks the start of the
+// command's own code (errors before are usage errors).
+func run(g *globals, f func(ctx context.Context, env Env, args []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		g.ran = true
+		return f(c.Context(), g.env, args)
+	}
+}
+
+// usageError is a mistake in the command line: exit 2, with a hint.
+type usageError struct {
+	cmd *cobra.Command
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(c *cobra.Command, format string, args ...any) error {
+	return &usageError{cmd: c, msg: fmt.Sprintf(format, args...)}
 }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
-		args = []string{"version"}
-	}
-	// help CMD is CMD --help.
-	if len(args) > 1 && args[0] == "help" {
-		args = append(args[1:2:2], "--help")
-	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(env.Stdout)
-		if len(args) == 0 {
-			return 2
-		}
+	g := &globals{env: env}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	c, err := root.ExecuteContextC(ctx)
+	if err == nil {
 		return 0
 	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			err := c.run(ctx, env, args[1:])
-			if err == nil {
-				return 0
+	name := "zeroclaw"
+	if c != nil {
+		name = c.CommandPath()
+	}
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case errors.As(err, &ue):
+		if ue.cmd != nil {
+			name = ue.cmd.CommandPath()
+		}
+		if ue.msg != "" {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, ue.msg)
+		}
+		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", name)
+		return 2
+	case !g.ran:
+		// cobra's own: an unknown command, flag or argument count.
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, err)
+		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", name)
+		return 2
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, ee.msg)
+			if ee.code == 2 {
+				fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", name)
 			}
-			if err == flag.ErrHelp {
-				return 0
+		}
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n", name, humanError(err))
+	return 1
+}
+
+// humanError is err for a person: a daemon's JSON-RPC error shows its
+// message and, where it has one, its reason, never the wire code.
+func humanError(err error) string {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return err.Error()
+	}
+	msg := strings.Replace(err.Error(), je.Error(), je.Message, 1)
+	var data struct {
+		Reason string `json:"reason"`
+		Hint   string `json:"hint"`
+	}
+	if json.Unmarshal(je.Data, &data) == nil {
+		for _, extra := range []string{data.Reason, data.Hint} {
+			if extra != "" && !strings.Contains(msg, extra) {
+				msg += " (" + extra + ")"
 			}
-			code := 1
-			if e, ok := err.(*exitError); ok {
-				code = e.code
-			}
-			if msg := err.Error(); msg != "" {
-				fmt.Fprintf(env.Stderr, "zeroclaw %s: %s\n", c.name, msg)
-			}
-			return code
 		}
 	}
-	fmt.Fprintf(env.Stderr, "zeroclaw: unknown command %q\n\n", args[0])
-	usage(env.Stderr)
-	return 2
+	return msg
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: zeroclaw <command> [flags]\n\ncommands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'zeroclaw <command> -h' for a command's flags.")
-}
-
-// newFlags returns a FlagSet that reports to env.Stderr and knows the
-// shared --config-dir flag.
-func newFlags(env Env, name string, configDir *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("zeroclaw "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.StringVar(configDir, "config-dir", "", "config directory (default $ZEROCLAW_CONFIG_DIR or ~/.zeroclaw)")
-	return fs
-}
-
-// parse parses flags, turning usage errors into exit code 2.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return exitf(2, "")
+// noArgs refuses positional arguments with a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr(c, "unexpected argument %q", args[0])
 	}
 	return nil
+}
+
+// exactArgs wants n positional arguments, named what in the message.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr(c, "want %s", what)
+		}
+		return nil
+	}
 }
 
 // absDir makes a --cwd absolute against the current directory (the
@@ -167,7 +229,10 @@ func resolve(env Env, configDir string) (config.Dirs, error) {
 	return config.ResolveDirs(configDir, env.Getenv)
 }
 
-func runVersion(ctx context.Context, env Env, args []string) error {
-	fmt.Fprintf(env.Stdout, "zeroclaw %s\n", Version)
-	return nil
+func versionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{Use: "version", Short: "print the version", Args: noArgs,
+		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			fmt.Fprintf(env.Stdout, "zeroclaw %s\n", Version)
+			return nil
+		})}
 }

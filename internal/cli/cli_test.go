@@ -255,11 +255,40 @@ func TestCLIConventions(t *testing.T) {
 			t.Fatalf("%s: %d %q", v, code, out.String())
 		}
 	}
-	env, _, errb, _ := testEnv(t, "")
-	if code := Main(context.Background(), []string{"help", "prompt"}, env); code != 0 || !strings.Contains(errb.String(), "usage: zeroclaw prompt") {
-		t.Fatalf("help prompt: %d %q", code, errb.String())
+	// Help is on stdout with exit 0, however asked for.
+	for _, args := range [][]string{{"help", "prompt"}, {"prompt", "--help"}, {"prompt", "-h"}, {"help", "daemon", "reload"}, {}} {
+		env, out, errb, _ := testEnv(t, "")
+		if code := Main(context.Background(), args, env); code != 0 || !strings.Contains(out.String(), "Usage:") || errb.Len() != 0 {
+			t.Fatalf("%q: %d %q %q", args, code, out.String(), errb.String())
+		}
 	}
-	env, _, _, _ = testEnv(t, "")
+	// Usage mistakes: exit 2, on stderr, with a one-line hint.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"prompt", "--bogus", "x"}, "unknown flag: --bogus"},
+		{[]string{"sessions", "show"}, "want one session id"},
+		{[]string{"status", "extra"}, `unexpected argument "extra"`},
+		{[]string{"prompt", "hi", "--output-format", "yaml"}, "must be text, json or ndjson"},
+		{[]string{"daemon", "logs", "-n", "many"}, "invalid argument"},
+	} {
+		env, out, errb, _ := testEnv(t, "")
+		code := Main(context.Background(), c.args, env)
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if code != 2 || out.Len() != 0 || !strings.Contains(lines[0], c.want) || len(lines) != 2 || !strings.HasPrefix(lines[1], "Run '") {
+			t.Fatalf("%q: %d out %q err %q", c.args, code, out.String(), errb.String())
+		}
+	}
+	// Shell completion.
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		env, out, _, _ := testEnv(t, "")
+		if code := Main(context.Background(), []string{"completion", sh}, env); code != 0 || !strings.Contains(out.String(), "zeroclaw") {
+			t.Fatalf("completion %s: %d %.200q", sh, code, out.String())
+		}
+	}
+	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
 	dir := t.TempDir()
 	wd, _ := os.Getwd()
@@ -270,5 +299,14 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if code, out, errs := runCLI(t, env, "from stdin\n", "prompt", "--no-start"); code != 0 || !strings.Contains(out, "echo: from stdin") {
 		t.Fatalf("stdin: %d %q %q", code, out, errs)
+	}
+	// Flags after the words.
+	if code, out, errs := runCLI(t, env, "", "prompt", "hi", "--no-start", "--output-format", "json"); code != 0 || !strings.Contains(out, `"stopReason": "end_turn"`) {
+		t.Fatalf("flags after the prompt: %d %q %q", code, out, errs)
+	}
+	// A daemon's error reads as a sentence, never as a wire code.
+	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--agent", "nope", "hi")
+	if code != 1 || out != "" || !strings.Contains(errs, `unknown agent "nope"`) || strings.Contains(errs, "-326") || strings.Contains(errs, "jsonrpc") {
+		t.Fatalf("daemon error: %d %q %q", code, out, errs)
 	}
 }

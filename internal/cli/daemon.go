@@ -2,37 +2,41 @@ package cli
 
 import (
 	"context"
+	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
 )
 
-func runDaemon(ctx context.Context, env Env, args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "stop", "restart":
-			return runDaemonStop(ctx, env, args[0], args[1:])
-		case "logs":
-			return runDaemonLogs(ctx, env, args[1:])
-		}
-	}
-	var configDir string
-	fs := newFlags(env, "daemon", &configDir)
+func daemonCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "daemon [--ephemeral] [--gateway[=ADDR]]", Short: "run the daemon in the foreground; stop, restart, reload it, or read its log",
+		Long: `zeroclaw daemon runs the daemon in the foreground, logging to stderr.
+Clients start one in the background when none answers (logging to
+<data dir>/daemon.log); the subcommands manage whichever is running.`}
+	fs := c.Flags()
 	ephemeral := fs.Bool("ephemeral", false, "exit 1s after the last client disconnects")
 	var gw gatewayFlag
-	fs.Var(&gw, "gateway", "also serve the HTTP/WebSocket gateway, on ADDR if given (--gateway or --gateway=ADDR; default [gateway] listen, 127.0.0.1:42617)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+	fs.Var(&gw, "gateway", "also serve the HTTP/WebSocket gateway, on ADDR if given (default [gateway] listen, 127.0.0.1:42617)")
+	fs.Lookup("gateway").NoOptDefVal = "true"
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		return runDaemon(ctx, env, g.configDir, *ephemeral, gw, args)
+	})
+	c.AddCommand(daemonStopCmd(g, "stop"), daemonStopCmd(g, "restart"), daemonReloadCmd(g), daemonLogsCmd(g))
+	return c
+}
+
+func runDaemon(ctx context.Context, env Env, configDir string, ephemeral bool, gw gatewayFlag, args []string) error {
 	// --gateway ADDR (a space, not =): the address is left as the one
 	// positional argument.
-	if rest := fs.Args(); len(rest) > 0 {
-		if !gw.set || gw.addr != "" || len(rest) > 1 {
-			return exitf(2, "unexpected argument %q", rest[0])
+	if len(args) > 0 {
+		if !gw.set || gw.addr != "" || len(args) > 1 {
+			return exitf(2, "unexpected argument %q", args[0])
 		}
-		gw.addr = rest[0]
+		gw.addr = args[0]
 	}
 	// Signals first, before any slow start-up, so a SIGTERM during start-up
 	// is a graceful stop too.
@@ -42,22 +46,50 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(dirs.ConfigFile(), env.Getenv)
+	// The flags apply again to every reload.
+	load := func() (*config.Config, error) {
+		cfg, err := config.Load(dirs.ConfigFile(), env.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if gw.set {
+			cfg.Gateway.Enabled = true
+			if gw.addr != "" {
+				cfg.Gateway.Listen = gw.addr
+			}
+			if err := cfg.Gateway.Check(); err != nil {
+				return nil, err
+			}
+		}
+		return cfg, nil
+	}
+	cfg, err := load()
 	if err != nil {
 		return err
 	}
-	if gw.set {
-		cfg.Gateway.Enabled = true
-		if gw.addr != "" {
-			cfg.Gateway.Listen = gw.addr
+	// SIGHUP reloads the config.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reload := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				select {
+				case reload <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
-		if err := cfg.Gateway.Check(); err != nil {
-			return err
-		}
-	}
+	}()
 	log := newLogger(env.Stderr, env.Getenv)
 	return daemon.Run(ctx, daemon.Options{
-		Version: Version, Dirs: dirs, Config: cfg, Ephemeral: *ephemeral, Logger: log,
+		Version: Version, Dirs: dirs, Config: cfg, Ephemeral: ephemeral, Logger: log,
+		LoadConfig: load, Reload: reload,
 	})
 }
 
@@ -67,8 +99,8 @@ type gatewayFlag struct {
 	addr string
 }
 
-func (g *gatewayFlag) String() string   { return g.addr }
-func (g *gatewayFlag) IsBoolFlag() bool { return true }
+func (g *gatewayFlag) String() string { return g.addr }
+func (g *gatewayFlag) Type() string   { return "ADDR" }
 func (g *gatewayFlag) Set(v string) error {
 	g.set = true
 	switch v {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -23,15 +25,18 @@ import (
 // socket is gone); restart starts it again as it was (ephemeral or not,
 // with its gateway's address), in the background, logging to
 // <data dir>/daemon.log.
-func runDaemonStop(ctx context.Context, env Env, verb string, args []string) error {
-	var configDir string
-	fs := newFlags(env, "daemon "+verb, &configDir)
-	if err := parse(fs, args); err != nil {
-		return err
+func daemonStopCmd(g *globals, verb string) *cobra.Command {
+	short := "stop the running daemon"
+	if verb == "restart" {
+		short = "stop the running daemon and start it again as it was (in the background)"
 	}
-	if fs.NArg() > 0 {
-		return exitf(2, "unexpected argument %q", fs.Arg(0))
-	}
+	return &cobra.Command{Use: verb, Short: short, Args: noArgs,
+		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			return runDaemonStop(ctx, env, g.configDir, verb)
+		})}
+}
+
+func runDaemonStop(ctx context.Context, env Env, configDir, verb string) error {
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return err
@@ -90,14 +95,18 @@ func runDaemonStop(ctx context.Context, env Env, verb string, args []string) err
 
 // runDaemonLogs prints the end of the background daemon's log
 // (<data dir>/daemon.log), and with -f follows it until interrupted.
-func runDaemonLogs(ctx context.Context, env Env, args []string) error {
-	var configDir string
-	fs := newFlags(env, "daemon logs", &configDir)
-	lines := fs.Int("n", 50, "how many lines of the end to print")
-	follow := fs.Bool("f", false, "keep printing what is written")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+func daemonLogsCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "logs", Short: "print the end of the background daemon's log", Args: noArgs}
+	lines := c.Flags().IntP("lines", "n", 50, "how many lines of the end to print")
+	follow := c.Flags().BoolP("follow", "f", false, "keep printing what is written")
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		return runDaemonLogs(ctx, env, g.configDir, *lines, *follow)
+	})
+	return c
+}
+
+func runDaemonLogs(ctx context.Context, env Env, configDir string, linesValue int, followValue bool) error {
+	lines, follow := &linesValue, &followValue
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return err

@@ -5,40 +5,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// runGateway manages the gateway's credentials through the running
+// gatewayCmd manages the gateway's credentials through the running
 // daemon: pair (a one-time code), tokens (list), revoke ID.
-func runGateway(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || (args[0] != "pair" && args[0] != "tokens" && args[0] != "revoke") {
-		fmt.Fprintln(env.Stderr, "usage: zeroclaw gateway pair | tokens | revoke TOKEN_ID  [--output-format json] [--config-dir DIR]")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return nil
-		}
-		return exitf(2, "")
+func gatewayCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "gateway", Short: "pair a browser or script with the gateway; list or revoke tokens", Args: noArgs}
+	var format string
+	c.PersistentFlags().StringVar(&format, "output-format", "text", "text or json")
+	sub := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
+		verb, _, _ := strings.Cut(use, " ")
+		return &cobra.Command{Use: use, Short: short, Args: args,
+			RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+				id := ""
+				if len(args) > 0 {
+					id = args[0]
+				}
+				return runGateway(ctx, env, g.configDir, verb, id, format)
+			})}
 	}
-	sub := args[0]
-	var configDir string
-	fs := newFlags(env, "gateway "+sub, &configDir)
-	format := fs.String("output-format", "text", "text or json")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
+	c.AddCommand(
+		sub("pair", "print a one-time pairing code for a browser or script", noArgs),
+		sub("tokens", "list the tokens paired so far", noArgs),
+		sub("revoke TOKEN_ID", "revoke a token and close its connections", exactArgs(1, "one token id (see zeroclaw gateway tokens)")),
+	)
+	return c
+}
+
+func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue string) error {
+	format := &formatValue
 	if err := outputFormat(*format); err != nil {
 		return err
-	}
-	var id string
-	switch {
-	case sub == "revoke" && fs.NArg() == 1:
-		id = fs.Arg(0)
-	case sub == "revoke":
-		return exitf(2, "revoke takes one token id (see zeroclaw gateway tokens)")
-	case fs.NArg() > 0:
-		return exitf(2, "unexpected argument %q", fs.Arg(0))
 	}
 	dirs, err := resolve(env, configDir)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -461,9 +463,17 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 	return res, nil
 }
 
-func runPrompt(ctx context.Context, env Env, args []string) error {
-	var configDir string
-	fs := newFlags(env, "prompt", &configDir)
+func promptCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "prompt [flags] [text...]", Short: "run one agent turn and stream the reply", Args: cobra.ArbitraryArgs, Long: `Run one agent turn and stream the reply to stdout (notes go to stderr).
+The words are the prompt; with none (or -), and stdin not a terminal, stdin
+is. Put -- before a prompt that starts with a dash.
+
+Exit codes: 0 done, 1 the turn failed, 2 usage, 3 the turn used all its
+model calls, 4 the model refused, 130 cancelled.`,
+		Example: `  zeroclaw prompt explain this repository
+  git diff | zeroclaw prompt --output-format json
+  zeroclaw prompt --approve all --session my-task "run the tests"`}
+	fs := c.Flags()
 	agentAlias := fs.String("agent", "default", "agent alias from the config")
 	sessionID := fs.String("session", "", "session id to resume or create")
 	cwd := fs.String("cwd", "", "working directory of a new session (default: the current one)")
@@ -471,94 +481,89 @@ func runPrompt(ctx context.Context, env Env, args []string) error {
 	format := fs.String("output-format", "text", "text, json or ndjson")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
 	model := fs.String("model", "", "the model for this session (kept with it; see zeroclaw models)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, `usage: zeroclaw prompt [flags] "text" (or - to read the prompt from stdin)`)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	switch *format {
-	case "text", "json", "ndjson":
-	default:
-		return exitf(2, "--output-format %q: must be text, json or ndjson", *format)
-	}
-	if err := approveMode(*approve); err != nil {
-		return err
-	}
-	// The words are the prompt; none, with stdin not a terminal, reads it.
-	text := strings.Join(fs.Args(), " ")
-	if fs.NArg() == 0 {
-		if isTerminal(env.Stdin) {
-			fs.Usage()
-			return exitf(2, "")
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		configDir := g.configDir
+		switch *format {
+		case "text", "json", "ndjson":
+		default:
+			return exitf(2, "--output-format %q: must be text, json or ndjson", *format)
 		}
-		text = "-"
-	}
-	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
-	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
-	if text == "-" {
-		b, err := io.ReadAll(env.Stdin)
+		if err := approveMode(*approve); err != nil {
+			return err
+		}
+		// The words are the prompt; none, with stdin not a terminal, reads it.
+		text := strings.Join(args, " ")
+		if len(args) == 0 {
+			if isTerminal(env.Stdin) {
+				return exitf(2, "no prompt: give it as words, with - to read stdin, or pipe it in")
+			}
+			text = "-"
+		}
+		var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
+		caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
+		if text == "-" {
+			b, err := io.ReadAll(env.Stdin)
+			if err != nil {
+				return err
+			}
+			text = strings.TrimSuffix(string(b), "\n")
+			if strings.TrimSpace(text) == "" {
+				return exitf(2, "no prompt: give it as words, or on stdin")
+			}
+			// stdin is spent: nothing can be answered.
+			answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
+			caps = &protocol.ClientCapabilities{}
+		}
+		if *cwd == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			*cwd = wd
+		}
+		var err error
+		if *cwd, err = absDir(*cwd); err != nil {
+			return err
+		}
+		cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-prompt", caps: caps,
+			events: make(chan event, 1024)}
+		cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers}
+		c, err := cv.dial(ctx, "")
 		if err != nil {
 			return err
 		}
-		text = strings.TrimSuffix(string(b), "\n")
-		if strings.TrimSpace(text) == "" {
-			fs.Usage()
-			return exitf(2, "no prompt: give it as arguments, or on stdin")
+		cv.c = c
+		defer func() { cv.c.Close() }()
+		if _, err := cv.open(ctx, protocol.SessionNewParams{
+			AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}); err != nil {
+			return err
 		}
-		// stdin is spent: nothing can be answered.
-		answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
-		caps = &protocol.ClientCapabilities{}
-	}
-	if *cwd == "" {
-		wd, err := os.Getwd()
+		if *model != "" {
+			if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: model}, nil); err != nil {
+				return fmt.Errorf("--model: %w", err)
+			}
+		}
+		sigs := make(chan os.Signal, 2)
+		signal.Notify(sigs, syscall.SIGINT)
+		defer signal.Stop(sigs)
+		res, err := cv.turn(ctx, text, sigs)
 		if err != nil {
 			return err
 		}
-		*cwd = wd
-	}
-	var err error
-	if *cwd, err = absDir(*cwd); err != nil {
-		return err
-	}
-	cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-prompt", caps: caps,
-		events: make(chan event, 1024)}
-	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers}
-	c, err := cv.dial(ctx, "")
-	if err != nil {
-		return err
-	}
-	cv.c = c
-	defer func() { cv.c.Close() }()
-	if _, err := cv.open(ctx, protocol.SessionNewParams{
-		AgentAlias: *agentAlias, Cwd: *cwd, SessionID: *sessionID, Mode: "code", KeepSiblings: true}); err != nil {
-		return err
-	}
-	if *model != "" {
-		if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: model}, nil); err != nil {
-			return fmt.Errorf("--model: %w", err)
+		switch *format {
+		case "json":
+			b, _ := json.MarshalIndent(res, "", "  ")
+			fmt.Fprintln(env.Stdout, string(b))
+		case "ndjson":
+			b, _ := json.Marshal(struct {
+				Type string `json:"type"`
+				protocol.SessionPromptResult
+			}{"prompt_result", res})
+			fmt.Fprintln(env.Stdout, string(b))
 		}
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	res, err := cv.turn(ctx, text, sigs)
-	if err != nil {
-		return err
-	}
-	switch *format {
-	case "json":
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintln(env.Stdout, string(b))
-	case "ndjson":
-		b, _ := json.Marshal(struct {
-			Type string `json:"type"`
-			protocol.SessionPromptResult
-		}{"prompt_result", res})
-		fmt.Fprintln(env.Stdout, string(b))
-	}
-	return exitFor(res, *format == "text", env.Stderr)
+		return exitFor(res, *format == "text", env.Stderr)
+	})
+	return c
 }
 
 func approveMode(s string) error {

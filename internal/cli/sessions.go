@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -24,31 +27,41 @@ func compactJSON(raw json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-func runSessions(ctx context.Context, env Env, args []string) error {
-	var configDir string
-	fs := newFlags(env, "sessions", &configDir)
-	format := fs.String("output-format", "text", "text or json")
-	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: zeroclaw sessions list | show ID | delete ID [flags]")
-		fs.PrintDefaults()
+// sessionsCmd lists, shows and deletes sessions.
+func sessionsCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "sessions", Short: "list, show or delete sessions", Args: noArgs}
+	var o sessionsOptions
+	pf := c.PersistentFlags()
+	pf.StringVar(&o.format, "output-format", "text", "text or json")
+	pf.BoolVar(&o.noStart, "no-start", false, "do not start a daemon when none is running")
+	sub := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
+		verb, _, _ := strings.Cut(use, " ")
+		return &cobra.Command{Use: use, Short: short, Args: args,
+			RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+				return runSessions(ctx, env, g.configDir, o, verb, args)
+			})}
 	}
-	if len(args) == 0 {
-		fs.Usage()
-		return exitf(2, "")
-	}
-	verb, rest := args[0], args[1:]
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
+	c.AddCommand(
+		sub("list", "list every session, most recent first", noArgs),
+		sub("show ID", "print a session's history", exactArgs(1, "one session id")),
+		sub("delete ID", "delete a session and its history", exactArgs(1, "one session id")),
+	)
+	// sessions alone lists.
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		return runSessions(ctx, env, g.configDir, o, "list", args)
+	})
+	return c
+}
+
+type sessionsOptions struct {
+	format  string
+	noStart bool
+}
+
+func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptions, verb string, args []string) error {
+	format, noStart := &o.format, &o.noStart
 	if err := outputFormat(*format); err != nil {
 		return err
-	}
-	want := map[string]int{"list": 0, "show": 1, "delete": 1}
-	n, ok := want[verb]
-	if !ok || fs.NArg() != n {
-		fs.Usage()
-		return exitf(2, "")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -94,7 +107,7 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 				time.UnixMilli(s.UpdatedMs).Format("2006-01-02 15:04"), s.State, s.Mode, live, s.LastSeq, s.Title)
 		}
 	case "show":
-		id := fs.Arg(0)
+		id := args[0]
 		// Streamed as replayed: a session of a million events or of
 		// multi-MiB tool outputs shows in bounded memory.
 		r := &renderer{out: env.Stdout, errw: env.Stdout, format: "text", sessionID: id}
@@ -134,7 +147,7 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 		r.endLine()
 	case "delete":
 		var d protocol.SessionDeleteResult
-		if err := c.Call(ctx, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: fs.Arg(0)}, &d); err != nil {
+		if err := c.Call(ctx, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: args[0]}, &d); err != nil {
 			return err
 		}
 		if *format == "json" {

@@ -7,80 +7,83 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-func runStatus(ctx context.Context, env Env, args []string) error {
-	var configDir string
-	fs := newFlags(env, "status", &configDir)
+func statusCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "status", Short: "print the running daemon's status", Args: noArgs}
+	fs := c.Flags()
 	format := fs.String("output-format", "text", "text or json")
 	start := fs.Bool("start", false, "start an ephemeral daemon when none is running")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := outputFormat(*format); err != nil {
-		return err
-	}
-	dirs, err := resolve(env, configDir)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	opts := client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-status", Version: Version}}
-	var c *client.Client
-	if *start {
-		c, err = client.DialOrStart(ctx, dirs.Endpoint, opts, client.StartOptions{
-			ConfigDir: dirs.ConfigDir, DataDir: dirs.DataDir, Env: env.Environ})
-	} else {
-		c, err = client.Dial(ctx, dirs.Endpoint, opts)
-	}
-	if errors.Is(err, client.ErrNoDaemon) {
-		return fmt.Errorf("%w; start one with 'zeroclaw daemon' (or pass --start)", err)
-	}
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	st, err := c.Status(ctx)
-	if err != nil {
-		return err
-	}
-	if *format == "json" {
-		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(env.Stdout, string(b))
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		configDir := g.configDir
+		if err := outputFormat(*format); err != nil {
+			return err
+		}
+		dirs, err := resolve(env, configDir)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		opts := client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-status", Version: Version}}
+		var c *client.Client
+		if *start {
+			c, err = client.DialOrStart(ctx, dirs.Endpoint, opts, client.StartOptions{
+				ConfigDir: dirs.ConfigDir, DataDir: dirs.DataDir, Env: env.Environ})
+		} else {
+			c, err = client.Dial(ctx, dirs.Endpoint, opts)
+		}
+		if errors.Is(err, client.ErrNoDaemon) {
+			return fmt.Errorf("%w; start one with 'zeroclaw daemon' (or pass --start)", err)
+		}
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		st, err := c.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			b, _ := json.MarshalIndent(st, "", "  ")
+			fmt.Fprintln(env.Stdout, string(b))
+			return nil
+		}
+		w := env.Stdout
+		fmt.Fprintf(w, "zeroclaw daemon %s (protocol %d), pid %d, up %s\n", st.ServerVersion, st.ProtocolVersion, st.PID,
+			(time.Duration(st.UptimeMs) * time.Millisecond).String())
+		fmt.Fprintf(w, "endpoint:   %s\n", st.Endpoint)
+		fmt.Fprintf(w, "config dir: %s\n", st.ConfigDir)
+		fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
+		mode := "persistent"
+		if st.Ephemeral {
+			mode = "ephemeral (exits 1s after the last client leaves)"
+		}
+		fmt.Fprintf(w, "mode:       %s\n", mode)
+		provider := st.Provider
+		if provider == "echo" {
+			provider += " (offline; no model configured)"
+		}
+		fmt.Fprintf(w, "provider:   %s\n", provider)
+		if st.Model != "" || st.ProviderURL != "" {
+			fmt.Fprintf(w, "model:      %s (%s)\n", st.Model, st.ProviderURL)
+		}
+		if st.Gateway != "" {
+			fmt.Fprintf(w, "gateway:    %s\n", st.Gateway)
+		}
+		for _, cw := range st.ConfigWarnings {
+			fmt.Fprintf(w, "warning:    %s\n", cw)
+		}
+		fmt.Fprintf(w, "clients:    %d\n", st.Clients)
+		fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
+		for _, s := range st.Sessions {
+			fmt.Fprintf(w, "  %s  %s  %s  %s  %d client(s)\n", s.SessionID, s.AgentAlias, s.Mode, s.State, s.Clients)
+		}
 		return nil
-	}
-	w := env.Stdout
-	fmt.Fprintf(w, "zeroclaw daemon %s (protocol %d), pid %d, up %s\n", st.ServerVersion, st.ProtocolVersion, st.PID,
-		(time.Duration(st.UptimeMs) * time.Millisecond).String())
-	fmt.Fprintf(w, "endpoint:   %s\n", st.Endpoint)
-	fmt.Fprintf(w, "config dir: %s\n", st.ConfigDir)
-	fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
-	mode := "persistent"
-	if st.Ephemeral {
-		mode = "ephemeral (exits 1s after the last client leaves)"
-	}
-	fmt.Fprintf(w, "mode:       %s\n", mode)
-	provider := st.Provider
-	if provider == "echo" {
-		provider += " (offline; no model configured)"
-	}
-	fmt.Fprintf(w, "provider:   %s\n", provider)
-	if st.Model != "" || st.ProviderURL != "" {
-		fmt.Fprintf(w, "model:      %s (%s)\n", st.Model, st.ProviderURL)
-	}
-	if st.Gateway != "" {
-		fmt.Fprintf(w, "gateway:    %s\n", st.Gateway)
-	}
-	for _, cw := range st.ConfigWarnings {
-		fmt.Fprintf(w, "warning:    %s\n", cw)
-	}
-	fmt.Fprintf(w, "clients:    %d\n", st.Clients)
-	fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
-	for _, s := range st.Sessions {
-		fmt.Fprintf(w, "  %s  %s  %s  %s  %d client(s)\n", s.SessionID, s.AgentAlias, s.Mode, s.State, s.Clients)
-	}
-	return nil
+	})
+	return c
 }

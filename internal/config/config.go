@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,6 +28,26 @@ type Config struct {
 
 	// Source is the file it was read from, "" for built-in defaults.
 	Source string `toml:"-"`
+	// Origins says where values came from, by key ("daemon.max_sessions",
+	// "providers.x"): "config.toml:12" for the file, a reason for a table
+	// chosen from the environment; a key absent here is a default (see
+	// Origin).
+	Origins map[string]string `toml:"-"`
+}
+
+// Origin says where the value of key came from: the file and line, the
+// environment, or "default".
+func (c *Config) Origin(key string) string {
+	if o, ok := c.Origins[key]; ok {
+		return o
+	}
+	for k := key; strings.Contains(k, "."); {
+		k = k[:strings.LastIndex(k, ".")]
+		if o, ok := c.Origins[k]; ok && !strings.Contains(o, ".toml:") {
+			return o
+		}
+	}
+	return "default"
 }
 
 // Daemon holds the [daemon] table.
@@ -208,6 +230,13 @@ func Default(getenv func(string) string) *Config {
 	}
 	c.Providers = map[string]Provider{p.Kind: p}
 	c.Agents = map[string]Agent{"default": defaultAgent(p.Kind)}
+	why := "default: no model configured (offline)"
+	if p.APIKeyEnv != "" {
+		why = "default: " + p.APIKeyEnv + " is set"
+	} else if p.BaseURL != "" {
+		why = "default: OLLAMA_HOST is set"
+	}
+	c.Origins = map[string]string{"providers." + p.Kind: why, "agents.default.provider": why}
 	return c
 }
 
@@ -227,7 +256,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Source: path}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -240,6 +269,9 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		key := und[0].String()
 		return nil, fmt.Errorf("%s:%d: unknown key %s", path, lineOf(string(text), und[0]), key)
 	}
+	for _, k := range md.Keys() {
+		c.Origins[k.String()] = fmt.Sprintf("%s:%d", filepath.Base(path), lineOf(string(text), k))
+	}
 	// An agents table given in the file replaces the built-in one. With no
 	// agents, the one provider the file configures is the default agent's
 	// (a file that names a provider means to use it); with none, the
@@ -247,6 +279,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if len(c.Agents) == 0 && len(c.Providers) == 1 {
 		for name := range c.Providers {
 			c.Agents = map[string]Agent{"default": defaultAgent(name)}
+			c.Origins["agents.default.provider"] = "default: the file's one provider"
 		}
 	}
 	if len(c.Agents) == 0 && len(c.Providers) > 1 {
@@ -254,12 +287,14 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	if len(c.Agents) == 0 {
 		c.Agents = def.Agents
+		c.Origins["agents.default.provider"] = def.Origins["agents.default.provider"]
 		for k, v := range def.Providers {
 			if c.Providers == nil {
 				c.Providers = map[string]Provider{}
 			}
 			if _, ok := c.Providers[k]; !ok {
 				c.Providers[k] = v
+				c.Origins["providers."+k] = def.Origins["providers."+k]
 			}
 		}
 	}
@@ -287,16 +322,33 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
-// lineOf finds the line that sets the last part of key, for error messages;
-// 0 when it cannot tell.
+// lineOf finds the line that sets key (a table header or a key = value
+// line inside its table), for messages; 0 when it cannot tell.
 func lineOf(text string, key toml.Key) int {
-	last := key[len(key)-1]
+	want := key.String()
+	table := ""
 	for i, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, last+" ") || strings.HasPrefix(l, last+"=") || strings.HasPrefix(l, `"`+last+`"`) {
-			return i + 1
+		if strings.HasPrefix(l, "[") {
+			table = strings.Trim(l, "[] \t")
+			if h, _, ok := strings.Cut(table, "#"); ok {
+				table = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(h), "]"))
+			}
+			if table == want {
+				return i + 1
+			}
+			continue
 		}
-		if strings.HasPrefix(l, "[") && strings.Contains(l, key.String()) && len(key) > 0 {
+		k, _, ok := strings.Cut(l, "=")
+		if !ok {
+			continue
+		}
+		k = strings.Trim(strings.TrimSpace(k), `"`)
+		full := k
+		if table != "" {
+			full = table + "." + k
+		}
+		if full == want {
 			return i + 1
 		}
 	}
@@ -363,6 +415,19 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// RestartNeeded names the settings that differ between old and new but
+// are read only when the daemon starts: the gateway and the frame limit.
+func RestartNeeded(old, new *Config) []string {
+	var out []string
+	if !reflect.DeepEqual(old.Gateway, new.Gateway) {
+		out = append(out, "gateway")
+	}
+	if old.Daemon.MaxFrameBytes != new.Daemon.MaxFrameBytes {
+		out = append(out, "daemon.max_frame_bytes")
+	}
+	return out
 }
 
 // ProviderNames returns the configured provider names, sorted.

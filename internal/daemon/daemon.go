@@ -17,7 +17,9 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -44,6 +46,13 @@ type Options struct {
 	Environ []string
 	// InitTimeout and StallTimeout: see rpc.Options (0: the defaults).
 	InitTimeout, StallTimeout time.Duration
+	// LoadConfig reads the config again for a reload (daemon/reload, or a
+	// value on Reload); nil reads Dirs.ConfigFile(). The command line
+	// passes one that applies its own flags (--gateway) again.
+	LoadConfig func() (*config.Config, error)
+	// Reload, when set, asks for a reload at each value (the command line
+	// sends one on SIGHUP).
+	Reload <-chan struct{}
 }
 
 // userUmask sets the daemon's umask to 077 once, and returns the one it
@@ -110,9 +119,14 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return err
 	}
 	var gwURL atomic.Pointer[string]
-	srv := rpc.NewServer(rpc.Options{
+	var srv *rpc.Server
+	reload := reloader(o, log, func(cfg *config.Config) {
+		sessions.Reload(cfg)
+		srv.SetConfig(cfg)
+	})
+	srv = rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
-		Logger: log, Shutdown: stop, Sessions: sessions,
+		Logger: log, Shutdown: stop, Sessions: sessions, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
 		Keeper: keeper, GatewayURL: func() string {
 			if u := gwURL.Load(); u != nil {
@@ -197,6 +211,18 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		o.Ready(o.Dirs.Endpoint)
 	}
 
+	if o.Reload != nil {
+		go func() {
+			for {
+				select {
+				case <-stopCtx.Done():
+					return
+				case <-o.Reload:
+					reload() // logged either way
+				}
+			}
+		}()
+	}
 	var expired <-chan struct{}
 	if o.Ephemeral {
 		expired = life.expired
@@ -235,6 +261,38 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// reloader returns the reload: read the config, refuse a bad one (the
+// old one stays), else put it in force with apply. Reloads run one at a
+// time.
+func reloader(o Options, log *slog.Logger, apply func(*config.Config)) func() (*protocol.ReloadResult, error) {
+	var mu sync.Mutex
+	current := o.Config
+	load := o.LoadConfig
+	if load == nil {
+		load = func() (*config.Config, error) { return config.Load(o.Dirs.ConfigFile(), o.Getenv) }
+	}
+	return func() (*protocol.ReloadResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		cfg, err := load()
+		if err != nil {
+			log.Error("config reload refused; the old config stays", "err", err)
+			return nil, jsonrpc.NewError(protocol.CodeConfigInvalid, map[string]string{"kind": "config_invalid"},
+				"%v (the old config stays in force)", err)
+		}
+		restart := config.RestartNeeded(current, cfg)
+		apply(cfg)
+		current = cfg
+		for _, w := range cfg.Warnings {
+			log.Warn("config: " + w)
+		}
+		if len(restart) > 0 {
+			log.Warn("config reloaded; these settings take effect at the next start", "settings", restart)
+		}
+		return &protocol.ReloadResult{Reloaded: true, Config: cfg.Source, Warnings: cfg.Warnings, RestartNeeded: restart}, nil
+	}
 }
 
 func configSource(c *config.Config) string {

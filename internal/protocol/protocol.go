@@ -16,6 +16,7 @@ const (
 	MethodInitialize = "initialize"
 	MethodStatus     = "status"
 	MethodShutdown   = "shutdown"
+	MethodReload     = "daemon/reload"
 )
 
 // Error codes beyond the JSON-RPC standard ones.
@@ -27,6 +28,7 @@ const (
 	CodeNotInitialized  = -32010
 	CodeVersionMismatch = -32011
 	CodeFrameTooLarge   = -32012
+	CodeConfigInvalid   = -32013
 )
 
 // ClientInfo names the client program.
@@ -187,6 +189,17 @@ type StatusResult struct {
 	ConfigWarnings []string `json:"configWarnings,omitempty"`
 }
 
+// ReloadResult answers daemon/reload: the config now in force.
+type ReloadResult struct {
+	Reloaded bool `json:"reloaded"`
+	// Config is the file read ("" when there is none: built-in defaults).
+	Config   string   `json:"config"`
+	Warnings []string `json:"warnings,omitempty"`
+	// RestartNeeded names the settings that changed but take effect only
+	// when the daemon starts again (the gateway, daemon.max_frame_bytes).
+	RestartNeeded []string `json:"restartNeeded,omitempty"`
+}
+
 // MCPServerStatus describes an MCP server: its state is stopped (not
 // started yet), starting, ready or failed (with error; started again on
 // a later use, after a backoff).
@@ -252,7 +265,9 @@ var EventTypes = []string{EventAgentMessageChunk, EventAgentThoughtChunk, EventT
 	EventHistoryTrimmed}
 
 // Approval decisions.
-var Decisions = []string{"allow_once", "allow_always", "reject_once", "reject_always"}
+// allow_always_input (an addition to the spec) allows this tool with
+// exactly this input for the rest of the session: the same command.
+var Decisions = []string{"allow_once", "allow_always", "allow_always_input", "reject_once", "reject_always"}
 
 // SessionNewParams are the params of session/new.
 type SessionNewParams struct {

@@ -32,8 +32,12 @@ type Server struct {
 	started   time.Time
 	log       *slog.Logger
 	shutdown  func() // asks the daemon to stop; may be nil
-	sessions  *session.Manager
-	uploads   *attach.Store
+	reload    func() (*protocol.ReloadResult, error)
+	// live is the config in force for status (cfg, the start's, keeps
+	// the frame limits, which need a restart).
+	live     atomic.Pointer[config.Config]
+	sessions *session.Manager
+	uploads  *attach.Store
 
 	initTimeout, stallTimeout time.Duration
 
@@ -57,6 +61,9 @@ type Options struct {
 	// Shutdown is called (once per request) when a client asks the daemon
 	// to stop. It must not block.
 	Shutdown func()
+	// Reload reads the config again and puts it in force (daemon/reload,
+	// the daemon's own user only); nil: not offered.
+	Reload func() (*protocol.ReloadResult, error)
 	// Sessions serves the session methods.
 	Sessions *session.Manager
 	// InitTimeout is how long a connection may take to initialize before
@@ -82,7 +89,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, sessions: o.Sessions,
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions,
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 
@@ -187,7 +194,7 @@ type binding struct {
 }
 
 // methods lists every method served, in the order the capability list shows.
-var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown,
+var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown, protocol.MethodReload,
 	protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
@@ -219,6 +226,8 @@ func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		return b.status(), nil
 	case protocol.MethodShutdown:
 		return b.shutdownReq()
+	case protocol.MethodReload:
+		return b.reloadReq()
 	case protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke:
 		return b.gateway(req)
 	}
@@ -283,9 +292,13 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 
 func (b *binding) status() protocol.StatusResult {
 	s := b.srv
+	cfg := s.cfg
+	if live := s.live.Load(); live != nil {
+		cfg = live
+	}
 	provider := ""
-	if a, ok := s.cfg.Agents["default"]; ok {
-		provider = s.cfg.Providers[a.Provider].Kind
+	if a, ok := cfg.Agents["default"]; ok {
+		provider = cfg.Providers[a.Provider].Kind
 	}
 	sessions := s.sessions.Summaries()
 	info, _ := s.sessions.AgentInfo("default")
@@ -295,7 +308,7 @@ func (b *binding) status() protocol.StatusResult {
 	}
 	return protocol.StatusResult{
 		MCPServers:      servers,
-		ConfigWarnings:  s.cfg.Warnings,
+		ConfigWarnings:  cfg.Warnings,
 		ServerVersion:   s.version,
 		ProtocolVersion: protocol.Version,
 		PID:             b.srv.pid,
@@ -335,6 +348,21 @@ func (b *binding) shutdownReq() (any, error) {
 		}
 	}}, nil
 }
+
+func (b *binding) reloadReq() (any, error) {
+	if b.peer.UID != os.Geteuid() {
+		return nil, jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
+			"reload is allowed only to the daemon's own user")
+	}
+	if b.srv.reload == nil {
+		return nil, jsonrpc.ErrMethodNotFound
+	}
+	b.srv.log.Info("config reload requested", "peer", b.peer.Label)
+	return b.srv.reload()
+}
+
+// SetConfig makes cfg the one status reports (after a reload).
+func (s *Server) SetConfig(cfg *config.Config) { s.live.Store(cfg) }
 
 func newClientID() string {
 	var b [4]byte

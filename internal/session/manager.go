@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
@@ -42,7 +43,8 @@ var (
 
 // Manager holds the live sessions.
 type Manager struct {
-	cfg    *config.Config
+	// cur is the configuration in force, swapped whole by Reload.
+	cur    atomic.Pointer[loaded]
 	store  *store.Store
 	getenv func(string) string
 	log    *slog.Logger
@@ -59,10 +61,41 @@ type Manager struct {
 	pmu       sync.Mutex
 	providers map[string]provider.Provider
 
-	environ []string // commands' environment, provider keys removed
+	// environ is the daemon's environment; loaded.environ is it with
+	// provider keys removed.
+	environ []string
 	umask   string
 	reaper  *tool.Reaper
+}
+
+// loaded is one configuration in force and what is derived from it.
+type loaded struct {
+	cfg     *config.Config
+	environ []string      // commands' environment, provider keys removed
 	mcp     *mcptools.Set // the configured MCP servers, shared by every session
+	gen     uint64        // counts reloads; a session rebuilds its agent when it changes
+}
+
+func (m *Manager) conf() *loaded { return m.cur.Load() }
+
+// Reload puts cfg in force: new sessions and the next turn of every live
+// session use it (a running turn ends on the one it started with).
+// Providers are made again; the shared MCP servers are replaced only when
+// their settings changed (the old ones stop once running calls end).
+func (m *Manager) Reload(cfg *config.Config) {
+	m.pmu.Lock()
+	m.providers = map[string]provider.Provider{}
+	m.pmu.Unlock()
+	old := m.conf()
+	next := &loaded{cfg: cfg, environ: scrub(m.environ, cfg.ShellEnvDropped()), mcp: old.mcp, gen: old.gen + 1}
+	if !reflect.DeepEqual(old.cfg.MCP, cfg.MCP) || !slices.Equal(old.environ, next.environ) {
+		next.mcp = mcptools.NewSet(cfg.MCP.Servers, next.environ, m.log)
+	}
+	m.cur.Store(next)
+	if next.mcp != old.mcp {
+		go old.mcp.Close()
+	}
+	m.log.Info("config reloaded", "config", cfg.Source, "generation", next.gen)
 }
 
 // scrub returns environ without the named variables.
@@ -116,13 +149,15 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
-	return &Manager{cfg: o.Config, store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: scrubbed, umask: o.Umask, reaper: o.Reaper, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log),
-		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}, nil
+	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
+		environ: environ, umask: o.Umask, reaper: o.Reaper,
+		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
+	m.cur.Store(&loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)})
+	return m, nil
 }
 
 // MCPStatus describes the configured MCP servers.
-func (m *Manager) MCPStatus() []mcptools.Status { return m.mcp.Status() }
+func (m *Manager) MCPStatus() []mcptools.Status { return m.conf().mcp.Status() }
 
 // Shutdown cancels every running turn, waits for them to end (bounded by
 // ctx) and flushes the store.
@@ -157,7 +192,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.store.Sync()
-	m.mcp.Close()
+	m.conf().mcp.Close()
 	for _, set := range own {
 		set.Close()
 	}
@@ -185,7 +220,7 @@ func (m *Manager) provider(name string) (provider.Provider, error) {
 	if p, ok := m.providers[name]; ok {
 		return p, nil
 	}
-	pc, ok := m.cfg.Providers[name]
+	pc, ok := m.conf().cfg.Providers[name]
 	if !ok {
 		return nil, fmt.Errorf("no provider %q configured", name)
 	}
@@ -202,10 +237,10 @@ func (m *Manager) Models(ctx context.Context, alias string) (*protocol.ModelsRes
 	if alias == "" {
 		alias = "default"
 	}
-	ac, ok := m.cfg.Agents[alias]
+	ac, ok := m.conf().cfg.Agents[alias]
 	if !ok {
 		return nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.cfg.AgentAliases(), ", "))}
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
 	}
 	p, err := m.provider(ac.Provider)
 	if err != nil {
@@ -221,7 +256,7 @@ func (m *Manager) Models(ctx context.Context, alias string) (*protocol.ModelsRes
 
 // AgentInfo describes what agent alias runs on: its provider and model.
 func (m *Manager) AgentInfo(alias string) (provider.Info, error) {
-	ac, ok := m.cfg.Agents[alias]
+	ac, ok := m.conf().cfg.Agents[alias]
 	if !ok {
 		return provider.Info{}, fmt.Errorf("no agent %q", alias)
 	}
@@ -235,10 +270,11 @@ func (m *Manager) AgentInfo(alias string) (provider.Info, error) {
 }
 
 func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, error) {
-	ac, ok := m.cfg.Agents[alias]
+	l := m.conf()
+	ac, ok := l.cfg.Agents[alias]
 	if !ok {
 		return nil, nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.cfg.AgentAliases(), ", "))}
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
 	}
 	p, err := m.provider(ac.Provider)
 	if err != nil {
@@ -250,9 +286,9 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
 		Shell: tool.ShellProgram, Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
-		Environ: m.environ, Umask: m.umask, Reaper: m.reaper}
-	if !m.mcp.Empty() {
-		a.Extra = m.mcp.Tools
+		Environ: l.environ, Umask: m.umask, Reaper: m.reaper}
+	if !l.mcp.Empty() {
+		a.Extra = l.mcp.Tools
 	}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
@@ -290,9 +326,9 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	if p.AgentAlias == "" {
 		p.AgentAlias = "default"
 	}
-	if _, ok := m.cfg.Agents[p.AgentAlias]; !ok {
+	if _, ok := m.conf().cfg.Agents[p.AgentAlias]; !ok {
 		return nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", p.AgentAlias, strings.Join(m.cfg.AgentAliases(), ", "))}
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", p.AgentAlias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
 	}
 	if p.SessionID != "" {
 		if err := m.awaitClosed(ctx, p.SessionID); err != nil {
@@ -384,7 +420,7 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 				return nil, nil, err
 			}
 		}
-		if len(m.live) >= m.cfg.Daemon.MaxSessions {
+		if len(m.live) >= m.conf().cfg.Daemon.MaxSessions {
 			if v := m.victimLocked(); v != nil {
 				m.startClosingLocked(v)
 				return nil, v, nil
@@ -409,7 +445,10 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 	}
 	n := s.messageCount()
 	cr := s.configResult()
-	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: s.instructions,
+	s.mu.Lock()
+	files := s.instructions
+	s.mu.Unlock()
+	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: files,
 		Provider: cr.Provider, Model: cr.Model, ProviderURL: cr.URL, Risk: cr.Risk, ContextWindow: cr.ContextWindow,
 		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
 }
@@ -488,12 +527,13 @@ func (m *Manager) evict(c *Client, mode, keep string) []string {
 }
 
 func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, error) {
+	gen := m.conf().gen
 	a, files, err := m.buildAgent(alias, mode, cwd)
 	if err != nil {
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, instructions: files, lastUsed: time.Now(),
+	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, agentGen: gen, instructions: files, lastUsed: time.Now(),
 		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -38,6 +39,7 @@ type Session struct {
 	cwd          string
 	owner        string
 	agent        *agent.Agent
+	agentGen     uint64 // the config generation agent was built from
 
 	emitMu sync.Mutex // orders seq assignment with the store queue
 	seq    int64      // the last seq given out
@@ -371,7 +373,7 @@ func (s *Session) enqueue(j *job) error {
 		go s.run(j)
 		return nil
 	}
-	if len(s.pending) >= s.m.cfg.Daemon.PromptQueue {
+	if len(s.pending) >= s.m.conf().cfg.Daemon.PromptQueue {
 		return fmt.Errorf("%w: %d prompts already queued", ErrBusy, len(s.pending))
 	}
 	s.pending = append(s.pending, j)
@@ -584,8 +586,9 @@ func (s *Session) Record(m provider.Message) provider.Transcript {
 // turnAgent is the session's agent with its own settings: a copy per
 // turn, so session/configure never changes a running turn.
 func (s *Session) turnAgent() *agent.Agent {
-	a := *s.agent
+	s.refreshAgent()
 	s.mu.Lock()
+	a := *s.agent
 	if own := s.mcp; own != nil {
 		shared := a.Extra
 		a.Extra = func(ctx context.Context) []tool.Tool {
@@ -606,13 +609,35 @@ func (s *Session) turnAgent() *agent.Agent {
 	return &a
 }
 
+// refreshAgent builds the session's agent again after a config reload
+// (the next turn uses the new config). An agent the new config no longer
+// has keeps running as it was.
+func (s *Session) refreshAgent() {
+	l := s.m.conf()
+	s.mu.Lock()
+	stale := s.agentGen != l.gen
+	s.mu.Unlock()
+	if !stale {
+		return
+	}
+	a, files, err := s.m.buildAgent(s.alias, s.mode, s.cwd)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.agentGen = l.gen
+	if err != nil {
+		s.m.log.Warn("session keeps its agent: the reloaded config cannot build it", "sessionId", s.id, "err", err)
+		return
+	}
+	s.agent, s.instructions = a, files
+}
+
 // addMCP gives the session its own MCP servers, once (a session attached
 // again keeps the ones it has).
 func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil && !s.closing {
-		s.mcp = mcptools.NewSet(servers, s.m.environ, s.m.log.With("sessionId", s.id))
+		s.mcp = mcptools.NewSet(servers, s.m.conf().environ, s.m.log.With("sessionId", s.id))
 	}
 }
 
@@ -795,9 +820,10 @@ func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".
 func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.Decision {
+	sameInput := req.ToolName + "\x00" + string(compactJSON(req.Input))
 	s.mu.Lock()
 	switch {
-	case s.always[req.ToolName]:
+	case s.always[req.ToolName], s.always[sameInput]:
 		s.mu.Unlock()
 		return agent.Decision{Allow: true}
 	case s.never[req.ToolName]:
@@ -809,7 +835,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	s.approvals[id] = a
 	s.mu.Unlock()
 
-	secs := s.m.cfg.Daemon.ApprovalTimeoutSecs
+	secs := s.m.conf().cfg.Daemon.ApprovalTimeoutSecs
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
@@ -845,6 +871,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	case "allow_always":
 		s.mu.Lock()
 		s.always[req.ToolName] = true
+		s.mu.Unlock()
+		return agent.Decision{Allow: true}
+	case "allow_always_input":
+		s.mu.Lock()
+		s.always[sameInput] = true
 		s.mu.Unlock()
 		return agent.Decision{Allow: true}
 	case "allow_once":
@@ -884,4 +915,14 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// compactJSON is raw without insignificant space (raw as is when it does
+// not parse), so equal inputs compare equal.
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }

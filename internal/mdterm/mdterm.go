@@ -1,0 +1,262 @@
+// Package mdterm renders the Markdown a model writes for a terminal:
+// headings, emphasis, inline code, links, lists, quotes, rules, tables
+// and fenced code with its syntax highlighted, as ANSI SGR sequences.
+//
+// It is written for this job rather than taken from glamour: glamour's
+// package initialisation (chroma's lexers and styles, goldmark) costs
+// ~28 ms at the start of every zeroclaw process on this machine,
+// `zeroclaw acp` included, and a streaming reply is rendered again at
+// every frame, so the renderer must be cheap on partial input too. Input
+// is never interpreted as terminal control: escape bytes in the text are
+// shown as "^[".
+package mdterm
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// SGR sequences.
+const (
+	reset     = "\x1b[0m"
+	bold      = "\x1b[1m"
+	dim       = "\x1b[2m"
+	italic    = "\x1b[3m"
+	underline = "\x1b[4m"
+	cyan      = "\x1b[36m"
+	magenta   = "\x1b[35m"
+	green     = "\x1b[32m"
+	yellow    = "\x1b[33m"
+	blue      = "\x1b[34m"
+	gray      = "\x1b[90m"
+)
+
+// Render turns src into text for a terminal; color false gives plain text
+// with the Markdown markers that carry meaning (bullets, quotes) kept.
+func Render(src string, color bool) string {
+	r := &renderer{color: color}
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~"):
+			fence := trimmed[:3]
+			lang := strings.TrimSpace(strings.TrimLeft(trimmed, "`~"))
+			var code []string
+			j := i + 1
+			for ; j < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[j]), fence); j++ {
+				code = append(code, lines[j])
+			}
+			r.code(lang, code)
+			i = j // the closing fence (or the end: a block still streaming)
+		case strings.HasPrefix(trimmed, "#"):
+			level := len(trimmed) - len(strings.TrimLeft(trimmed, "#"))
+			text := strings.TrimSpace(trimmed[level:])
+			if level > 6 || (text != "" && trimmed[level] != ' ') {
+				r.para(line)
+				continue
+			}
+			style := bold + blue
+			if level == 1 {
+				style = bold + underline + blue
+			}
+			r.line(r.sgr(style) + r.inline(text) + r.sgr(reset))
+		case isRule(trimmed):
+			r.line(r.sgr(gray) + strings.Repeat("─", 40) + r.sgr(reset))
+		case strings.HasPrefix(trimmed, ">"):
+			text := strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))
+			r.line(r.sgr(gray) + "│ " + r.sgr(reset) + r.sgr(italic) + r.inline(text) + r.sgr(reset))
+		case isBullet(trimmed):
+			indent := strings.Repeat("  ", (len(line)-len(strings.TrimLeft(line, " \t")))/2)
+			text := trimmed[2:]
+			box := ""
+			if strings.HasPrefix(text, "[ ] ") || strings.HasPrefix(text, "[x] ") || strings.HasPrefix(text, "[X] ") {
+				box = "☐ "
+				if text[1] != ' ' {
+					box = "☑ "
+				}
+				text = text[4:]
+			}
+			r.line(indent + r.sgr(yellow) + "• " + r.sgr(reset) + box + r.inline(text))
+		case orderedItem(trimmed) > 0:
+			n := orderedItem(trimmed)
+			indent := strings.Repeat("  ", (len(line)-len(strings.TrimLeft(line, " \t")))/2)
+			r.line(indent + r.sgr(yellow) + trimmed[:n] + r.sgr(reset) + " " + r.inline(strings.TrimSpace(trimmed[n:])))
+		case strings.HasPrefix(trimmed, "|") && strings.HasSuffix(trimmed, "|"):
+			if isTableRule(trimmed) {
+				r.line(r.sgr(gray) + strings.Map(func(c rune) rune {
+					if c == '|' {
+						return '┼'
+					}
+					return '─'
+				}, trimmed) + r.sgr(reset))
+				continue
+			}
+			cells := strings.Split(strings.Trim(trimmed, "|"), "|")
+			for k, c := range cells {
+				cells[k] = " " + r.inline(strings.TrimSpace(c)) + " "
+			}
+			r.line(r.sgr(gray) + "│" + r.sgr(reset) + strings.Join(cells, r.sgr(gray)+"│"+r.sgr(reset)) + r.sgr(gray) + "│" + r.sgr(reset))
+		default:
+			r.para(line)
+		}
+	}
+	return strings.TrimRight(r.b.String(), "\n")
+}
+
+type renderer struct {
+	b     strings.Builder
+	color bool
+}
+
+func (r *renderer) sgr(s string) string {
+	if r.color {
+		return s
+	}
+	return ""
+}
+
+func (r *renderer) line(s string) {
+	r.b.WriteString(s)
+	r.b.WriteByte('\n')
+}
+
+func (r *renderer) para(line string) { r.line(r.inline(line)) }
+
+func (r *renderer) code(lang string, code []string) {
+	if lang != "" {
+		r.line(r.sgr(gray) + "┌ " + safe(lang) + r.sgr(reset))
+	}
+	for _, l := range code {
+		r.line(r.sgr(gray) + "│ " + r.sgr(reset) + r.highlight(lang, l))
+	}
+	if lang != "" {
+		r.line(r.sgr(gray) + "└" + r.sgr(reset))
+	}
+}
+
+func isRule(s string) bool {
+	if len(s) < 3 {
+		return false
+	}
+	for _, c := range []string{"-", "*", "_"} {
+		if strings.Trim(strings.ReplaceAll(s, " ", ""), c) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func isBullet(s string) bool {
+	return len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' '
+}
+
+// orderedItem returns the length of "12." or "12)" opening s, else 0.
+func orderedItem(s string) int {
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i+1 >= len(s) || (s[i] != '.' && s[i] != ')') || s[i+1] != ' ' {
+		return 0
+	}
+	return i + 1
+}
+
+func isTableRule(s string) bool {
+	return strings.Trim(s, "|-: ") == "" && strings.Contains(s, "-")
+}
+
+// inline renders code spans, strong and emphasis, links and escapes.
+func (r *renderer) inline(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!|<>", s[i+1]) >= 0:
+			b.WriteByte(s[i+1])
+			i += 2
+			continue
+		case c == '`':
+			n := 1
+			for i+n < len(s) && s[i+n] == '`' {
+				n++
+			}
+			tick := s[i : i+n]
+			if end := strings.Index(s[i+n:], tick); end >= 0 {
+				b.WriteString(r.sgr(cyan) + safe(s[i+n:i+n+end]) + r.sgr(reset))
+				i += n + end + n
+				continue
+			}
+		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] == c:
+			mark := s[i : i+2]
+			if end := strings.Index(s[i+2:], mark); end > 0 {
+				b.WriteString(r.sgr(bold) + r.inline(s[i+2:i+2+end]) + r.sgr(reset))
+				i += 2 + end + 2
+				continue
+			}
+		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] != ' ' && (c == '*' || i == 0 || !isWord(s[i-1])):
+			if end := strings.IndexByte(s[i+1:], c); end > 0 && s[i+end] != ' ' {
+				b.WriteString(r.sgr(italic) + r.inline(s[i+1:i+1+end]) + r.sgr(reset))
+				i += 1 + end + 1
+				continue
+			}
+		case c == '~' && i+1 < len(s) && s[i+1] == '~':
+			if end := strings.Index(s[i+2:], "~~"); end > 0 {
+				b.WriteString(r.sgr("\x1b[9m") + r.inline(s[i+2:i+2+end]) + r.sgr(reset))
+				i += 2 + end + 2
+				continue
+			}
+		case c == '[':
+			if close := strings.Index(s[i:], "]("); close > 0 {
+				if end := strings.IndexByte(s[i+close+2:], ')'); end >= 0 {
+					text := s[i+1 : i+close]
+					url := s[i+close+2 : i+close+2+end]
+					b.WriteString(r.inline(text))
+					if url != text {
+						b.WriteString(" " + r.sgr(underline+blue) + safe(url) + r.sgr(reset))
+					}
+					i += close + 2 + end + 1
+					continue
+				}
+			}
+		}
+		ch, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(safe(string(ch)))
+		i += size
+	}
+	return b.String()
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// safe shows control characters (an escape sequence in model output)
+// as caret notation instead of sending them to the terminal.
+func safe(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c == '\t':
+			b.WriteString("    ")
+		case c < 0x20 || c == 0x7f:
+			b.WriteByte('^')
+			b.WriteByte(byte(c) ^ 0x40)
+		case c >= 0x80 && c < 0xa0:
+			b.WriteString("^?")
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+func isControl(c rune) bool { return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) }
+
+// Safe is safe for text shown outside Markdown (tool output, notes).
+func Safe(s string) string { return safe(s) }
