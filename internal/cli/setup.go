@@ -230,4 +230,3 @@ func findOllama(ctx context.Context, getenv func(string) string) (string, []stri
 	}
 	return host, names
 }
-
