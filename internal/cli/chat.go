@@ -3,97 +3,390 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/chzyer/readline"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/spf13/cobra"
-
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 const chatHelp = `commands:
-  /new           start a new session
-  /sessions      list sessions
-  /resume ID     continue session ID
-  /cancel        cancel the running turn (Ctrl-C does it too)
-  /compact       summarise earlier turns out of the model's view (the history keeps them)
-  /model [M]     show the session's model, or switch it to M (see zeroclaw models)
-  /status        the daemon's status
-  /quit          leave (Ctrl-D too)
-anything else is a prompt. Approvals: y once, a always, n no, e explain.`
+  /new             start a new session
+  /sessions        list recent sessions
+  /resume [ID]     continue a session: without an id pick one from a list;
+                   an id prefix resumes the one session it matches
+  /cancel          cancel the running turn (Esc or Ctrl-C do it too)
+  /compact         summarise earlier turns out of the model's view (the history keeps them)
+  /model [M]       show the session's model, or switch it to M (see zeroclaw models)
+  /status          the daemon's status
+  /quit            leave (Ctrl-D on an empty line too)
+anything else is a prompt; start it with // to send a literal /.
+keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
+prompt, Up/Down walk the history; Esc or Ctrl-C cancel a turn, and what
+you type meanwhile is queued.
+approvals: y once, c always for this command or input, a always for the
+tool, n no, e explain.`
 
-// rlLines reads lines with line editing and history on a terminal.
-type rlLines struct {
-	rl     *readline.Instance
-	prompt string
+// chat is a chat's hold on its session, shared by the terminal interface
+// and the line mode used when stdin is not a terminal.
+type chat struct {
+	env    Env
+	cv     *conversation
+	agent  string
+	cwd    string
+	ns     *protocol.SessionNewResult
+	color  bool
+	say    func(string) // output for the person (stdout in line mode)
+	note   func(string) // notes and errors (stderr in line mode)
+	picks  []string     // sessions /resume listed, for a number to pick
+	tokens [2]int64     // context used, of the window
 }
 
-func (l *rlLines) ReadLine(prompt string) (string, error) {
-	if prompt == "" {
-		prompt = l.prompt
-	}
-	l.rl.SetPrompt(prompt)
-	defer l.rl.SetPrompt(l.prompt)
-	for {
-		line, err := l.rl.Readline()
-		if errors.Is(err, readline.ErrInterrupt) {
-			if line == "" && prompt == l.prompt {
-				return "", io.EOF // Ctrl-C on an empty prompt line leaves
+func chatCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "chat", Short: "talk with an agent interactively", Args: noArgs,
+		Long: `zeroclaw chat talks with an agent. On a terminal it streams the reply as
+Markdown, reads what you type while the agent works (Esc or Ctrl-C cancel
+the turn; prompts typed meanwhile queue), and asks for approvals with the
+command or diff shown. With stdin not a terminal it reads one prompt (or
+/command) per line. Type /help inside for the commands and keys.`}
+	fs := c.Flags()
+	agentAlias := fs.String("agent", "default", "agent alias from the config")
+	sessionID := fs.String("session", "", "session id to resume or create")
+	cont := fs.BoolP("continue", "c", false, "resume the most recent session of this directory")
+	cwd := fs.String("cwd", "", "working directory of new sessions (default: the current one)")
+	approve := fs.String("approve", "ask", "approvals: ask, all, none")
+	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
+	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+		if err := approveMode(*approve); err != nil {
+			return err
+		}
+		if *cont && *sessionID != "" {
+			return exitf(2, "--continue and --session exclude each other")
+		}
+		dir, err := absDir(*cwd)
+		if err != nil {
+			return err
+		}
+		if dir == "" {
+			if dir, err = os.Getwd(); err != nil {
+				return err
 			}
-			continue
 		}
-		// Only prompts go to the history, not answers to questions.
-		if err == nil && prompt == l.prompt && strings.TrimSpace(line) != "" {
-			l.rl.SaveHistory(line)
+		tty := isTerminal(env.Stdin) && isTerminal(env.Stdout)
+		ch := &chat{env: env, agent: *agentAlias, cwd: dir, color: tty && useColor(env)}
+		ch.cv = &conversation{env: env, configDir: g.configDir, noStart: *noStart, name: "zeroclaw-chat",
+			caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}, events: make(chan event, 1024)}
+		if tty {
+			return runChatTUI(ctx, ch, *approve, *sessionID, *cont)
 		}
-		return line, err
+		return runChatLines(ctx, ch, *approve, *sessionID, *cont)
+	})
+	return c
+}
+
+// useColor: colour only on a terminal, and never when NO_COLOR is set
+// (https://no-color.org) or the terminal is dumb.
+func useColor(env Env) bool {
+	return env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+}
+
+// start connects and opens the first session.
+func (ch *chat) start(ctx context.Context, sessionID string, cont bool) error {
+	c, err := ch.cv.dial(ctx, "")
+	if err != nil {
+		return err
 	}
+	ch.cv.c = c
+	if cont {
+		id, err := ch.latestHere(ctx)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			ch.note("no earlier session in " + ch.cwd + "; starting a new one")
+		}
+		sessionID = id
+	}
+	return ch.open(ctx, sessionID)
 }
 
-// spinner shows that the model is working until the first event.
-type spinner struct {
-	w    io.Writer
-	once sync.Once
-	stop chan struct{}
-	done chan struct{}
-}
-
-func startSpinner(w io.Writer) *spinner {
-	s := &spinner{w: w, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-s.stop:
-				fmt.Fprint(s.w, "\r\x1b[K")
-				return
-			case <-t.C:
-				fmt.Fprintf(s.w, "\r%c thinking", frames[i%len(frames)])
+// latestHere is the most recently updated session of this directory.
+func (ch *chat) latestHere(ctx context.Context) (string, error) {
+	cursor := ""
+	for pages := 0; pages < 20; pages++ {
+		var page protocol.SessionListResult
+		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
+			return "", err
+		}
+		for _, s := range page.Sessions {
+			if s.Cwd == ch.cwd {
+				return s.SessionID, nil
 			}
 		}
-	}()
-	return s
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	return "", nil
 }
 
-func (s *spinner) Stop() {
-	if s == nil {
+// open attaches to session id (a new one when id is ""), says so and,
+// for an earlier session, shows its last exchanges.
+func (ch *chat) open(ctx context.Context, id string) error {
+	ns, err := ch.cv.open(ctx, protocol.SessionNewParams{AgentAlias: ch.agent, Cwd: ch.cwd, SessionID: id, Mode: "chat"})
+	if err != nil {
+		return err
+	}
+	ch.ns = ns
+	ch.tokens = [2]int64{0, ns.ContextWindow}
+	verb := "new session"
+	if ns.Resumed {
+		verb = fmt.Sprintf("resumed session (%d messages)", ns.MessageCount)
+		ch.showRecent(ctx, ns)
+	}
+	ch.note(fmt.Sprintf("%s %s · agent %s · %s · %s", verb, ns.SessionID, ns.AgentAlias, cmpOr(ns.Model, ns.Provider), ns.Cwd))
+	return nil
+}
+
+// showRecent prints the last three exchanges of the session (read from
+// at most its last 4,000 events).
+func (ch *chat) showRecent(ctx context.Context, ns *protocol.SessionNewResult) {
+	type exchange struct{ prompt, reply string }
+	var ex []exchange
+	var reply strings.Builder
+	flush := func() {
+		if len(ex) > 0 {
+			ex[len(ex)-1].reply = reply.String()
+		}
+		reply.Reset()
+	}
+	ch.cv.c.Replay(ctx, ns.SessionID, max(0, ns.LastSeq-4000), ns.LastSeq, func(_ json.RawMessage, u *protocol.Update) error {
+		switch u.Type {
+		case protocol.EventUserMessage:
+			flush()
+			ex = append(ex, exchange{prompt: u.Text})
+			if len(ex) > 3 {
+				ex = ex[1:]
+			}
+		case protocol.EventAgentMessageChunk:
+			reply.WriteString(u.Text)
+		}
+		return nil
+	})
+	flush()
+	if len(ex) == 0 {
 		return
 	}
-	s.once.Do(func() { close(s.stop); <-s.done })
+	ch.say(ch.dim("── earlier in this session ──"))
+	for _, e := range ex {
+		ch.say(ch.promptLine(e.prompt))
+		if e.reply != "" {
+			ch.say(mdterm.Render(strings.TrimSpace(e.reply), ch.color))
+		}
+	}
+	ch.say(ch.dim("──"))
+}
+
+func (ch *chat) sgr(code, s string) string {
+	if !ch.color {
+		return s
+	}
+	return code + s + "\x1b[0m"
+}
+
+func (ch *chat) dim(s string) string { return ch.sgr("\x1b[2m", s) }
+
+// promptLine shows the user's prompt as sent.
+func (ch *chat) promptLine(text string) string {
+	lines := strings.Split(mdterm.Safe(strings.ReplaceAll(text, "\n", "\x00")), "^@")
+	for i := range lines {
+		mark := "  "
+		if i == 0 {
+			mark = "› "
+		}
+		lines[i] = ch.sgr("\x1b[1;36m", mark) + ch.sgr("\x1b[1m", lines[i])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// command runs a /command line; quit says the person leaves.
+func (ch *chat) command(ctx context.Context, line string) (quit bool) {
+	word, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	fail := func(err error) { ch.note("error: " + humanError(err)) }
+	c := ch.cv.c
+	sid := ch.cv.r.sessionID
+	switch word {
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		ch.say(chatHelp)
+	case "/new":
+		if err := ch.open(ctx, ""); err != nil {
+			fail(err)
+		}
+	case "/resume":
+		ch.resume(ctx, arg)
+	case "/sessions":
+		var page protocol.SessionListResult
+		if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Limit: 20}, &page); err != nil {
+			fail(err)
+			return false
+		}
+		for _, s := range page.Sessions {
+			mark := " "
+			if s.SessionID == sid {
+				mark = "*"
+			}
+			ch.say(fmt.Sprintf("%s %s  %s  %-11s %s", mark, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), s.State, s.Title))
+		}
+	case "/cancel":
+		var cr protocol.SessionCancelResult
+		c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: sid}, &cr)
+		if !cr.Cancelled {
+			ch.note("nothing is running")
+		}
+	case "/model":
+		var cr protocol.SessionConfigureResult
+		params := protocol.SessionConfigureParams{SessionID: sid}
+		if arg != "" {
+			params.Model = &arg
+		}
+		if err := c.Call(ctx, protocol.MethodSessionConfigure, params, &cr); err != nil {
+			fail(err)
+			return false
+		}
+		ch.ns.Model = cr.Model
+		ch.tokens[1] = cr.ContextWindow
+		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
+	case "/compact":
+		var cr protocol.SessionCompactResult
+		if err := c.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: sid}, &cr); err != nil {
+			fail(err)
+			return false
+		}
+		ch.say(fmt.Sprintf("compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)", cr.DroppedMessages))
+	case "/status":
+		st, err := c.Status(ctx)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		ch.say(fmt.Sprintf("daemon %s pid %d · provider %s · %d client(s) · %d live session(s) · session %s",
+			st.ServerVersion, st.PID, st.Provider, st.Clients, st.ActiveSessions, sid))
+	default:
+		ch.note(fmt.Sprintf("unknown command %s; /help lists them (start a prompt with // to send a literal /)", word))
+	}
+	return false
+}
+
+// resume continues a session: by list number after a bare /resume, by
+// id, or by the one id (or title) a prefix matches. A typo never makes
+// a new session.
+func (ch *chat) resume(ctx context.Context, arg string) {
+	picks := ch.picks
+	ch.picks = nil
+	if arg == "" {
+		var page protocol.SessionListResult
+		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Limit: 15}, &page); err != nil {
+			ch.note("error: " + humanError(err))
+			return
+		}
+		if len(page.Sessions) == 0 {
+			ch.say("no sessions yet")
+			return
+		}
+		for i, s := range page.Sessions {
+			ch.picks = append(ch.picks, s.SessionID)
+			title := s.Title
+			if title == "" {
+				title = "(no prompt yet)"
+			}
+			ch.say(fmt.Sprintf("%2d) %s  %s  %s  %s", i+1, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), cut(title, 60), ch.dim(s.Cwd)))
+		}
+		ch.say("type its number to resume it (anything else: stay here)")
+		return
+	}
+	if n, err := strconv.Atoi(arg); err == nil && picks != nil {
+		if n < 1 || n > len(picks) {
+			ch.note(fmt.Sprintf("pick 1 to %d", len(picks)))
+			ch.picks = picks
+			return
+		}
+		arg = picks[n-1]
+	}
+	var matches []protocol.SessionInfo
+	cursor := ""
+	for pages := 0; pages < 20; pages++ {
+		var page protocol.SessionListResult
+		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
+			ch.note("error: " + humanError(err))
+			return
+		}
+		for _, s := range page.Sessions {
+			if s.SessionID == arg {
+				matches = []protocol.SessionInfo{s}
+				pages = 20
+				break
+			}
+			if strings.HasPrefix(s.SessionID, arg) || strings.HasPrefix(strings.TrimPrefix(s.SessionID, "ses_"), arg) {
+				matches = append(matches, s)
+			}
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	switch len(matches) {
+	case 0:
+		ch.note(fmt.Sprintf("no session matches %q (/resume alone lists them)", arg))
+	case 1:
+		if err := ch.open(ctx, matches[0].SessionID); err != nil {
+			ch.note("error: " + humanError(err))
+		}
+	default:
+		ch.note(fmt.Sprintf("%q matches %d sessions; give more of the id:", arg, len(matches)))
+		for _, s := range matches[:min(len(matches), 10)] {
+			ch.say("  " + s.SessionID + "  " + cut(s.Title, 60))
+		}
+	}
+}
+
+// isPick: a bare number right after /resume listed sessions picks one.
+func (ch *chat) isPick(line string) bool {
+	if ch.picks == nil {
+		return false
+	}
+	if _, err := strconv.Atoi(line); err == nil {
+		return true
+	}
+	ch.picks = nil
+	return false
+}
+
+// historyFile is where a terminal chat keeps its prompts (private: they
+// are the user's words).
+func historyFile(env Env, configDir string) (string, error) {
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dirs.DataDir, "chat_history")
+	return path, privateFile(path)
 }
 
 // privateFile makes sure path exists as a file only its owner can read
@@ -111,203 +404,74 @@ func privateFile(path string) error {
 	return os.Chmod(path, 0o600)
 }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+func isTerminal(x any) bool {
+	f, ok := x.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func chatCmd(g *globals) *cobra.Command {
-	c := &cobra.Command{Use: "chat", Short: "talk with an agent interactively", Args: noArgs}
-	fs := c.Flags()
-	agentAlias := fs.String("agent", "default", "agent alias from the config")
-	sessionID := fs.String("session", "", "session id to resume or create")
-	cwd := fs.String("cwd", "", "working directory of new sessions (default: the current one)")
-	approve := fs.String("approve", "ask", "approvals: ask, all, none")
-	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
-		configDir := g.configDir
-		if err := approveMode(*approve); err != nil {
-			return err
-		}
-		if len(args) != 0 {
-			return exitf(2, "chat takes no arguments (type prompts once it starts)")
-		}
-		if *cwd == "" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return err
-			}
-			*cwd = wd
-		}
-		var err error
-		if *cwd, err = absDir(*cwd); err != nil {
-			return err
-		}
-		dirs, err := resolve(env, configDir)
+// runChatLines is the chat when stdin is not a terminal: one prompt or
+// command per line, the reply streamed as text.
+func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
+	env := ch.env
+	in := &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: true}
+	ch.say = func(s string) { fmt.Fprintln(env.Stdout, s) }
+	ch.note = func(s string) { fmt.Fprintln(env.Stderr, s) }
+	ch.cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: approve, answers: in}
+	if err := ch.start(ctx, sessionID, cont); err != nil {
+		return err
+	}
+	defer func() { ch.cv.c.Close() }()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	for {
+		line, err := in.ReadLine("")
 		if err != nil {
-			return err
+			return nil // EOF: leave
 		}
-		tty := isTerminal(env.Stdin)
-		var in lines
-		if tty {
-			history := filepath.Join(dirs.DataDir, "chat_history")
-			if err := privateFile(history); err != nil {
-				return err
-			}
-			rl, err := readline.NewEx(&readline.Config{
-				Prompt: "› ", HistoryFile: history,
-				Stdout: env.Stdout, Stderr: env.Stderr, InterruptPrompt: "^C", EOFPrompt: "",
-				DisableAutoSaveHistory: true,
-			})
-			if err != nil {
-				return err
-			}
-			defer rl.Close()
-			in = &rlLines{rl: rl, prompt: "› "}
-		} else {
-			in = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: true}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
 		}
-		cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-chat",
-			caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}, events: make(chan event, 1024)}
-		cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: *approve, answers: in}
-		c, err := cv.dial(ctx, "")
+		if ch.isPick(line) {
+			ch.resume(ctx, line)
+			continue
+		}
+		if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
+			if ch.command(ctx, line) {
+				return nil
+			}
+			continue
+		}
+		line = strings.TrimPrefix(line, "/") // "//x" sends "/x"
+		res, err := ch.cv.turn(ctx, line, sigs)
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == exitCancelled {
+			return err // a second Ctrl-C: quit
+		}
 		if err != nil {
-			return err
+			fmt.Fprintf(env.Stderr, "error: %s\n", humanError(err))
+			continue
 		}
-		cv.c = c
-		defer func() { cv.c.Close() }()
-		newSession := func(id string) error {
-			ns, err := cv.open(ctx, protocol.SessionNewParams{AgentAlias: *agentAlias, Cwd: *cwd, SessionID: id, Mode: "chat"})
-			if err != nil {
-				return err
-			}
-			verb := "new session"
-			if ns.Resumed {
-				verb = fmt.Sprintf("resumed session (%d messages)", ns.MessageCount)
-			}
-			fmt.Fprintf(env.Stderr, "%s %s · agent %s · %s\n", verb, ns.SessionID, ns.AgentAlias, ns.Cwd)
-			return nil
+		if note := stopNote(res); note != "" {
+			fmt.Fprintln(env.Stderr, note)
 		}
-		if err := newSession(*sessionID); err != nil {
-			return err
-		}
-		if tty {
-			fmt.Fprintln(env.Stderr, "type /help for commands")
-		}
+	}
+}
 
-		sigs := make(chan os.Signal, 2)
-		signal.Notify(sigs, syscall.SIGINT)
-		defer signal.Stop(sigs)
-		prompt := ""
-		if tty {
-			prompt = "› "
-		}
-		for {
-			line, err := in.ReadLine(prompt)
-			if err != nil {
-				return nil // EOF: leave
-			}
-			line = strings.TrimSpace(line)
-			if line == "" {
-				continue
-			}
-			if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
-				word, arg, _ := strings.Cut(line, " ")
-				arg = strings.TrimSpace(arg)
-				switch word {
-				case "/quit", "/exit":
-					return nil
-				case "/help":
-					fmt.Fprintln(env.Stdout, chatHelp)
-				case "/new":
-					if err := newSession(""); err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-					}
-				case "/resume":
-					if arg == "" {
-						fmt.Fprintln(env.Stderr, "usage: /resume ID (see /sessions)")
-						continue
-					}
-					if err := newSession(arg); err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-					}
-				case "/sessions":
-					var page protocol.SessionListResult
-					if err := cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Limit: 20}, &page); err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-						continue
-					}
-					for _, s := range page.Sessions {
-						mark := " "
-						if s.SessionID == cv.r.sessionID {
-							mark = "*"
-						}
-						fmt.Fprintf(env.Stdout, "%s %s  %s  %s  %s\n", mark, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), s.State, s.Title)
-					}
-				case "/cancel":
-					var cr protocol.SessionCancelResult
-					cv.c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: cv.r.sessionID}, &cr)
-					if !cr.Cancelled {
-						fmt.Fprintln(env.Stderr, "nothing is running")
-					}
-				case "/model":
-					var cr protocol.SessionConfigureResult
-					params := protocol.SessionConfigureParams{SessionID: cv.r.sessionID}
-					if arg != "" {
-						params.Model = &arg
-					}
-					if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, params, &cr); err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-						continue
-					}
-					fmt.Fprintf(env.Stdout, "model %s on %s (%s, %s), context window %d tokens\n", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow)
-				case "/compact":
-					var cr protocol.SessionCompactResult
-					if err := cv.c.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: cv.r.sessionID}, &cr); err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-						continue
-					}
-					fmt.Fprintf(env.Stdout, "compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)\n", cr.DroppedMessages)
-				case "/status":
-					st, err := cv.c.Status(ctx)
-					if err != nil {
-						fmt.Fprintf(env.Stderr, "error: %v\n", err)
-						continue
-					}
-					fmt.Fprintf(env.Stdout, "daemon %s pid %d · provider %s · %d client(s) · %d live session(s) · session %s\n",
-						st.ServerVersion, st.PID, st.Provider, st.Clients, st.ActiveSessions, cv.r.sessionID)
-				default:
-					fmt.Fprintf(env.Stderr, "unknown command %s; /help lists them (start a prompt with // to send a literal /)\n", word)
-				}
-				continue
-			}
-			line = strings.TrimPrefix(line, "/") // "//x" sends "/x"
-			var spin *spinner
-			if tty {
-				spin = startSpinner(env.Stderr)
-				cv.r.before = spin.Stop
-			}
-			res, err := cv.turn(ctx, line, sigs)
-			spin.Stop()
-			cv.r.before = nil
-			var ee *exitError
-			if errors.As(err, &ee) && ee.code == exitCancelled {
-				return err // a second Ctrl-C: quit
-			}
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "error: %v\n", err)
-				continue
-			}
-			switch res.StopReason {
-			case "end_turn":
-			case "cancelled":
-				fmt.Fprintln(env.Stderr, "(cancelled)")
-			default:
-				if e := exitFor(res, true, env.Stderr); e != nil {
-					fmt.Fprintf(env.Stderr, "(%v)\n", e)
-				}
-			}
-		}
-	})
-	return c
+// stopNote says how a turn ended when it did not simply finish.
+func stopNote(res protocol.SessionPromptResult) string {
+	switch res.StopReason {
+	case "end_turn":
+		return ""
+	case "cancelled":
+		return "(cancelled)"
+	}
+	if e := exitFor(res, false, io.Discard); e != nil {
+		return "(" + e.Error() + ")"
+	}
+	if res.StopReason == "max_tokens" {
+		return "(the reply was cut at the model's token limit)"
+	}
+	return ""
 }

@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,70 +50,6 @@ func TestChatWithPipedLines(t *testing.T) {
 	// /sessions (sent before /new) lists the one session, marked current.
 	if strings.Count(out, "  idle  ") != 1 || !strings.Contains(out, "* ses_") {
 		t.Errorf("/sessions output:\n%s", out)
-	}
-}
-
-// The terminal experience, in a real pty: tmux runs `zeroclaw chat`, we
-// type into it and read the screen.
-func TestChatInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (.ci/run installs it)")
-	}
-	env, _, _, dir := testEnv(t, "")
-	startDaemon(t, env)
-	exe, _ := os.Executable()
-	name := fmt.Sprintf("zc-chat-%d", os.Getpid())
-	// Under umask 000, as a careless shell may have: the history file must
-	// still be private.
-	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm %s chat --cwd %s'", dir, exe, t.TempDir())
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("-L", name, "new-session", "-d", "-s", name, "-x", "120", "-y", "30", cmdline)
-	t.Cleanup(func() { exec.Command("tmux", "-L", name, "kill-server").Run() })
-	screenN := func(want string, n int) {
-		t.Helper()
-		var s string
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			s = tmux("-L", name, "capture-pane", "-p", "-t", name)
-			if strings.Count(s, want) >= n {
-				return
-			}
-		}
-		t.Fatalf("screen never showed %q %d times:\n%s", want, n, s)
-	}
-	screen := func(want string) { t.Helper(); screenN(want, 1) }
-	screen("type /help for commands")
-	tmux("-L", name, "send-keys", "-t", name, "hello from tmux", "Enter")
-	screen("echo: hello from tmux")
-	// Line editing: type, erase a word with Ctrl-W, retype.
-	tmux("-L", name, "send-keys", "-t", name, "//tool shell {\"command\":\"echo typed-", "C-w", "edited\"}", "Enter")
-	screen("Allow shell? Run: echo edited")
-	tmux("-L", name, "send-keys", "-t", name, "a", "Enter")
-	screen("tool shell returned: edited")
-	// History: Up brings the last prompt back (not the "a" answer); with
-	// allow_always given, it runs without asking.
-	tmux("-L", name, "send-keys", "-t", name, "Up", "Enter")
-	screenN("tool shell returned: edited", 2)
-	if s := tmux("-L", name, "capture-pane", "-p", "-t", name); strings.Count(s, "Allow shell?") != 1 {
-		t.Fatalf("asked again after allow_always:\n%s", s)
-	}
-	tmux("-L", name, "send-keys", "-t", name, "/quit", "Enter")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if exec.Command("tmux", "-L", name, "has-session", "-t", name).Run() != nil {
-			break // chat exited, and tmux with it
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chat did not exit on /quit:\n%s", tmux("-L", name, "capture-pane", "-p", "-t", name))
-		}
-	}
-	fi, err := os.Stat(filepath.Join(dir, "data", "chat_history"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("chat history: %v %v, want mode 0600", fi.Mode(), err)
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -79,6 +81,19 @@ type renderer struct {
 	midLine   bool    // text output has an unfinished line
 	last      *update // the last turn_complete seen
 	before    func()  // if set, runs before each event is handled (chat stops its spinner)
+	// ui, when set, shows the events and asks the questions instead
+	// (the chat's terminal interface).
+	ui chatUI
+}
+
+// chatUI is a full-screen chat's side of the renderer.
+type chatUI interface {
+	// Event shows one event (never an approval_request).
+	Event(u *update)
+	// Approve asks the person and returns the decision and reason.
+	Approve(u *update) (decision, reason string)
+	// Elicit asks an ask_user or poll question.
+	Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult
 }
 
 func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
@@ -86,7 +101,11 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		r.before()
 	}
 	if ev.ask != nil {
-		ev.answer <- r.elicit(ev.ask)
+		if r.ui != nil {
+			ev.answer <- r.ui.Elicit(ev.ask)
+		} else {
+			ev.answer <- r.elicit(ev.ask)
+		}
 		return false
 	}
 	var u update
@@ -97,6 +116,19 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		return false // already shown (a replay after reconnect)
 	}
 	r.lastSeq = u.Seq
+	if r.ui != nil {
+		if u.Type == protocol.EventApprovalRequest {
+			decision, reason := r.ui.Approve(&u)
+			r.answer(ctx, u, decision, reason)
+		} else {
+			r.ui.Event(&u)
+		}
+		if u.Type == protocol.EventTurnComplete {
+			r.last = &u
+			return true
+		}
+		return false
+	}
 	if r.format == "ndjson" {
 		fmt.Fprintf(r.out, "%s\n", ev.update)
 	}
@@ -110,7 +142,7 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		r.note("\x1b[2m%s\x1b[0m", u.Text)
 	case protocol.EventToolCall:
 		r.endLine()
-		r.note("⚙ %s %s\n", u.Name, compact(u.RawInput, 120))
+		r.note("⚙ %s %s\n", u.Name, toolLine(u.Name, u.RawInput, 120))
 	case protocol.EventToolResult:
 		mark := "→"
 		if u.IsError {
@@ -190,8 +222,13 @@ func (r *renderer) decide(ctx context.Context, u update) {
 			break
 		}
 	}
-	// Answer off this goroutine: the reply needs the connection's read
-	// loop, which may be waiting for us to take the next event.
+	r.answer(ctx, u, decision, reason)
+}
+
+// answer sends the decision off this goroutine: the reply needs the
+// connection's read loop, which may be waiting for us to take the next
+// event.
+func (r *renderer) answer(ctx context.Context, u update, decision, reason string) {
 	go func() {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -253,12 +290,81 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 	return protocol.ElicitationResult{Action: "accept", Content: b}
 }
 
+// compact is raw JSON on one line as a person reads it (no \u0026 for
+// &), cut at max bytes on a character boundary.
 func compact(raw json.RawMessage, max int) string {
-	s := strings.Join(strings.Fields(string(raw)), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
+	var b bytes.Buffer
+	s := string(raw)
+	if json.Compact(&b, raw) == nil {
+		s = b.String()
 	}
-	return s
+	for _, esc := range [][2]string{{`\u0026`, "&"}, {`\u003c`, "<"}, {`\u003e`, ">"}} {
+		s = unescape(s, esc[0], esc[1])
+	}
+	return cut(strings.Join(strings.Fields(s), " "), max)
+}
+
+// unescape replaces the escape esc by r where its backslash is not itself
+// escaped.
+func unescape(s, esc, r string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, esc)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		n := 0
+		for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+			n++
+		}
+		b.WriteString(s[:i])
+		if n%2 == 0 {
+			b.WriteString(r)
+		} else {
+			b.WriteString(esc)
+		}
+		s = s[i+len(esc):]
+	}
+}
+
+// cut shortens s to at most max bytes, on a character boundary.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// toolLine says what a tool call does in one line: the command of a
+// shell call, the path of a file tool, else its input.
+func toolLine(name string, raw json.RawMessage, max int) string {
+	var in struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+		Pattern string `json:"pattern"`
+	}
+	json.Unmarshal(raw, &in)
+	switch {
+	case name == "shell" && in.Command != "":
+		return "$ " + cut(strings.Join(strings.Fields(in.Command), " "), max)
+	case in.Pattern != "":
+		return cut(fmt.Sprintf("%q in %s", in.Pattern, cmpOr(in.Path, ".")), max)
+	case in.Path != "" && (name == "read_file" || name == "write_file" || name == "edit_file" || name == "list_dir"):
+		return cut(in.Path, max)
+	}
+	return compact(raw, max)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func firstLines(s string, n, width int) string {
@@ -269,9 +375,7 @@ func firstLines(s string, n, width int) string {
 		lines = lines[:n]
 	}
 	for i, l := range lines {
-		if len(l) > width {
-			lines[i] = l[:width] + "…"
-		}
+		lines[i] = cut(l, width)
 	}
 	return strings.Join(lines, "\n    ") + more
 }

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The terminal chat, in a real pty: tmux runs `zeroclaw chat`, the test
+// types into it and reads the screen as a person would.
+
+var tmuxN atomic.Int64
+
+type tmuxChat struct {
+	t    *testing.T
+	name string
+}
+
+// startTmuxChat runs `zeroclaw chat args...` in a fresh tmux server,
+// under umask 000 (the history file must still be private).
+func startTmuxChat(t *testing.T, dir, cwd string, args ...string) *tmuxChat {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	exe, _ := os.Executable()
+	tc := &tmuxChat{t: t, name: fmt.Sprintf("zc-chat-%d-%d", os.Getpid(), tmuxN.Add(1))}
+	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color %s chat --cwd %s %s'",
+		dir, exe, cwd, strings.Join(args, " "))
+	tc.tmux("new-session", "-d", "-s", tc.name, "-x", "120", "-y", "40", cmdline)
+	t.Cleanup(func() { exec.Command("tmux", "-L", tc.name, "kill-server").Run() })
+	tc.wait("type /help for commands")
+	return tc
+}
+
+func (tc *tmuxChat) tmux(args ...string) string {
+	tc.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tc.name}, args...)...).CombinedOutput()
+	if err != nil {
+		tc.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names and text.
+func (tc *tmuxChat) keys(keys ...string) {
+	tc.t.Helper()
+	tc.tmux(append([]string{"send-keys", "-t", tc.name}, keys...)...)
+}
+
+// paste pastes text as a terminal does, in bracketed-paste markers.
+func (tc *tmuxChat) paste(text string) {
+	tc.t.Helper()
+	tc.tmux("set-buffer", "-b", "p", text)
+	tc.tmux("paste-buffer", "-p", "-b", "p", "-t", tc.name)
+}
+
+// screen is the pane with its scrollback; colour kept as SGR when esc.
+func (tc *tmuxChat) screen(esc bool) string {
+	args := []string{"capture-pane", "-p", "-J", "-S", "-", "-t", tc.name}
+	if esc {
+		args = append(args, "-e")
+	}
+	lines := strings.Split(tc.tmux(args...), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitN waits until the screen shows want n times.
+func (tc *tmuxChat) waitN(want string, n int) string {
+	tc.t.Helper()
+	var s string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
+		if s = tc.screen(false); strings.Count(s, want) >= n {
+			return s
+		}
+	}
+	tc.t.Fatalf("the screen never showed %q %d time(s):\n%s", want, n, s)
+	return ""
+}
+
+func (tc *tmuxChat) wait(want string) string { tc.t.Helper(); return tc.waitN(want, 1) }
+
+// quit leaves with /quit and waits for the chat to end.
+func (tc *tmuxChat) quit() {
+	tc.t.Helper()
+	tc.keys("/quit", "Enter")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(30 * time.Millisecond) {
+		if exec.Command("tmux", "-L", tc.name, "has-session", "-t", tc.name).Run() != nil {
+			return // chat exited, and tmux with it
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("chat did not exit on /quit:\n%s", tc.screen(false))
+		}
+	}
+}
+
+// Streaming, cancelling and typing: Ctrl-C and Esc each cancel a turn
+// mid-stream; a prompt typed while a turn streams queues and runs after
+// it; a bracketed paste of several lines is one prompt; Alt-Enter adds a
+// line; the reply renders as Markdown; Up brings back a prompt; the
+// history file is private.
+func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, t.TempDir())
+
+	slow := func() {
+		tc.keys("//chunks 2000", "M-Enter", "/delay 20", "Enter")
+		tc.wait("ok ok ok ok")
+		tc.wait("esc to cancel")
+	}
+	slow()
+	tc.keys("C-c")
+	tc.wait("(cancelled)")
+	slow()
+	tc.keys("typed meanwhile", "Enter")
+	tc.wait("queued: typed meanwhile")
+	tc.keys("Escape")
+	tc.waitN("(cancelled)", 2)
+	tc.wait("echo: typed meanwhile")
+
+	tc.paste("first pasted line\nsecond pasted line\nthird pasted line")
+	tc.keys("Enter")
+	s := tc.wait("echo: first pasted line\nsecond pasted line\nthird pasted line")
+	if strings.Contains(s, "echo: second pasted line") || strings.Contains(s, "› second pasted line") {
+		t.Fatalf("the paste became several prompts:\n%s", s)
+	}
+	tc.keys("line one", "M-Enter", "line two", "Enter")
+	tc.wait("echo: line one\nline two")
+	tc.keys("line three \\", "Enter", "line four", "Enter")
+	tc.wait("echo: line three\nline four")
+
+	// Markdown: bold and inline code as SGR on the screen, not asterisks.
+	tc.keys("some **strong** words and `mono` here", "Enter")
+	tc.wait("echo: some strong words and mono here")
+	if esc := tc.screen(true); !regexp.MustCompile(`\x1b\[1m(\x1b\[[0-9;]*m)*strong`).MatchString(esc) || !regexp.MustCompile(`\x1b\[36m(\x1b\[[0-9;]*m)*mono`).MatchString(esc) {
+		t.Fatalf("no Markdown styles on the screen:\n%q", esc)
+	}
+
+	// History: Up brings back the last prompt.
+	tc.keys("Up", "Enter")
+	tc.waitN("echo: some strong words and mono here", 2)
+	tc.quit()
+	fi, err := os.Stat(filepath.Join(dir, "data", "chat_history"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("chat history: %v %v, want mode 0600", fi, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "data", "chat_history"))
+	if !strings.Contains(string(b), `"first pasted line\nsecond pasted line\nthird pasted line"`) {
+		t.Fatalf("the history lacks the pasted prompt:\n%s", b)
+	}
+}
+
+// Approvals show the whole command of a shell call and a coloured diff of
+// a file write; "c" allows this command for the rest of the session.
+func TestChatTmuxApprovals(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("old line\nsame\n"), 0o600)
+	tc := startTmuxChat(t, dir, cwd)
+
+	tc.keys(`//tool write_file {"path":"f.txt","content":"new line\nsame\n"}`, "Enter")
+	tc.wait("allow write_file?")
+	tc.wait("-old line")
+	tc.wait("+new line")
+	if esc := tc.screen(true); !regexp.MustCompile(`\x1b\[32m(\x1b\[[0-9;]*m)*\+new line`).MatchString(esc) || !regexp.MustCompile(`\x1b\[31m(\x1b\[[0-9;]*m)*-old line`).MatchString(esc) {
+		t.Fatalf("the diff is not coloured:\n%q", esc)
+	}
+	tc.keys("y")
+	tc.wait("tool write_file returned: wrote 14 bytes")
+	if b, _ := os.ReadFile(filepath.Join(cwd, "f.txt")); string(b) != "new line\nsame\n" {
+		t.Fatalf("f.txt: %q", b)
+	}
+
+	cmd := `//tool shell {"command":"echo one && echo two"}`
+	tc.keys(cmd, "Enter")
+	tc.wait("$ echo one && echo two") // the whole command, & as &
+	tc.keys("c")
+	tc.wait("tool shell returned: one")
+	// The same command again runs without asking; another one asks.
+	tc.keys(cmd, "Enter")
+	tc.waitN("tool shell returned: one", 2)
+	tc.keys(`//tool shell {"command":"echo three"}`, "Enter")
+	tc.wait("$ echo three")
+	if s := tc.screen(false); strings.Count(s, "allow shell?") != 1 {
+		t.Fatalf("asked again for the command allowed always:\n%s", s)
+	}
+	tc.keys("n")
+	tc.wait("shell was not run: rejected by the user")
+	tc.quit()
+}
+
+// /resume lists sessions to pick from, resumes by prefix, refuses a typo
+// (no new session made), shows the last exchanges; after `zeroclaw daemon
+// restart` the next prompt reaches the new daemon once; --continue
+// resumes this directory's latest session.
+func TestChatTmuxResumeAndRestart(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	t.Cleanup(func() { Main(context.Background(), []string{"daemon", "stop"}, env) })
+	cwd := t.TempDir()
+	tc := startTmuxChat(t, dir, cwd)
+	first := regexp.MustCompile(`new session (ses_[0-9a-f]+)`).FindStringSubmatch(tc.wait("new session ses_"))[1]
+	tc.keys("remember the first session", "Enter")
+	tc.wait("echo: remember the first session")
+	tc.keys("/new", "Enter")
+	tc.waitN("new session ses_", 2)
+
+	tc.keys("/resume nosuchsession", "Enter")
+	tc.wait(`no session matches "nosuchsession"`)
+	tc.keys("/resume", "Enter")
+	tc.wait("type its number to resume it")
+	s := tc.screen(false)
+	m := regexp.MustCompile(`(?m)^\s*(\d+)\) ` + first).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("/resume does not list %s:\n%s", first, s)
+	}
+	tc.keys(m[1], "Enter")
+	tc.wait("resumed session (2 messages) " + first)
+	tc.wait("── earlier in this session ──")
+	tc.keys("/resume "+strings.TrimPrefix(first, "ses_")[:8], "Enter")
+	tc.waitN("resumed session (2 messages) "+first, 2)
+	out, errb := &strings.Builder{}, &strings.Builder{}
+	env.Stdout, env.Stderr = out, errb
+	Main(context.Background(), []string{"sessions", "list", "--no-start"}, env)
+	if n := strings.Count(out.String(), "ses_"); n != 2 {
+		t.Fatalf("%d sessions, want 2 (a typo made one?):\n%s", n, out)
+	}
+
+	// The daemon restarts under the chat.
+	if code := Main(context.Background(), []string{"daemon", "restart"}, env); code != 0 {
+		t.Fatalf("daemon restart: %d %s", code, errb)
+	}
+	tc.keys("after the restart", "Enter")
+	tc.wait("echo: after the restart")
+	tc.keys("and once more", "Enter")
+	s = tc.wait("echo: and once more")
+	if n := strings.Count(s, "echo: after the restart"); n != 1 {
+		t.Fatalf("the prompt after the restart was answered %d times:\n%s", n, s)
+	}
+	tc.quit()
+
+	// --continue: the latest session of this directory.
+	tc = startTmuxChat(t, dir, cwd, "--continue")
+	tc.wait("resumed session (6 messages) " + first)
+	tc.wait("› and once more")
+	tc.quit()
+}

@@ -1,0 +1,728 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// The terminal chat is a Bubble Tea program in inline mode: what is done
+// (prompts, replies, tool calls) is printed above it into the terminal's
+// scrollback; below stay the reply being streamed, the status, the input
+// and the footer. Turns and commands run off the program's goroutine and
+// talk to it with messages, so input is read while a turn streams.
+
+type (
+	evMsg      struct{ u *update }
+	approveMsg struct {
+		u     *update
+		reply chan [2]string
+	}
+	elicitMsg struct {
+		p     *protocol.ElicitationParams
+		reply chan protocol.ElicitationResult
+	}
+	turnDoneMsg struct {
+		res protocol.SessionPromptResult
+		err error
+	}
+	cmdDoneMsg struct{ quit bool }
+	startedMsg struct{ err error }
+)
+
+// tui is the chat's Bubble Tea model.
+type tui struct {
+	ctx     context.Context
+	ch      *chat
+	p       *tea.Program
+	approve string
+
+	ta     textarea.Model
+	spin   spinner.Model
+	width  int
+	height int
+
+	ready     bool
+	busy      bool // a turn or command runs
+	waiting   bool // a prompt was sent and no agent event came yet
+	cancel    chan os.Signal
+	cancelled bool
+	queue     []string
+	live      strings.Builder // the reply being streamed (Markdown)
+	thought   strings.Builder
+	asking    *asking
+	quitErr   error
+
+	history     []string
+	hpos        int
+	historyPath string
+}
+
+// asking is an approval or a question waiting for the person.
+type asking struct {
+	approval *update
+	reply    chan [2]string
+	detail   string // the command or diff shown with an approval
+	elicit   *elicitMsg
+	choices  []string
+	multi    bool
+}
+
+func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
+	ta := textarea.New()
+	ta.SetPromptFunc(2, func(line int) string {
+		if line == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	ta.Placeholder = "a prompt, or /help"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.SetHeight(1)
+	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	ta.FocusedStyle.Prompt = lipgloss.NewStyle()
+	ta.BlurredStyle = ta.FocusedStyle
+	// Enter sends; Alt-Enter and Ctrl-J add a line; the terminal's own
+	// paste (bracketed) is used, never a clipboard program.
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	ta.KeyMap.Paste = key.NewBinding(key.WithDisabled())
+	ta.KeyMap.LinePrevious = key.NewBinding(key.WithDisabled())
+	ta.KeyMap.LineNext = key.NewBinding(key.WithDisabled())
+	ta.Focus()
+	sp := spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m := &tui{ctx: ctx, ch: ch, approve: approve, ta: ta, spin: sp, width: 80, height: 24}
+	if path, err := historyFile(ch.env, ch.cv.configDir); err == nil {
+		m.historyPath = path
+		m.history = loadHistory(path)
+	}
+	m.hpos = len(m.history)
+	p := tea.NewProgram(m, tea.WithInput(ch.env.Stdin), tea.WithOutput(ch.env.Stdout), tea.WithContext(ctx))
+	m.p = p
+	ch.say = func(s string) { p.Println(s) }
+	ch.note = ch.say
+	// Notes the connection code writes (a reconnect) go above the view.
+	ch.cv.env.Stderr = printer{p}
+	ch.cv.r = &renderer{out: printer{p}, errw: printer{p}, format: "text", approve: approve, ui: m}
+	go func() { p.Send(startedMsg{ch.start(ctx, sessionID, cont)}) }()
+	_, err := p.Run()
+	if ch.cv.c != nil {
+		ch.cv.c.Close()
+	}
+	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	if m.quitErr != nil {
+		return m.quitErr
+	}
+	return err
+}
+
+// printer writes lines above the program's view.
+type printer struct{ p *tea.Program }
+
+func (w printer) Write(b []byte) (int, error) {
+	if s := strings.Trim(string(b), "\n"); s != "" {
+		w.p.Println(s)
+	}
+	return len(b), nil
+}
+
+func (m *tui) Init() tea.Cmd { return tea.Batch(textarea.Blink, m.spin.Tick) }
+
+func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.ta.SetWidth(max(msg.Width-1, 10))
+		return m, nil
+	case startedMsg:
+		if msg.err != nil {
+			m.quitErr = msg.err
+			return m, tea.Quit
+		}
+		m.ready = true
+		return m, tea.Println(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Esc cancels a turn"))
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case evMsg:
+		return m, m.event(msg.u)
+	case approveMsg:
+		return m, m.startApproval(msg)
+	case elicitMsg:
+		return m, m.startElicit(msg)
+	case turnDoneMsg:
+		cmds := []tea.Cmd{m.flush()}
+		m.busy, m.waiting = false, false
+		var ee *exitError
+		switch {
+		case errors.As(msg.err, &ee) && ee.code == exitCancelled:
+		case msg.err != nil:
+			cmds = append(cmds, tea.Println("error: "+humanError(msg.err)))
+		default:
+			if note := stopNote(msg.res); note != "" {
+				cmds = append(cmds, tea.Println(m.ch.dim(note)))
+			}
+		}
+		return m, tea.Sequence(append(cmds, m.next())...)
+	case cmdDoneMsg:
+		m.busy = false
+		if msg.quit {
+			return m, tea.Quit
+		}
+		return m, m.next()
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+// key handles a key press.
+func (m *tui) key(k tea.KeyMsg) tea.Cmd {
+	if m.asking != nil && m.asking.approval != nil {
+		return m.approvalKey(k)
+	}
+	switch k.String() {
+	case "ctrl+c":
+		switch {
+		case m.busy && !m.cancelled:
+			return m.cancelTurn()
+		case m.busy:
+			return tea.Quit // a second Ctrl-C while it stops
+		case m.asking != nil:
+			return m.answerElicit("")
+		case m.ta.Value() != "":
+			m.ta.Reset()
+			return nil
+		}
+		return tea.Quit
+	case "esc":
+		if m.asking != nil {
+			return m.answerElicit("")
+		}
+		if m.busy {
+			return m.cancelTurn()
+		}
+		return nil
+	case "ctrl+d":
+		if m.ta.Value() == "" && !m.busy {
+			return tea.Quit
+		}
+	case "enter":
+		v := m.ta.Value()
+		if strings.HasSuffix(v, "\\") && m.ta.Line() == m.ta.LineCount()-1 {
+			m.ta.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+			m.fitInput()
+			return nil
+		}
+		m.ta.Reset()
+		m.ta.SetHeight(1)
+		if m.asking != nil {
+			return m.answerElicit(v)
+		}
+		return m.submit(v)
+	case "up":
+		if m.ta.Line() == 0 && m.hpos > 0 {
+			m.hpos--
+			m.ta.SetValue(m.history[m.hpos])
+			m.fitInput()
+			return nil
+		}
+		m.ta.CursorUp()
+		return nil
+	case "down":
+		if m.ta.Line() == m.ta.LineCount()-1 && m.hpos < len(m.history) {
+			m.hpos++
+			v := ""
+			if m.hpos < len(m.history) {
+				v = m.history[m.hpos]
+			}
+			m.ta.SetValue(v)
+			m.fitInput()
+			return nil
+		}
+		m.ta.CursorDown()
+		return nil
+	}
+	if k.Paste {
+		m.ta.InsertString(strings.ReplaceAll(strings.ReplaceAll(string(k.Runes), "\r\n", "\n"), "\r", "\n"))
+		m.fitInput()
+		return nil
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(k)
+	m.fitInput()
+	return cmd
+}
+
+// fitInput grows the input with its lines, up to a third of the screen.
+func (m *tui) fitInput() {
+	m.ta.SetHeight(min(max(m.ta.LineCount(), 1), max(m.height/3, 3)))
+}
+
+func (m *tui) cancelTurn() tea.Cmd {
+	if m.cancel != nil && !m.cancelled {
+		m.cancelled = true
+		m.cancel <- os.Interrupt // the turn says so
+	}
+	return nil
+}
+
+// submit sends a prompt or runs a command, or queues it behind the turn.
+func (m *tui) submit(v string) tea.Cmd {
+	text := strings.TrimSpace(v)
+	if text == "" || !m.ready {
+		return nil
+	}
+	m.remember(v)
+	if m.busy {
+		switch text {
+		case "/cancel":
+			return m.cancelTurn()
+		case "/quit", "/exit":
+			return tea.Quit
+		case "/help":
+			return tea.Println(chatHelp)
+		}
+		m.queue = append(m.queue, text)
+		return nil
+	}
+	return m.dispatch(text)
+}
+
+// next starts what was queued.
+func (m *tui) next() tea.Cmd {
+	if len(m.queue) == 0 || m.busy {
+		return nil
+	}
+	text := m.queue[0]
+	m.queue = m.queue[1:]
+	return m.dispatch(text)
+}
+
+func (m *tui) dispatch(text string) tea.Cmd {
+	m.busy = true
+	if m.ch.isPick(text) {
+		go func() { m.ch.resume(m.ctx, text); m.p.Send(cmdDoneMsg{}) }()
+		return nil
+	}
+	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		go func() { m.p.Send(cmdDoneMsg{m.ch.command(m.ctx, text)}) }()
+		return nil
+	}
+	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+	m.waiting, m.cancelled = true, false
+	m.cancel = make(chan os.Signal, 2)
+	cancel := m.cancel
+	go func() {
+		res, err := m.ch.cv.turn(m.ctx, text, cancel)
+		m.p.Send(turnDoneMsg{res, err})
+	}()
+	return m.spin.Tick
+}
+
+// remember keeps a prompt in the history (and its file).
+func (m *tui) remember(v string) {
+	if len(m.history) == 0 || m.history[len(m.history)-1] != v {
+		m.history = append(m.history, v)
+		if m.historyPath != "" {
+			if f, err := os.OpenFile(m.historyPath, os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+				b, _ := json.Marshal(v)
+				f.Write(append(b, '\n'))
+				f.Close()
+			}
+		}
+	}
+	m.hpos = len(m.history)
+}
+
+// loadHistory reads the last 1,000 prompts: one JSON string a line (a
+// plain line, as older versions wrote, is taken as it is).
+func loadHistory(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var h []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s string
+		if json.Unmarshal(sc.Bytes(), &s) != nil {
+			s = sc.Text()
+		}
+		if s != "" {
+			h = append(h, s)
+		}
+	}
+	if len(h) > 1000 {
+		h = h[len(h)-1000:]
+	}
+	return h
+}
+
+// Event implements chatUI (on the turn's goroutine).
+func (m *tui) Event(u *update) { m.p.Send(evMsg{u}) }
+
+// Approve implements chatUI: it waits for the person's keys.
+func (m *tui) Approve(u *update) (string, string) {
+	switch m.approve {
+	case "all":
+		return "allow_once", ""
+	case "none":
+		return "reject_once", "the client was started with --approve none"
+	}
+	reply := make(chan [2]string, 1)
+	m.p.Send(approveMsg{u, reply})
+	select {
+	case r := <-reply:
+		return r[0], r[1]
+	case <-m.ctx.Done():
+		return "reject_once", "the chat ended"
+	}
+}
+
+// Elicit implements chatUI.
+func (m *tui) Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
+	reply := make(chan protocol.ElicitationResult, 1)
+	m.p.Send(elicitMsg{p, reply})
+	select {
+	case r := <-reply:
+		return r
+	case <-m.ctx.Done():
+		return protocol.ElicitationResult{Action: "cancel"}
+	}
+}
+
+// event shows one session event.
+func (m *tui) event(u *update) tea.Cmd {
+	ch := m.ch
+	switch u.Type {
+	case protocol.EventUserMessage:
+		return tea.Sequence(m.flush(), tea.Println(ch.promptLine(u.Text)))
+	case protocol.EventAgentMessageChunk:
+		m.waiting = false
+		var cmd tea.Cmd
+		if m.thought.Len() > 0 {
+			cmd = m.flushThought()
+		}
+		m.live.WriteString(u.Text)
+		return cmd
+	case protocol.EventAgentThoughtChunk:
+		m.waiting = false
+		m.thought.WriteString(u.Text)
+	case protocol.EventToolCall:
+		m.waiting = false
+		return tea.Sequence(m.flush(), tea.Println(ch.sgr("\x1b[33m", "⚙ "+u.Name)+" "+mdterm.Safe(toolLine(u.Name, u.RawInput, max(m.width-len(u.Name)-4, 40)))))
+	case protocol.EventToolResult:
+		mark := ch.sgr("\x1b[32m", "  ✓ ")
+		if u.IsError {
+			mark = ch.sgr("\x1b[31m", "  ✗ ")
+		}
+		return tea.Println(mark + ch.dim(mdterm.Safe(firstLines(u.RawOutput, 3, max(m.width-6, 40)))))
+	case protocol.EventPlan:
+		var b strings.Builder
+		for _, e := range u.Entries {
+			box := "☐"
+			switch e.Status {
+			case "in_progress":
+				box = "◐"
+			case "completed":
+				box = "☑"
+			}
+			fmt.Fprintf(&b, "%s %s\n", box, mdterm.Safe(e.Content))
+		}
+		return tea.Sequence(m.flush(), tea.Println(strings.TrimRight(b.String(), "\n")))
+	case protocol.EventApprovalResolved:
+		if u.By == "timeout" {
+			m.asking = nil
+			return tea.Println(ch.dim("  (no answer in time: rejected)"))
+		}
+		if m.asking != nil && m.asking.approval != nil && m.asking.approval.RequestID == u.RequestID && u.By != "client" {
+			m.asking = nil
+		}
+	case protocol.EventContextUsage:
+		ch.tokens = [2]int64{u.InputTokens, u.MaxContextTokens}
+	case protocol.EventHistoryTrimmed:
+		return tea.Println(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
+	case protocol.EventTurnComplete:
+		return m.flush()
+	}
+	return nil
+}
+
+// flush prints what streamed so far above the view.
+func (m *tui) flush() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.thought.Len() > 0 {
+		cmds = append(cmds, m.flushThought())
+	}
+	if s := strings.TrimSpace(m.live.String()); s != "" {
+		cmds = append(cmds, tea.Println(mdterm.Render(s, m.ch.color)))
+	}
+	m.live.Reset()
+	return tea.Sequence(cmds...)
+}
+
+// flushThought prints the thought dimmed, on its own lines.
+func (m *tui) flushThought() tea.Cmd {
+	s := strings.TrimSpace(m.thought.String())
+	m.thought.Reset()
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(mdterm.Safe(strings.ReplaceAll(s, "\n", "\x00")), "^@")
+	for i, l := range lines {
+		lines[i] = m.ch.sgr("\x1b[2;3m", "  "+l)
+	}
+	return tea.Println(strings.Join(lines, "\n"))
+}
+
+func (m *tui) startApproval(msg approveMsg) tea.Cmd {
+	m.asking = &asking{approval: msg.u, reply: msg.reply, detail: m.approvalDetail(msg.u)}
+	return m.flush()
+}
+
+// approvalDetail is what an approval shows: the whole command of a shell
+// call, the change of a file write or edit as a coloured diff.
+func (m *tui) approvalDetail(u *update) string {
+	var in struct {
+		Command string  `json:"command"`
+		Path    string  `json:"path"`
+		Content *string `json:"content"`
+		Old     string  `json:"old"`
+		New     *string `json:"new"`
+	}
+	json.Unmarshal(u.RawInput, &in)
+	switch {
+	case u.ToolName == "shell" && in.Command != "":
+		return m.ch.sgr("\x1b[1m", "$ "+mdterm.Safe(in.Command))
+	case (u.ToolName == "write_file" && in.Content != nil) || (u.ToolName == "edit_file" && in.New != nil):
+		path := in.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(m.ch.ns.Cwd, path)
+		}
+		oldB, _ := os.ReadFile(path)
+		old := string(oldB)
+		var next string
+		if in.Content != nil {
+			next = *in.Content
+		} else if strings.Count(old, in.Old) == 1 {
+			next = strings.Replace(old, in.Old, *in.New, 1)
+		} else {
+			old, next = in.Old, *in.New // the file as read does not hold it once: show the edit itself
+		}
+		return m.diff(in.Path, old, next)
+	}
+	return mdterm.Safe(compact(u.RawInput, 2000))
+}
+
+// diff is a unified diff, coloured, at most 40 lines.
+func (m *tui) diff(path, old, next string) string {
+	d := udiff.Unified("a/"+path, "b/"+path, old, next)
+	if d == "" {
+		return m.ch.dim("(no change to " + path + ")")
+	}
+	lines := strings.Split(strings.TrimRight(d, "\n"), "\n")
+	more := 0
+	if len(lines) > 40 {
+		more = len(lines) - 40
+		lines = lines[:40]
+	}
+	for i, l := range lines {
+		l = mdterm.Safe(l)
+		switch {
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
+			l = m.ch.sgr("\x1b[1m", l)
+		case strings.HasPrefix(l, "+"):
+			l = m.ch.sgr("\x1b[32m", l)
+		case strings.HasPrefix(l, "-"):
+			l = m.ch.sgr("\x1b[31m", l)
+		case strings.HasPrefix(l, "@@"):
+			l = m.ch.sgr("\x1b[36m", l)
+		}
+		lines[i] = l
+	}
+	if more > 0 {
+		lines = append(lines, m.ch.dim(fmt.Sprintf("… %d more lines", more)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
+	a := m.asking
+	u := a.approval
+	decide := func(decision, what string) tea.Cmd {
+		a.reply <- [2]string{decision, ""}
+		m.asking = nil
+		return tea.Println(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
+	}
+	switch strings.ToLower(k.String()) {
+	case "y":
+		return decide("allow_once", "allowed once:")
+	case "c":
+		return decide("allow_always_input", "allowed for the rest of the session, this exact input:")
+	case "a":
+		return decide("allow_always", "allowed for the rest of the session, every call of")
+	case "n":
+		return decide("reject_once", "rejected:")
+	case "e":
+		return tea.Println(m.ch.dim(fmt.Sprintf("  tool %s, call %s, input %s", u.ToolName, u.ToolCallID, mdterm.Safe(compact(u.RawInput, 2000)))))
+	case "esc", "ctrl+c":
+		cmd := decide("reject_once", "rejected:")
+		return tea.Sequence(cmd, m.cancelTurn())
+	}
+	return nil
+}
+
+func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
+	var schema struct {
+		Properties map[string]struct {
+			Type  string   `json:"type"`
+			Enum  []string `json:"enum"`
+			Items *struct {
+				Enum []string `json:"enum"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(msg.p.RequestedSchema, &schema)
+	a := &asking{elicit: &msg}
+	for _, prop := range schema.Properties {
+		a.choices = prop.Enum
+		if prop.Items != nil {
+			a.choices, a.multi = prop.Items.Enum, true
+		}
+		break
+	}
+	m.asking = a
+	var b strings.Builder
+	b.WriteString(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message))
+	for i, c := range a.choices {
+		fmt.Fprintf(&b, "\n  %d) %s", i+1, mdterm.Safe(c))
+	}
+	return tea.Sequence(m.flush(), tea.Println(b.String()))
+}
+
+// answerElicit answers the question with line ("" declines).
+func (m *tui) answerElicit(line string) tea.Cmd {
+	a := m.asking
+	m.asking = nil
+	line = strings.TrimSpace(line)
+	if line == "" {
+		a.elicit.reply <- protocol.ElicitationResult{Action: "decline"}
+		return tea.Println(m.ch.dim("  (declined)"))
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	json.Unmarshal(a.elicit.p.RequestedSchema, &schema)
+	pick := func(s string) string {
+		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(a.choices) {
+			return a.choices[n-1]
+		}
+		return s
+	}
+	content := map[string]any{}
+	for name := range schema.Properties {
+		if a.multi {
+			var picked []string
+			for _, f := range strings.Fields(strings.ReplaceAll(line, ",", " ")) {
+				picked = append(picked, pick(f))
+			}
+			content[name] = picked
+		} else {
+			content[name] = pick(line)
+		}
+	}
+	b, _ := json.Marshal(content)
+	a.elicit.reply <- protocol.ElicitationResult{Action: "accept", Content: b}
+	return tea.Println(m.ch.dim("  answered: " + mdterm.Safe(string(b))))
+}
+
+func (m *tui) View() string {
+	var b strings.Builder
+	avail := max(m.height-m.ta.Height()-4, 3)
+	if m.thought.Len() > 0 {
+		t := strings.Split(strings.TrimSpace(mdterm.Safe(strings.ReplaceAll(m.thought.String(), "\n", " "))), "\n")
+		b.WriteString(m.ch.sgr("\x1b[2;3m", "  "+cut(t[len(t)-1], max(m.width*2, 80))) + "\n")
+	}
+	if m.live.Len() > 0 {
+		lines := strings.Split(mdterm.Render(m.live.String(), m.ch.color), "\n")
+		if len(lines) > avail {
+			lines = lines[len(lines)-avail:]
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+	}
+	if a := m.asking; a != nil && a.approval != nil {
+		u := a.approval
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╭ allow "+u.ToolName+"?") + " " + mdterm.Safe(cut(u.Summary, max(m.width-20, 20))) + "\n")
+		for _, l := range strings.Split(a.detail, "\n") {
+			b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
+		}
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.ToolName) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+	}
+	switch {
+	case !m.ready:
+		b.WriteString(m.spin.View() + " connecting to the daemon…\n")
+	case m.busy && m.waiting:
+		b.WriteString(m.spin.View() + " thinking… " + m.ch.dim("(esc to cancel)") + "\n")
+	case m.busy && m.asking == nil:
+		b.WriteString(m.spin.View() + m.ch.dim(" working (esc to cancel)") + "\n")
+	}
+	for _, q := range m.queue {
+		b.WriteString(m.ch.dim("queued: "+cut(strings.ReplaceAll(q, "\n", " ⏎ "), max(m.width-10, 20))) + "\n")
+	}
+	if m.asking != nil && m.asking.elicit != nil {
+		b.WriteString(m.ch.dim("answer (a number, text; Enter with nothing or Esc declines)") + "\n")
+	}
+	b.WriteString(m.ta.View() + "\n")
+	b.WriteString(m.footer())
+	return b.String()
+}
+
+func inputWord(tool string) string {
+	if tool == "shell" {
+		return "command"
+	}
+	return "input"
+}
+
+// footer: agent, model, session and the context used.
+func (m *tui) footer() string {
+	ns := m.ch.ns
+	if ns == nil {
+		return ""
+	}
+	parts := []string{"agent " + ns.AgentAlias, cmpOr(ns.Model, ns.Provider), ns.SessionID}
+	if used, size := m.ch.tokens[0], m.ch.tokens[1]; size > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s tokens (%d%%)", kilo(used), kilo(size), used*100/size))
+	}
+	return m.ch.dim(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
+}
+
+func kilo(n int64) string {
+	if n < 1000 {
+		return strconv.FormatInt(n, 10)
+	}
+	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+}
