@@ -240,3 +240,42 @@ func BenchmarkConnectionChurn(b *testing.B) {
 		cmd.Wait()
 	}
 }
+
+// BenchmarkPromptVsVersion: `zeroclaw prompt hi` (connect, open a
+// session, one echo turn, print the reply) against a warm daemon, and
+// `zeroclaw --version` (the process start alone), the real binary built
+// for the run, the two interleaved; reports both medians and their ratio.
+func BenchmarkPromptVsVersion(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "cfg")
+	d := startDaemonB(b, dir)
+	defer func() { d.Process.Kill(); d.Wait() }()
+	root, _ := filepath.Abs("../../cmd/zeroclaw")
+	zc := buildB(b, b.TempDir(), root, "")
+	cwd := b.TempDir()
+	run := func(args ...string) time.Duration {
+		cmd := exec.Command(zc, args...)
+		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir)
+		cmd.Dir = cwd
+		t0 := time.Now()
+		out, err := cmd.Output()
+		took := time.Since(t0)
+		if err != nil || len(out) == 0 {
+			b.Fatalf("%v: %v %q", args, err, out)
+		}
+		return took
+	}
+	run("prompt", "--no-start", "hi")
+	run("--version")
+	var prompts, versions []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		prompts = append(prompts, run("prompt", "--no-start", "hi"))
+		versions = append(versions, run("--version"))
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 { slices.Sort(d); return float64(d[len(d)/2].Nanoseconds()) }
+	p, v := p50(prompts), p50(versions)
+	b.ReportMetric(p, "prompt-p50-ns")
+	b.ReportMetric(v, "version-p50-ns")
+	b.ReportMetric(p/v, "prompt/version")
+}

@@ -416,7 +416,8 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 	in := &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: true}
 	ch.say = func(s string) { fmt.Fprintln(env.Stdout, s) }
 	ch.note = func(s string) { fmt.Fprintln(env.Stderr, s) }
-	ch.cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: approve, answers: in}
+	ch.cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: approve, answers: in,
+		color: isTerminal(env.Stderr) && useColor(env)}
 	if err := ch.start(ctx, sessionID, cont); err != nil {
 		return err
 	}

@@ -300,12 +300,18 @@ func TestCLIConventions(t *testing.T) {
 	if code, out, errs := runCLI(t, env, "from stdin\n", "prompt", "--no-start"); code != 0 || !strings.Contains(out, "echo: from stdin") {
 		t.Fatalf("stdin: %d %q %q", code, out, errs)
 	}
+	// Thoughts: on stderr, on lines of their own, no escape codes when
+	// stderr is not a terminal.
+	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "/think pondering deeply\nthe answer")
+	if code != 0 || strings.Contains(out, "pondering") || !strings.Contains(errs, "pondering deeply\n") || strings.Contains(errs+out, "\x1b") {
+		t.Fatalf("thoughts: %d %q %q", code, out, errs)
+	}
 	// Flags after the words.
 	if code, out, errs := runCLI(t, env, "", "prompt", "hi", "--no-start", "--output-format", "json"); code != 0 || !strings.Contains(out, `"stopReason": "end_turn"`) {
 		t.Fatalf("flags after the prompt: %d %q %q", code, out, errs)
 	}
 	// A daemon's error reads as a sentence, never as a wire code.
-	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--agent", "nope", "hi")
+	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--agent", "nope", "hi")
 	if code != 1 || out != "" || !strings.Contains(errs, `unknown agent "nope"`) || strings.Contains(errs, "-326") || strings.Contains(errs, "jsonrpc") {
 		t.Fatalf("daemon error: %d %q %q", code, out, errs)
 	}

@@ -84,6 +84,9 @@ type renderer struct {
 	// ui, when set, shows the events and asks the questions instead
 	// (the chat's terminal interface).
 	ui chatUI
+	// color dims thoughts (notes go to a terminal, NO_COLOR unset);
+	// thinking: a thought is being written, on lines of its own.
+	color, thinking bool
 }
 
 // chatUI is a full-screen chat's side of the renderer.
@@ -132,6 +135,10 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 	if r.format == "ndjson" {
 		fmt.Fprintf(r.out, "%s\n", ev.update)
 	}
+	if r.thinking && u.Type != protocol.EventAgentThoughtChunk {
+		r.thinking = false
+		r.note("\n")
+	}
 	switch u.Type {
 	case protocol.EventAgentMessageChunk:
 		if r.format == "text" {
@@ -139,7 +146,15 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 			r.midLine = !strings.HasSuffix(u.Text, "\n")
 		}
 	case protocol.EventAgentThoughtChunk:
-		r.note("\x1b[2m%s\x1b[0m", u.Text)
+		if !r.thinking {
+			r.endLine()
+			r.thinking = true
+		}
+		if r.color {
+			r.note("\x1b[2;3m%s\x1b[0m", u.Text)
+		} else {
+			r.note("%s", u.Text)
+		}
 	case protocol.EventToolCall:
 		r.endLine()
 		r.note("⚙ %s %s\n", u.Name, toolLine(u.Name, u.RawInput, 120))
@@ -631,7 +646,8 @@ model calls, 4 the model refused, 130 cancelled.`,
 		}
 		cv := &conversation{env: env, configDir: configDir, noStart: *noStart, name: "zeroclaw-prompt", caps: caps,
 			events: make(chan event, 1024)}
-		cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers}
+		cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: *format, approve: *approve, answers: answers,
+			color: isTerminal(env.Stderr) && useColor(env)}
 		c, err := cv.dial(ctx, "")
 		if err != nil {
 			return err
