@@ -222,9 +222,39 @@ func (ch *chat) promptLine(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// ensure dials the daemon again when the connection is gone (a daemon
+// restarted between turns) and attaches the session again.
+func (ch *chat) ensure(ctx context.Context) error {
+	select {
+	case <-ch.cv.c.Done():
+	default:
+		return nil
+	}
+	nc, err := ch.cv.dial(ctx, ch.cv.c.Init.ClientID)
+	if err != nil {
+		return fmt.Errorf("reconnect: %w", err)
+	}
+	ch.cv.c.Close()
+	ch.cv.c, ch.cv.r.c = nc, nc
+	if ch.ns != nil {
+		var again protocol.SessionNewResult
+		if err := nc.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ch.ns.SessionID, KeepSiblings: true}, &again); err != nil {
+			return fmt.Errorf("reattach: %w", err)
+		}
+	}
+	ch.note(ch.dim("(reconnected to the daemon)"))
+	return nil
+}
+
 // command runs a /command line; quit says the person leaves.
 func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 	word, arg, _ := strings.Cut(line, " ")
+	if word != "/quit" && word != "/exit" && word != "/help" {
+		if err := ch.ensure(ctx); err != nil {
+			ch.note("error: " + humanError(err))
+			return false
+		}
+	}
 	arg = strings.TrimSpace(arg)
 	fail := func(err error) { ch.note("error: " + humanError(err)) }
 	c := ch.cv.c
@@ -297,6 +327,10 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 // id, or by the one id (or title) a prefix matches. A typo never makes
 // a new session.
 func (ch *chat) resume(ctx context.Context, arg string) {
+	if err := ch.ensure(ctx); err != nil {
+		ch.note("error: " + humanError(err))
+		return
+	}
 	picks := ch.picks
 	ch.picks = nil
 	if arg == "" {

@@ -26,14 +26,19 @@ type tmuxChat struct {
 // startTmuxChat runs `zeroclaw chat args...` in a fresh tmux server,
 // under umask 000 (the history file must still be private).
 func startTmuxChat(t *testing.T, dir, cwd string, args ...string) *tmuxChat {
+	return startTmuxChatEnv(t, dir, cwd, "", args...)
+}
+
+// startTmuxChatEnv is startTmuxChat with more environment ("K=V ...").
+func startTmuxChatEnv(t *testing.T, dir, cwd, vars string, args ...string) *tmuxChat {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
 	exe, _ := os.Executable()
 	tc := &tmuxChat{t: t, name: fmt.Sprintf("zc-chat-%d-%d", os.Getpid(), tmuxN.Add(1))}
-	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color %s chat --cwd %s %s'",
-		dir, exe, cwd, strings.Join(args, " "))
+	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color %s %s chat --cwd %s %s'",
+		dir, vars, exe, cwd, strings.Join(args, " "))
 	tc.tmux("new-session", "-d", "-s", tc.name, "-x", "120", "-y", "40", cmdline)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tc.name, "kill-server").Run() })
 	tc.wait("type /help for commands")
@@ -242,6 +247,9 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 	if code := Main(context.Background(), []string{"daemon", "restart"}, env); code != 0 {
 		t.Fatalf("daemon restart: %d %s", code, errb)
 	}
+	tc.keys("/status", "Enter")
+	tc.wait("(reconnected to the daemon)")
+	tc.wait("daemon " + Version + " pid")
 	tc.keys("after the restart", "Enter")
 	tc.wait("echo: after the restart")
 	tc.keys("and once more", "Enter")
@@ -255,5 +263,19 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 	tc = startTmuxChat(t, dir, cwd, "--continue")
 	tc.wait("resumed session (6 messages) " + first)
 	tc.wait("› and once more")
+	tc.quit()
+}
+
+// NO_COLOR: the reply is rendered (no asterisks) but without colour or
+// styles.
+func TestChatTmuxNoColor(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChatEnv(t, dir, t.TempDir(), "NO_COLOR=1")
+	tc.keys("some **strong** words and `mono` here", "Enter")
+	tc.wait("echo: some strong words and mono here")
+	if esc := tc.screen(true); strings.Contains(esc, "\x1b[1mstrong") || strings.Contains(esc, "\x1b[36m") || strings.Contains(esc, "\x1b[2m") {
+		t.Fatalf("colour despite NO_COLOR:\n%q", esc)
+	}
 	tc.quit()
 }

@@ -2,6 +2,7 @@ package mdterm
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -23,23 +24,27 @@ func words(s string) map[string]bool {
 
 var cLike = []string{"//"}
 
-var languages = map[string]*language{
-	"go": {keywords: words(`break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false iota error string int int64 uint8 byte rune bool any float64`),
-		comment: cLike, backtick: true},
-	"python": {keywords: words(`and as assert async await break class continue def del elif else except finally for from global if import in is lambda None nonlocal not or pass raise return True False try while with yield self`),
-		comment: []string{"#"}},
-	"javascript": {keywords: words(`async await break case catch class const continue debugger default delete do else export extends finally for function if import in instanceof let new null return super switch this throw true false try typeof undefined var void while with yield of interface type enum implements readonly`),
-		comment: cLike, backtick: true},
-	"rust": {keywords: words(`as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while Some None Ok Err`),
-		comment: cLike},
-	"c": {keywords: words(`auto break case char const continue default do double else enum extern float for goto if inline int long register return short signed sizeof static struct switch typedef union unsigned void volatile while class public private protected new delete this namespace template typename virtual override bool true false nullptr import package final extends implements throws try catch throw string`),
-		comment: cLike},
-	"shell": {keywords: words(`if then else elif fi for while until do done case esac in function return export local set unset echo exit cd source`),
-		comment: []string{"#"}},
-	"sql": {keywords: words(`select from where insert into values update set delete create table index drop alter join left right inner outer on group by order having limit offset as and or not null primary key references union distinct SELECT FROM WHERE INSERT INTO VALUES UPDATE SET DELETE CREATE TABLE INDEX DROP ALTER JOIN LEFT RIGHT INNER OUTER ON GROUP BY ORDER HAVING LIMIT OFFSET AS AND OR NOT NULL PRIMARY KEY REFERENCES UNION DISTINCT`),
-		comment: []string{"--"}},
-	"data": {keywords: words(`true false null`), comment: []string{"#"}},
-}
+// languages is built on first use: a process that never renders code
+// (zeroclaw acp, the daemon) does not pay for it at start.
+var languages = sync.OnceValue(func() map[string]*language {
+	return map[string]*language{
+		"go": {keywords: words(`break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false iota error string int int64 uint8 byte rune bool any float64`),
+			comment: cLike, backtick: true},
+		"python": {keywords: words(`and as assert async await break class continue def del elif else except finally for from global if import in is lambda None nonlocal not or pass raise return True False try while with yield self`),
+			comment: []string{"#"}},
+		"javascript": {keywords: words(`async await break case catch class const continue debugger default delete do else export extends finally for function if import in instanceof let new null return super switch this throw true false try typeof undefined var void while with yield of interface type enum implements readonly`),
+			comment: cLike, backtick: true},
+		"rust": {keywords: words(`as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while Some None Ok Err`),
+			comment: cLike},
+		"c": {keywords: words(`auto break case char const continue default do double else enum extern float for goto if inline int long register return short signed sizeof static struct switch typedef union unsigned void volatile while class public private protected new delete this namespace template typename virtual override bool true false nullptr import package final extends implements throws try catch throw string`),
+			comment: cLike},
+		"shell": {keywords: words(`if then else elif fi for while until do done case esac in function return export local set unset echo exit cd source`),
+			comment: []string{"#"}},
+		"sql": {keywords: words(`select from where insert into values update set delete create table index drop alter join left right inner outer on group by order having limit offset as and or not null primary key references union distinct SELECT FROM WHERE INSERT INTO VALUES UPDATE SET DELETE CREATE TABLE INDEX DROP ALTER JOIN LEFT RIGHT INNER OUTER ON GROUP BY ORDER HAVING LIMIT OFFSET AS AND OR NOT NULL PRIMARY KEY REFERENCES UNION DISTINCT`),
+			comment: []string{"--"}},
+		"data": {keywords: words(`true false null`), comment: []string{"#"}},
+	}
+})
 
 var aliases = map[string]string{
 	"golang": "go", "py": "python", "python3": "python", "js": "javascript", "ts": "javascript", "typescript": "javascript",
@@ -53,7 +58,7 @@ func lookup(lang string) *language {
 	if a, ok := aliases[lang]; ok {
 		lang = a
 	}
-	return languages[lang]
+	return languages()[lang]
 }
 
 // highlight colours one line of code in lang; unknown languages stay
