@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"syscall"
 
@@ -83,7 +84,9 @@ func New(nc net.Conn, h jsonrpc.Handler) *Client {
 }
 
 func isNoDaemon(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+	// No socket file, or no pipe (Windows: ERROR_FILE_NOT_FOUND), match
+	// fs.ErrNotExist; a socket file nobody listens on is refused.
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // Call calls a daemon method.
