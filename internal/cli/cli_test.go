@@ -62,7 +62,7 @@ func startDaemon(t *testing.T, env Env, args ...string) (*exec.Cmd, *bytes.Buffe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sock := filepath.Join(env.Getenv("ZEROCLAW_CONFIG_DIR"), "data", "daemon.sock")
+	sock := endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := client.Dial(context.Background(), sock, client.Options{})

@@ -1,3 +1,5 @@
+//go:build unix
+
 package cli
 
 import (
@@ -277,31 +279,4 @@ func TestFdExhaustionDoesNotStopTheDaemon(t *testing.T) {
 			t.Fatalf("the daemon stopped serving after running out of descriptors:\n%s", logs.String())
 		}
 	}
-}
-
-// lockedBuffer is a log a process writes while the test reads it;
-// changed (if set) is signalled after each write.
-type lockedBuffer struct {
-	mu      sync.Mutex
-	b       strings.Builder
-	changed chan struct{}
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	n, err := l.b.Write(p)
-	l.mu.Unlock()
-	if l.changed != nil {
-		select {
-		case l.changed <- struct{}{}:
-		default:
-		}
-	}
-	return n, err
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

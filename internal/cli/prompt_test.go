@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // runCLI runs one command in-process with stdin and returns exit code,
@@ -151,47 +149,9 @@ func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 		t.Errorf("unknown verb exit %d", code)
 	}
 	// The daemon the client started exits by itself once we are gone.
-	sock := filepath.Join(dir, "data", "daemon.sock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Lstat(sock); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the started daemon is still running 10s after its last client left")
-		}
-	}
+	waitEphemeralGone(t, dir)
 }
 
-func TestPromptCtrlCCancels(t *testing.T) {
-	env, _, _, _ := testEnv(t, "")
-	startDaemon(t, env)
-	done := make(chan struct{})
-	var code int
-	var out, errs string
-	go func() {
-		defer close(done)
-		code, out, errs = runCLI(t, env, "", "prompt", "--cwd", t.TempDir(), "/delay 20\n/chunks 1000")
-	}()
-	// Ctrl-C only once the turn runs (and so the prompt listens for it).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		_, st, _ := runCLI(t, env, "", "status", "--output-format", "json")
-		if strings.Contains(st, `"state": "running"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the turn never started")
-		}
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("prompt did not end after Ctrl-C")
-	}
-	if code != 130 || strings.Trim(out, "ok \n") != "" || !strings.Contains(errs, "cancelling") {
-		t.Errorf("exit %d stdout %.40q stderr %q", code, out, errs)
-	}
-}
 
 // cutProxy forwards a socket to the daemon's and cuts the first
 // connection after limit bytes from the daemon.
@@ -289,12 +249,7 @@ func TestConcurrentAutoStartStartsOneDaemon(t *testing.T) {
 		t.Fatalf("%d daemons became ready:\n%s", n, log)
 	}
 	// Wait for the ephemeral daemon to go, so the test leaves nothing behind.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Lstat(filepath.Join(dir, "data", "daemon.sock")); os.IsNotExist(err) {
-			return
-		}
-	}
-	t.Fatal("the started daemon did not exit")
+	waitEphemeralGone(t, dir)
 }
 
 func TestACPStatusAndUnknownWord(t *testing.T) {
@@ -308,7 +263,7 @@ func TestACPStatusAndUnknownWord(t *testing.T) {
 	if st["kind"] != "acp" || st["supported"] != true || st["status"] != "supported" || st["phase"] != "stdio_bridge" ||
 		st["serve_alias_only"] != false || st["exit_code"].(float64) != 0 || st["schema_version"] != "1.0" ||
 		p["json_rpc"] != true || p["daemon"] != true || p["version"].(float64) != 1 || p["serve_starts_daemon"] != true ||
-		p["endpoint"] != filepath.Join(dir, "data", "daemon.sock") {
+		p["endpoint"] != endpointOf(dir) {
 		t.Errorf("envelope %v", st)
 	}
 	code, out, errs := runCLI(t, env, "", "acp", "start", "--output-format", "json")

@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -178,8 +179,12 @@ func Open(path string) (*Store, error) {
 	}
 	s.rdb.SetMaxOpenConns(4)
 	// The daemon's umask keeps new files private; an older database is
-	// made private here, with its journal files.
+	// made private here, with its journal files. (Windows has no modes:
+	// the files inherit the ACL of the user's profile directory.)
 	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if runtime.GOOS == "windows" {
+			break
+		}
 		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fail(err)
 		}

@@ -302,4 +302,3 @@ func Authorize(c net.Conn) (Peer, error) {
 	}
 	return Peer{Label: "pipe:local", UID: -1}, nil
 }
-
