@@ -237,7 +237,11 @@ func (b *Bridge) runInTerminal(ctx context.Context, p protocol.TerminalRunParams
 	var created struct {
 		TerminalID string `json:"terminalId"`
 	}
-	create := map[string]any{"sessionId": p.SessionID, "command": p.Program, "args": []string{"-c", p.Command}, "cwd": p.Cwd}
+	flag := "-c"
+	if p.Program == "cmd" {
+		flag = "/c" // a Windows daemon's shell
+	}
+	create := map[string]any{"sessionId": p.SessionID, "command": p.Program, "args": []string{flag, p.Command}, "cwd": p.Cwd}
 	if p.OutputByteLimit > 0 {
 		create["outputByteLimit"] = p.OutputByteLimit
 	}

@@ -19,7 +19,7 @@ import (
 func BenchmarkDaemonStart(b *testing.B) {
 	exe, _ := os.Executable()
 	for i := 0; i < b.N; i++ {
-		dir := filepath.Join(b.TempDir(), "cfg")
+		dir := filepath.Join(tempDir(b), "cfg")
 		sock := filepath.Join(dir, "data", "daemon.sock")
 		cmd := exec.Command(exe, "daemon")
 		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
@@ -47,7 +47,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(b.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(b), "cfg")
 	for i := 0; i < b.N; i++ {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
@@ -170,13 +170,13 @@ func buildB(b *testing.B, dir, pkg, src string) string {
 // least Go program that answers (acpFloor), the two interleaved; reports
 // both medians and their ratio.
 func BenchmarkACPSpawnInitialize(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(b), "cfg")
 	d := startDaemonB(b, dir)
 	defer func() { d.Process.Kill(); d.Wait() }()
-	bin := b.TempDir()
+	bin := tempDir(b)
 	root, _ := filepath.Abs("../../cmd/zeroclaw")
 	zc := buildB(b, bin, root, "")
-	floor := buildB(b, bin, filepath.Join(b.TempDir(), "floor"), acpFloor)
+	floor := buildB(b, bin, filepath.Join(tempDir(b), "floor"), acpFloor)
 	spawn := func(exe string, args ...string) time.Duration {
 		t0 := time.Now()
 		cmd := exec.Command(exe, args...)
@@ -220,7 +220,7 @@ func BenchmarkConnectionChurn(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(b.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(b), "cfg")
 	for i := 0; i < b.N; i++ {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
@@ -246,12 +246,12 @@ func BenchmarkConnectionChurn(b *testing.B) {
 // `zeroclaw --version` (the process start alone), the real binary built
 // for the run, the two interleaved; reports both medians and their ratio.
 func BenchmarkPromptVsVersion(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(b), "cfg")
 	d := startDaemonB(b, dir)
 	defer func() { d.Process.Kill(); d.Wait() }()
 	root, _ := filepath.Abs("../../cmd/zeroclaw")
-	zc := buildB(b, b.TempDir(), root, "")
-	cwd := b.TempDir()
+	zc := buildB(b, tempDir(b), root, "")
+	cwd := tempDir(b)
 	run := func(args ...string) time.Duration {
 		cmd := exec.Command(zc, args...)
 		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir)

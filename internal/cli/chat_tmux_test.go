@@ -117,7 +117,7 @@ func (tc *tmuxChat) quit() {
 func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	tc := startTmuxChat(t, dir, t.TempDir())
+	tc := startTmuxChat(t, dir, tempDir(t))
 
 	slow := func() {
 		tc.keys("//chunks 2000", "M-Enter", "/delay 20", "Enter")
@@ -171,7 +171,7 @@ func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 func TestChatTmuxApprovals(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := t.TempDir()
+	cwd := tempDir(t)
 	os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("old line\nsame\n"), 0o600)
 	tc := startTmuxChat(t, dir, cwd)
 
@@ -214,7 +214,7 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
 	t.Cleanup(func() { Main(context.Background(), []string{"daemon", "stop"}, env) })
-	cwd := t.TempDir()
+	cwd := tempDir(t)
 	tc := startTmuxChat(t, dir, cwd)
 	first := regexp.MustCompile(`new session (ses_[0-9a-f]+)`).FindStringSubmatch(tc.wait("new session ses_"))[1]
 	tc.keys("remember the first session", "Enter")
@@ -271,7 +271,7 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 func TestChatTmuxNoColor(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	tc := startTmuxChatEnv(t, dir, t.TempDir(), "NO_COLOR=1")
+	tc := startTmuxChatEnv(t, dir, tempDir(t), "NO_COLOR=1")
 	tc.keys("some **strong** words and `mono` here", "Enter")
 	tc.wait("echo: some strong words and mono here")
 	if esc := tc.screen(true); strings.Contains(esc, "\x1b[1mstrong") || strings.Contains(esc, "\x1b[36m") || strings.Contains(esc, "\x1b[2m") {

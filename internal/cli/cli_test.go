@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 func testEnv(t *testing.T, stdin string) (Env, *bytes.Buffer, *bytes.Buffer, string) {
-	dir := filepath.Join(t.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(t), "cfg")
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir}
 	var out, errb bytes.Buffer
 	environ := append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
@@ -290,7 +290,7 @@ func TestCLIConventions(t *testing.T) {
 	}
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	dir := t.TempDir()
+	dir := tempDir(t)
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	os.Chdir(dir)

@@ -24,7 +24,7 @@ func BenchmarkIdleWebSockets(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(b.TempDir(), "cfg")
+	dir := filepath.Join(tempDir(b), "cfg")
 	exe, _ := os.Executable()
 	for i := 0; i < b.N; i++ {
 		cmd := exec.Command(exe, "daemon", "--gateway", "127.0.0.1:0")

@@ -25,7 +25,7 @@ func runCLI(t *testing.T, env Env, stdin string, args ...string) (int, string, s
 func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := t.TempDir()
+	cwd := tempDir(t)
 	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "hello there")
 	if code != 0 || out != "echo: hello there\n" {
 		t.Fatalf("text: exit %d stdout %q stderr %q", code, out, errs)
@@ -73,7 +73,7 @@ func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
 func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := t.TempDir()
+	cwd := tempDir(t)
 	write := `/tool write_file {"path":"f.txt","content":"data"}`
 	code, out, errs := runCLI(t, env, "n\n", "prompt", "--cwd", cwd, write)
 	if code != 0 || !strings.Contains(out, "write_file was not run: rejected by the user") || !strings.Contains(errs, "Allow write_file? Write f.txt (4 bytes)") {
@@ -117,7 +117,7 @@ func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 
 func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
-	cwd := t.TempDir()
+	cwd := tempDir(t)
 	if code, _, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", cwd, "x"); code != 1 || !strings.Contains(errs, "no daemon is running") {
 		t.Fatalf("--no-start without a daemon: %d %q", code, errs)
 	}
@@ -156,7 +156,7 @@ func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 // cutProxy forwards a socket to the daemon's and cuts the first
 // connection after limit bytes from the daemon.
 func cutProxy(t *testing.T, target string, limit int) string {
-	path := filepath.Join(t.TempDir(), "proxy.sock")
+	path := filepath.Join(tempDir(t), "proxy.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 	proxy := cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir, "ZEROCLAW_SOCKET": proxy}
 	env.Getenv = func(k string) string { return vars[k] }
-	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", t.TempDir(), "--output-format", "ndjson", "/delay 2\n/chunks 300")
+	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", tempDir(t), "--output-format", "ndjson", "/delay 2\n/chunks 300")
 	if code != 0 || !strings.Contains(errs, "reconnecting") {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
@@ -217,7 +217,7 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 	}
 	// In text mode the reply is printed exactly once too.
 	vars["ZEROCLAW_SOCKET"] = cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
-	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--cwd", t.TempDir(), "/delay 2\n/chunks 300")
+	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--cwd", tempDir(t), "/delay 2\n/chunks 300")
 	if code != 0 || out != strings.Repeat("ok ", 300)+"\n" || !strings.Contains(errs, "reconnecting") {
 		t.Fatalf("text after reconnect: %d %q %q", code, out, errs)
 	}

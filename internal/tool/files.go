@@ -226,7 +226,9 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			return nil
 		}
 		defer f.Close()
-		if !s.file(f, rel) {
+		// Forward slashes on every platform: what the model reads is the
+		// same, and Windows takes them too.
+		if !s.file(f, filepath.ToSlash(rel)) {
 			return filepath.SkipAll
 		}
 		return nil

@@ -80,3 +80,33 @@ func TestSearchIsBoundedOnHugeFiles(t *testing.T) {
 		t.Errorf("search: %q", r.Output)
 	}
 }
+
+func TestConfinement(t *testing.T) {
+	env := sandbox(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	os.Symlink(outside, filepath.Join(env.Cwd, "link"))
+	for _, tc := range []struct{ tool, input string }{
+		{"read_file", `{"path":"../x"}`},
+		{"read_file", `{"path":"` + filepath.Join(outside, "secret") + `"}`},
+		{"read_file", `{"path":"link/secret"}`},
+		{"write_file", `{"path":"link/new","content":"x"}`},
+		{"write_file", `{"path":"../../evil","content":"x"}`},
+		{"list_dir", `{"path":"/"}`},
+		{"search", `{"pattern":"s","path":"link"}`},
+		{"edit_file", `{"path":"link/secret","old":"s","new":"t"}`},
+	} {
+		r := run(t, env, tc.tool, tc.input)
+		if !r.IsError || !strings.Contains(r.Output, "outside the session directory") {
+			t.Errorf("%s %s: %+v, want refusal", tc.tool, tc.input, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
+		t.Error("a write escaped through the symlink")
+	}
+	// Risk "full" lifts confinement.
+	env.Confine = false
+	if r := run(t, env, "read_file", `{"path":"link/secret"}`); r.IsError || r.Output != "s" {
+		t.Errorf("unconfined read: %+v", r)
+	}
+}

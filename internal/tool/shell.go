@@ -22,13 +22,10 @@ const (
 	KillGrace = 2 * time.Second
 )
 
-// ShellProgram runs the shell tool's commands (as ShellProgram -c CMD).
-const ShellProgram = "bash"
-
 type shell struct{}
 
 func (shell) Spec() Spec {
-	return Spec{Name: "shell", Description: "Run a command with bash -c in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
+	return Spec{Name: "shell", Description: "Run a command with " + shellWith + " in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
 		Schema: schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
 }
 func (shell) Asks() bool { return true }
@@ -79,7 +76,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		defer gateW.Close()
 		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
 	}
-	cmd := exec.CommandContext(tctx, ShellProgram, "-c", script)
+	cmd := shellCommand(tctx, script)
 	cmd.Dir = env.Cwd
 	cmd.Env = env.Environ
 	if gateR != nil {
@@ -101,6 +98,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return errorf("%v", err)
 	}
 	w.Close()
+	started(cmd)
 	untrack := env.track(cmd.Process.Pid)
 	if gateW != nil {
 		gateR.Close()

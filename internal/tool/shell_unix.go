@@ -3,10 +3,23 @@
 package tool
 
 import (
+	"context"
 	"os/exec"
 	"syscall"
 	"time"
 )
+
+// ShellProgram runs the shell tool's commands (as ShellProgram -c CMD).
+const ShellProgram = "bash"
+
+const shellWith = "bash -c"
+
+func shellCommand(ctx context.Context, script string) *exec.Cmd {
+	return exec.CommandContext(ctx, ShellProgram, "-c", script)
+}
+
+// started: the group exists from the start (Setpgid).
+func started(cmd *exec.Cmd) {}
 
 // ownGroup runs cmd in its own process group; on cancel the whole group
 // gets SIGTERM, then SIGKILL after KillGrace.

@@ -1,12 +1,77 @@
 package tool
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+	"sync"
+	"syscall"
+	"unsafe"
 
-// ownGroup: on Windows the default cancel kills the process itself.
-func ownGroup(cmd *exec.Cmd) {}
+	"golang.org/x/sys/windows"
+)
 
-// killGroup: no process groups here; the process has exited.
-func killGroup(pid int) {}
+// ShellProgram runs the shell tool's commands: cmd /d /s /c "CMD".
+const ShellProgram = "cmd"
+
+const shellWith = "cmd /c (Windows)"
+
+// shellCommand runs script with cmd.exe. The command line is given whole:
+// cmd.exe does not parse arguments as Go's quoting expects, and with /s
+// it takes everything between the first and the last quote as is.
+func shellCommand(ctx context.Context, script string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, ShellProgram)
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd /d /s /c "` + script + `"`,
+		CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+	return cmd
+}
+
+// jobs holds the Job Object of each running command, by pid: the whole
+// process tree a command starts is in it, and ends with it.
+var jobs sync.Map
+
+// ownGroup makes a cancel end the command's whole tree (its job).
+func ownGroup(cmd *exec.Cmd) {
+	cmd.Cancel = func() error {
+		if cmd.Process != nil {
+			killGroup(cmd.Process.Pid)
+		}
+		return nil
+	}
+}
+
+// started puts the command in a Job Object that kills every process in
+// it when its last handle closes. (A child started before the assignment
+// escapes it: cmd.exe has barely begun then.)
+func started(cmd *exec.Cmd) {
+	job, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return
+	}
+	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)))
+	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(cmd.Process.Pid))
+	if err != nil {
+		windows.CloseHandle(job)
+		return
+	}
+	defer windows.CloseHandle(p)
+	if windows.AssignProcessToJobObject(job, p) != nil {
+		windows.CloseHandle(job)
+		return
+	}
+	jobs.Store(cmd.Process.Pid, job)
+}
+
+// killGroup ends what is left of the command's tree.
+func killGroup(pid int) {
+	if j, ok := jobs.LoadAndDelete(pid); ok {
+		job := j.(windows.Handle)
+		windows.TerminateJobObject(job, 1)
+		windows.CloseHandle(job)
+	}
+}
 
 // gateable: no extra descriptors for children here.
 const gateable = false

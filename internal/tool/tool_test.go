@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func run(t *testing.T, env *Env, name, input string) Result {
@@ -25,8 +24,32 @@ func run(t *testing.T, env *Env, name, input string) Result {
 	return tl.Run(context.Background(), env, json.RawMessage(input))
 }
 
+// tempDirT is t.TempDir, except on Windows, where Go's RemoveAll fails
+// under Wine (no POSIX delete semantics): there the tree is removed file
+// by file, best effort.
+func tempDirT(t testing.TB) string {
+	if runtime.GOOS != "windows" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "zc-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var paths []string
+		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error {
+			paths = append(paths, p)
+			return nil
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			os.Remove(paths[i])
+		}
+	})
+	return dir
+}
+
 func sandbox(t *testing.T) *Env {
-	dir := t.TempDir()
+	dir := tempDirT(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\ngamma beta\n"), 0o644)
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "b.go"), []byte("package b\n// beta here\n"), 0o644)
@@ -85,94 +108,6 @@ func TestFileTools(t *testing.T) {
 	if r := run(t, env, "read_file", `{"path":5}`); !r.IsError || !strings.Contains(r.Output, "invalid arguments") {
 		t.Errorf("bad args: %+v", r)
 	}
-}
-
-func TestConfinement(t *testing.T) {
-	env := sandbox(t)
-	outside := t.TempDir()
-	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
-	os.Symlink(outside, filepath.Join(env.Cwd, "link"))
-	for _, tc := range []struct{ tool, input string }{
-		{"read_file", `{"path":"../x"}`},
-		{"read_file", `{"path":"` + filepath.Join(outside, "secret") + `"}`},
-		{"read_file", `{"path":"link/secret"}`},
-		{"write_file", `{"path":"link/new","content":"x"}`},
-		{"write_file", `{"path":"../../evil","content":"x"}`},
-		{"list_dir", `{"path":"/"}`},
-		{"search", `{"pattern":"s","path":"link"}`},
-		{"edit_file", `{"path":"link/secret","old":"s","new":"t"}`},
-	} {
-		r := run(t, env, tc.tool, tc.input)
-		if !r.IsError || !strings.Contains(r.Output, "outside the session directory") {
-			t.Errorf("%s %s: %+v, want refusal", tc.tool, tc.input, r)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(outside, "new")); err == nil {
-		t.Error("a write escaped through the symlink")
-	}
-	// Risk "full" lifts confinement.
-	env.Confine = false
-	if r := run(t, env, "read_file", `{"path":"link/secret"}`); r.IsError || r.Output != "s" {
-		t.Errorf("unconfined read: %+v", r)
-	}
-}
-
-func TestShell(t *testing.T) {
-	env := sandbox(t)
-	if r := run(t, env, "shell", `{"command":"pwd; echo err >&2"}`); r.IsError || r.Output != env.Cwd+"\nerr\n" {
-		t.Errorf("pwd: %+v", r)
-	}
-	if r := run(t, env, "shell", `{"command":"echo out; exit 3"}`); !r.IsError || r.Output != "out\n\n[exit code 3]" {
-		t.Errorf("exit 3: %q", r.Output)
-	}
-	r := run(t, env, "shell", `{"command":"head -c 100000 /dev/zero | tr '\\0' a; echo END"}`)
-	if len(r.Output) > shellOutputCap+200 || !strings.HasSuffix(r.Output, "aEND\n") || !strings.HasPrefix(r.Output, "[34468 bytes of output dropped") {
-		t.Errorf("capped output: len %d, head %q", len(r.Output), r.Output[:min(80, len(r.Output))])
-	}
-	if r := run(t, env, "shell", `{"command":"sleep 5","timeout_secs":1}`); !r.IsError || !strings.Contains(r.Output, "timed out after 1 s") {
-		t.Errorf("timeout: %+v", r)
-	}
-}
-
-// Cancelling a command kills its whole process group, children included,
-// even one that ignores SIGTERM (after the grace).
-func TestShellCancelKillsProcessGroup(t *testing.T) {
-	env := sandbox(t)
-	pidFile := filepath.Join(env.Cwd, "child.pid")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Result, 1)
-	tl, _ := Lookup("shell")
-	go func() {
-		done <- tl.Run(ctx, env, json.RawMessage(`{"command":"(trap '' TERM; sleep 60) & echo $! > child.pid; wait"}`))
-	}()
-	var pid int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 1 {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			break
-		}
-	}
-	if pid == 0 {
-		t.Fatal("child never started")
-	}
-	start := time.Now()
-	cancel()
-	var r Result
-	select {
-	case r = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("shell did not return after cancel")
-	}
-	if !r.IsError || !strings.Contains(r.Output, "[cancelled]") {
-		t.Errorf("result %+v", r)
-	}
-	for time.Since(start) < KillGrace+3*time.Second {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Errorf("child %d still alive %s after cancel", pid, time.Since(start))
 }
 
 func TestAskUserAndPoll(t *testing.T) {
