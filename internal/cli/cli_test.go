@@ -204,7 +204,7 @@ func TestDaemonLogsRestartStop(t *testing.T) {
 		t.Fatalf("status --start: %d %s", code, errb.String())
 	}
 	// Held open so the ephemeral daemon waits for the restart.
-	sock := filepath.Join(env.Getenv("ZEROCLAW_CONFIG_DIR"), "data", "daemon.sock")
+	sock := endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR"))
 	pre, err := client.Dial(context.Background(), sock, client.Options{})
 	if err != nil {
 		t.Fatal(err)

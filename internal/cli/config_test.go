@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,7 +231,7 @@ func TestSetup(t *testing.T) {
 		!strings.Contains(errb.String(), "MY_ANTHROPIC_KEY is not set here") {
 		t.Fatalf("config after setup:\n%s\n%s", b, errb.String())
 	}
-	if fi, _ := os.Stat(filepath.Join(dir, "config.toml")); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(filepath.Join(dir, "config.toml")); runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
 		t.Fatalf("config.toml mode %v", fi.Mode())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
 // runDaemonStop stops the running daemon (shutdown, then waits until its
@@ -63,7 +63,7 @@ func runDaemonStop(ctx context.Context, env Env, configDir, verb string) error {
 		}
 		// Gone when its socket no longer answers.
 		for {
-			nc, err := net.Dial("unix", dirs.Endpoint)
+			nc, err := transport.Dial(ctx, dirs.Endpoint)
 			if err != nil {
 				break
 			}

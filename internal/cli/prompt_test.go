@@ -152,7 +152,6 @@ func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 	waitEphemeralGone(t, dir)
 }
 
-
 // cutProxy forwards a socket to the daemon's and cuts the first
 // connection after limit bytes from the daemon.
 func cutProxy(t *testing.T, target string, limit int) string {

@@ -2,6 +2,16 @@
 
 package client
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
 
-func detach(cmd *exec.Cmd) {}
+	"golang.org/x/sys/windows"
+)
+
+// detach starts the daemon without a console of its own and outside the
+// caller's console process group, so it outlives the client and a Ctrl-C
+// in the client's console does not reach it.
+func detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS, HideWindow: true}
+}

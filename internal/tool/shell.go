@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,9 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	<-copied
 	untrack()
 	text := out.String()
+	if runtime.GOOS == "windows" {
+		text = strings.ReplaceAll(text, "\r\n", "\n") // cmd's line ends, as the model reads every other text
+	}
 	if out.dropped > 0 {
 		text = fmt.Sprintf("[%d bytes of output dropped; the last %d follow]\n", out.dropped, shellOutputCap) + text
 	}
