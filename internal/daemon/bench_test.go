@@ -3,8 +3,11 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,9 +15,34 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
 const statusFrame = `{"jsonrpc":"2.0","method":"status","params":{},"id":1}` + "\n"
+
+// benchDir is b.TempDir, except on Windows, where Go's RemoveAll fails
+// under Wine (no POSIX delete semantics): there the tree is removed file
+// by file, best effort.
+func benchDir(b testing.TB) string {
+	if runtime.GOOS != "windows" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "zc-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		var paths []string
+		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error {
+			paths = append(paths, p)
+			return nil
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			os.Remove(paths[i])
+		}
+	})
+	return dir
+}
 
 // BenchmarkEchoFloor is the floor: a bare NDJSON line echo over the same
 // kind of socket, one line in, one line out.
@@ -22,10 +50,12 @@ func BenchmarkEchoFloor(b *testing.B) {
 	roundTrips(b, echoFloor(b), false)
 }
 
-// echoFloor serves the bare line echo and returns its socket path.
+// echoFloor serves the bare line echo on the platform's endpoint (a Unix
+// socket; a named pipe on Windows, through the same transport as the
+// daemon) and returns its path.
 func echoFloor(b *testing.B) string {
-	path := filepath.Join(b.TempDir(), "echo.sock")
-	ln, err := net.Listen("unix", path)
+	path := config.DefaultEndpoint(runtime.GOOS, filepath.Join(benchDir(b), "echo"))
+	ln, err := transport.Listen(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +84,7 @@ func echoFloor(b *testing.B) string {
 
 // benchDaemon runs a daemon in-process and returns its socket path.
 func benchDaemon(b *testing.B, tune ...func(*config.Config)) string {
-	dirs, _ := config.ResolveDirs(filepath.Join(b.TempDir(), "c"), func(string) string { return "" })
+	dirs, _ := config.ResolveDirs(filepath.Join(benchDir(b), "c"), func(string) string { return "" })
 	cfg := config.Default(func(string) string { return "" })
 	for _, f := range tune {
 		f(cfg)
@@ -90,7 +120,7 @@ func throughput(b *testing.B, path string, init bool) {
 	}
 	peers := make([]peer, throughputConns)
 	for i := range peers {
-		c, err := net.Dial("unix", path)
+		c, err := transport.Dial(context.Background(), path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +164,7 @@ func BenchmarkConnectInitialize(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		c, err := net.Dial("unix", path)
+		c, err := transport.Dial(context.Background(), path)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -151,7 +181,7 @@ func BenchmarkConnectInitialize(b *testing.B) {
 }
 
 func roundTrips(b *testing.B, path string, init bool) {
-	c, err := net.Dial("unix", path)
+	c, err := transport.Dial(context.Background(), path)
 	if err != nil {
 		b.Fatal(err)
 	}
