@@ -283,6 +283,8 @@ func (c *pipeConn) Close() error {
 
 // Dial connects to the pipe, waiting while every instance is busy.
 // Nothing listening is an error that matches fs.ErrNotExist.
+// Before a byte is sent, the server's process must run as this user: a
+// pipe another user created first is refused (ImpostorError).
 func Dial(ctx context.Context, path string) (net.Conn, error) {
 	c, err := winio.DialPipeContext(ctx, path)
 	if err != nil {
@@ -291,7 +293,58 @@ func Dial(ctx context.Context, path string) (net.Conn, error) {
 		}
 		return nil, err
 	}
+	if err := checkServer(c, path); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// ImpostorError is a pipe served by a process of another user.
+type ImpostorError struct {
+	Path     string
+	SID, Our string
+}
+
+func (e *ImpostorError) Error() string {
+	return fmt.Sprintf("the process serving %s runs as %s, not as you (%s): refusing to talk to it", e.Path, e.SID, e.Our)
+}
+
+// checkServer compares the user of the pipe server's process with ours.
+func checkServer(c net.Conn, path string) error {
+	fd, ok := c.(interface{ Fd() uintptr })
+	if !ok {
+		return nil
+	}
+	var pid uint32
+	if err := windows.GetNamedPipeServerProcessId(windows.Handle(fd.Fd()), &pid); err != nil {
+		return fmt.Errorf("pipe %s: its server's process: %w", path, err)
+	}
+	if pid == uint32(os.Getpid()) {
+		return nil
+	}
+	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	if err != nil {
+		return fmt.Errorf("pipe %s: open its server (pid %d): %w", path, pid, err)
+	}
+	defer windows.CloseHandle(p)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(p, windows.TOKEN_QUERY, &tok); err != nil {
+		return fmt.Errorf("pipe %s: its server's user (pid %d): %w", path, pid, err)
+	}
+	defer tok.Close()
+	tu, err := tok.GetTokenUser()
+	if err != nil {
+		return fmt.Errorf("pipe %s: its server's user (pid %d): %w", path, pid, err)
+	}
+	ours, err := userSID()
+	if err != nil {
+		return err
+	}
+	if sid := tu.User.Sid.String(); sid != ours {
+		return &ImpostorError{Path: path, SID: sid, Our: ours}
+	}
+	return nil
 }
 
 // Authorize labels a pipe peer with its process id. The pipe's ACL lets
