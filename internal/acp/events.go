@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // event is a decoded daemon session/update.
@@ -237,11 +238,7 @@ func (b *Bridge) runInTerminal(ctx context.Context, p protocol.TerminalRunParams
 	var created struct {
 		TerminalID string `json:"terminalId"`
 	}
-	flag := "-c"
-	if p.Program == "cmd" {
-		flag = "/c" // a Windows daemon's shell
-	}
-	create := map[string]any{"sessionId": p.SessionID, "command": p.Program, "args": []string{flag, p.Command}, "cwd": p.Cwd}
+	create := map[string]any{"sessionId": p.SessionID, "command": p.Program, "args": tool.ShellArgs(p.Program, p.Command), "cwd": p.Cwd}
 	if p.OutputByteLimit > 0 {
 		create["outputByteLimit"] = p.OutputByteLimit
 	}

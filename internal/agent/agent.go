@@ -137,10 +137,12 @@ type Agent struct {
 	Extra       func(ctx context.Context) []tool.Tool
 	Risk        string
 	MaxRequests int
-	// Environ, Umask and Reaper are handed to the tools (see tool.Env).
+	// Environ, Umask, Reaper and Shell are handed to the tools (see
+	// tool.Env).
 	Environ []string
 	Umask   string
 	Reaper  *tool.Reaper
+	Shell   string
 }
 
 // Outcome is how a turn ended.
@@ -169,7 +171,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
+		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper, Shell: a.Shell, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome

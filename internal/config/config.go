@@ -60,6 +60,9 @@ type Daemon struct {
 	// agent runs do not get, beside every provider's api_key_env and the
 	// well-known key variables (ShellEnvDropped).
 	ShellEnvDrop []string `toml:"shell_env_drop"`
+	// Shell runs the shell tool's commands: bash, sh, zsh, cmd,
+	// powershell or pwsh; "": bash (cmd on Windows).
+	Shell string `toml:"shell"`
 }
 
 // Provider is one [providers.<name>] table.
@@ -189,6 +192,7 @@ func IsLoopback(host string) bool {
 var (
 	ProviderKinds = []string{"openai", "anthropic", "echo"}
 	RiskLevels    = []string{"readonly", "supervised", "full"}
+	Shells        = []string{"bash", "sh", "zsh", "cmd", "powershell", "pwsh"}
 	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "list_dir", "search", "ask_user", "poll", "plan"}
 )
 
@@ -370,6 +374,9 @@ func (c *Config) validate() error {
 		if f.v < f.min {
 			return fmt.Errorf("%s = %d: must be at least %d", f.key, f.v, f.min)
 		}
+	}
+	if d.Shell != "" && !slices.Contains(Shells, d.Shell) {
+		return fmt.Errorf("daemon.shell = %q: must be one of %s (or unset: bash, cmd on Windows)", d.Shell, strings.Join(Shells, ", "))
 	}
 	for name, p := range c.Providers {
 		if !slices.Contains(ProviderKinds, p.Kind) {

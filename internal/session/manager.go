@@ -284,9 +284,9 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	// stored session is resumed): the environment and the project's
 	// instructions as they are now.
 	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
-		Shell: tool.ShellProgram, Now: time.Now()})
+		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
-		Environ: l.environ, Umask: m.umask, Reaper: m.reaper}
+		Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell}
 	if !l.mcp.Empty() {
 		a.Extra = l.mcp.Tools
 	}

@@ -23,10 +23,35 @@ const (
 	KillGrace = 2 * time.Second
 )
 
+// Shells are the shells the shell tool can run commands with
+// ([daemon] shell); "" is ShellProgram, the platform's.
+var Shells = []string{"bash", "sh", "zsh", "cmd", "powershell", "pwsh"}
+
+// ShellArgs are the arguments that run script with shell (cmd's command
+// line is built whole on Windows; see shellCommand there).
+func ShellArgs(shell, script string) []string {
+	switch shell {
+	case "cmd":
+		return []string{"/d", "/s", "/c", script}
+	case "powershell", "pwsh":
+		return []string{"-NoLogo", "-NoProfile", "-NonInteractive", "-Command", script}
+	}
+	return []string{"-c", script}
+}
+
+func isPOSIX(shell string) bool { return shell == "bash" || shell == "sh" || shell == "zsh" }
+
+func (e *Env) shell() string {
+	if e.Shell != "" {
+		return e.Shell
+	}
+	return ShellProgram
+}
+
 type shell struct{}
 
 func (shell) Spec() Spec {
-	return Spec{Name: "shell", Description: "Run a command with " + shellWith + " in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
+	return Spec{Name: "shell", Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
 		Schema: schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
 }
 func (shell) Asks() bool { return true }
@@ -57,8 +82,10 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
+	shell := env.shell()
+	posix := isPOSIX(shell)
 	script := a.Command
-	if env.Umask != "" {
+	if env.Umask != "" && posix {
 		// The daemon's own files are private (umask 077); the user's
 		// commands get the user's umask back.
 		script = "umask " + env.Umask + "; " + a.Command // same line: error messages keep their line numbers
@@ -68,7 +95,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	// must not leave an unrecorded command running. If the daemon dies
 	// first, the gate closes unwritten and the command exits unrun.
 	var gateR, gateW *os.File
-	if env.Reaper != nil && gateable {
+	if env.Reaper != nil && gateable && posix {
 		var err error
 		if gateR, gateW, err = os.Pipe(); err != nil {
 			return errorf("%v", err)
@@ -77,7 +104,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		defer gateW.Close()
 		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
 	}
-	cmd := shellCommand(tctx, script)
+	cmd := shellCommand(tctx, shell, script)
 	cmd.Dir = env.Cwd
 	cmd.Env = env.Environ
 	if gateR != nil {
@@ -153,10 +180,10 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 // as one run here would.
 func inTerminal(ctx context.Context, env *Env, command string, secs int) Result {
 	script := command
-	if env.Umask != "" {
+	if env.Umask != "" && isPOSIX(env.shell()) {
 		script = "umask " + env.Umask + "; " + command
 	}
-	o, err := env.Terminal(ctx, TerminalRun{Program: ShellProgram, Command: script, Cwd: env.Cwd, Timeout: secs, OutputLimit: shellOutputCap})
+	o, err := env.Terminal(ctx, TerminalRun{Program: env.shell(), Command: script, Cwd: env.Cwd, Timeout: secs, OutputLimit: shellOutputCap})
 	if ctx.Err() != nil {
 		return Result{Output: o.Output + "\n[cancelled]", IsError: true}
 	}

@@ -12,10 +12,8 @@ import (
 // ShellProgram runs the shell tool's commands (as ShellProgram -c CMD).
 const ShellProgram = "bash"
 
-const shellWith = "bash -c"
-
-func shellCommand(ctx context.Context, script string) *exec.Cmd {
-	return exec.CommandContext(ctx, ShellProgram, "-c", script)
+func shellCommand(ctx context.Context, shell, script string) *exec.Cmd {
+	return exec.CommandContext(ctx, shell, ShellArgs(shell, script)...)
 }
 
 // started: the group exists from the start (Setpgid).

@@ -72,3 +72,13 @@ func TestShellCancelKillsProcessGroup(t *testing.T) {
 	}
 	t.Errorf("child %d still alive %s after cancel", pid, time.Since(start))
 }
+
+// [daemon] shell picks the shell: sh runs the command, and the user's
+// umask still applies.
+func TestShellConfigured(t *testing.T) {
+	env := &Env{Cwd: t.TempDir(), Shell: "sh", Umask: "0027"}
+	r := run(t, env, "shell", `{"command":"echo \"$0\"; umask"}`)
+	if r.IsError || !strings.Contains(r.Output, "sh\n") || !strings.Contains(r.Output, "0027") {
+		t.Fatalf("sh: %+v", r)
+	}
+}

@@ -13,15 +13,19 @@ import (
 // ShellProgram runs the shell tool's commands: cmd /d /s /c "CMD".
 const ShellProgram = "cmd"
 
-const shellWith = "cmd /c (Windows)"
-
-// shellCommand runs script with cmd.exe. The command line is given whole:
-// cmd.exe does not parse arguments as Go's quoting expects, and with /s
+// shellCommand runs script with shell. cmd.exe's command line is given
+// whole: it does not parse arguments as Go's quoting expects, and with /s
 // it takes everything between the first and the last quote as is.
-func shellCommand(ctx context.Context, script string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, ShellProgram)
-	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd /d /s /c "` + script + `"`,
-		CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+func shellCommand(ctx context.Context, shell, script string) *exec.Cmd {
+	attr := &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+	var cmd *exec.Cmd
+	if shell == "cmd" {
+		cmd = exec.CommandContext(ctx, shell)
+		attr.CmdLine = `cmd /d /s /c "` + script + `"`
+	} else {
+		cmd = exec.CommandContext(ctx, shell, ShellArgs(shell, script)...)
+	}
+	cmd.SysProcAttr = attr
 	return cmd
 }
 

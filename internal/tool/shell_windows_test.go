@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/windows"
 )
 
 // The shell tool on Windows runs cmd /c with the command line as given
@@ -44,5 +47,21 @@ func TestShellOnWindows(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("a cancelled command ran on")
+	}
+}
+
+// [daemon] shell = "powershell" runs commands with PowerShell.
+func TestShellPowerShell(t *testing.T) {
+	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
+		t.Skip("real Windows only: Wine's powershell.exe is a stub that runs nothing")
+	}
+	if _, err := exec.LookPath("powershell"); err != nil {
+		t.Skip("no PowerShell on this machine")
+	}
+	env := &Env{Cwd: tempDirT(t), Shell: "powershell"}
+	sh, _ := Lookup("shell")
+	r := sh.Run(context.Background(), env, json.RawMessage(`{"command":"Write-Output (1+2)"}`))
+	if r.IsError || strings.TrimSpace(r.Output) != "3" {
+		t.Fatalf("powershell: %+v", r)
 	}
 }

@@ -75,6 +75,9 @@ type Env struct {
 	// Umask is the umask commands run with, in octal ("0022"); ""
 	// leaves the daemon's.
 	Umask string
+	// Shell runs the shell tool's commands (one of Shells; "":
+	// ShellProgram).
+	Shell string
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper

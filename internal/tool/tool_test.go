@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
 )
 
 func run(t *testing.T, env *Env, name, input string) Result {
@@ -159,5 +162,12 @@ func TestPlan(t *testing.T) {
 	}
 	if r := run(t, env, "plan", `{"entries":[{"content":"a","status":"done","priority":"high"}]}`); !r.IsError {
 		t.Errorf("bad status accepted: %+v", r)
+	}
+}
+
+// The config accepts exactly the shells the tool runs.
+func TestShellsMatchTheConfig(t *testing.T) {
+	if !slices.Equal(Shells, config.Shells) {
+		t.Fatalf("tool.Shells %v, config.Shells %v", Shells, config.Shells)
 	}
 }
