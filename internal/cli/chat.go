@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,16 +43,30 @@ tool, n no, e explain.`
 // chat is a chat's hold on its session, shared by the terminal interface
 // and the line mode used when stdin is not a terminal.
 type chat struct {
-	env    Env
-	cv     *conversation
-	agent  string
-	cwd    string
-	ns     *protocol.SessionNewResult
-	color  bool
-	say    func(string) // output for the person (stdout in line mode)
-	note   func(string) // notes and errors (stderr in line mode)
-	picks  []string     // sessions /resume listed, for a number to pick
-	tokens [2]int64     // context used, of the window
+	env   Env
+	cv    *conversation
+	agent string
+	cwd   string
+	color bool
+	say   func(string) // output for the person (stdout in line mode)
+	note  func(string) // notes and errors (stderr in line mode)
+	picks []string     // sessions /resume listed, for a number to pick
+
+	// mu guards what the terminal interface reads while commands and
+	// turns run on other goroutines.
+	mu     sync.Mutex
+	ns     *protocol.SessionNewResult // the session attached
+	tokens [2]int64                   // context used, of the window
+}
+
+// session returns a copy of the attached session and the context use.
+func (ch *chat) session() (protocol.SessionNewResult, [2]int64) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.ns == nil {
+		return protocol.SessionNewResult{}, ch.tokens
+	}
+	return *ch.ns, ch.tokens
 }
 
 func chatCmd(g *globals) *cobra.Command {
@@ -150,8 +165,10 @@ func (ch *chat) open(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	ch.mu.Lock()
 	ch.ns = ns
 	ch.tokens = [2]int64{0, ns.ContextWindow}
+	ch.mu.Unlock()
 	verb := "new session"
 	if ns.Resumed {
 		verb = fmt.Sprintf("resumed session (%d messages)", ns.MessageCount)
@@ -236,9 +253,9 @@ func (ch *chat) ensure(ctx context.Context) error {
 	}
 	ch.cv.c.Close()
 	ch.cv.c, ch.cv.r.c = nc, nc
-	if ch.ns != nil {
+	if ns, _ := ch.session(); ns.SessionID != "" {
 		var again protocol.SessionNewResult
-		if err := nc.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ch.ns.SessionID, KeepSiblings: true}, &again); err != nil {
+		if err := nc.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ns.SessionID, KeepSiblings: true}, &again); err != nil {
 			return fmt.Errorf("reattach: %w", err)
 		}
 	}
@@ -299,8 +316,10 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 			fail(err)
 			return false
 		}
+		ch.mu.Lock()
 		ch.ns.Model = cr.Model
 		ch.tokens[1] = cr.ContextWindow
+		ch.mu.Unlock()
 		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
 	case "/compact":
 		var cr protocol.SessionCompactResult

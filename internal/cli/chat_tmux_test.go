@@ -21,6 +21,7 @@ var tmuxN atomic.Int64
 type tmuxChat struct {
 	t    *testing.T
 	name string
+	race string // the race detector's report prefix (the test binary may be built with -race)
 }
 
 // startTmuxChat runs `zeroclaw chat args...` in a fresh tmux server,
@@ -37,8 +38,9 @@ func startTmuxChatEnv(t *testing.T, dir, cwd, vars string, args ...string) *tmux
 	}
 	exe, _ := os.Executable()
 	tc := &tmuxChat{t: t, name: fmt.Sprintf("zc-chat-%d-%d", os.Getpid(), tmuxN.Add(1))}
-	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color %s %s chat --cwd %s %s'",
-		dir, vars, exe, cwd, strings.Join(args, " "))
+	tc.race = filepath.Join(tempDir(t), "race")
+	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color GORACE=log_path=%s %s %s chat --cwd %s %s'",
+		dir, tc.race, vars, exe, cwd, strings.Join(args, " "))
 	tc.tmux("new-session", "-d", "-s", tc.name, "-x", "120", "-y", "40", cmdline)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tc.name, "kill-server").Run() })
 	tc.wait("type /help for commands")
@@ -101,7 +103,12 @@ func (tc *tmuxChat) quit() {
 	tc.keys("/quit", "Enter")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(30 * time.Millisecond) {
 		if exec.Command("tmux", "-L", tc.name, "has-session", "-t", tc.name).Run() != nil {
-			return // chat exited, and tmux with it
+			// chat exited, and tmux with it; the race detector found nothing
+			if reports, _ := filepath.Glob(tc.race + "*"); len(reports) > 0 {
+				b, _ := os.ReadFile(reports[0])
+				tc.t.Fatalf("the chat had a data race:\n%s", b)
+			}
+			return
 		}
 		if time.Now().After(deadline) {
 			tc.t.Fatalf("chat did not exit on /quit:\n%s", tc.screen(false))

@@ -462,7 +462,9 @@ func (m *tui) event(u *update) tea.Cmd {
 			m.asking = nil
 		}
 	case protocol.EventContextUsage:
+		ch.mu.Lock()
 		ch.tokens = [2]int64{u.InputTokens, u.MaxContextTokens}
+		ch.mu.Unlock()
 	case protocol.EventHistoryTrimmed:
 		return tea.Println(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
 	case protocol.EventTurnComplete:
@@ -520,7 +522,8 @@ func (m *tui) approvalDetail(u *update) string {
 	case (u.ToolName == "write_file" && in.Content != nil) || (u.ToolName == "edit_file" && in.New != nil):
 		path := in.Path
 		if !filepath.IsAbs(path) {
-			path = filepath.Join(m.ch.ns.Cwd, path)
+			ns, _ := m.ch.session()
+			path = filepath.Join(ns.Cwd, path)
 		}
 		oldB, _ := os.ReadFile(path)
 		old := string(oldB)
@@ -709,12 +712,12 @@ func inputWord(tool string) string {
 
 // footer: agent, model, session and the context used.
 func (m *tui) footer() string {
-	ns := m.ch.ns
-	if ns == nil {
+	ns, tokens := m.ch.session()
+	if ns.SessionID == "" {
 		return ""
 	}
 	parts := []string{"agent " + ns.AgentAlias, cmpOr(ns.Model, ns.Provider), ns.SessionID}
-	if used, size := m.ch.tokens[0], m.ch.tokens[1]; size > 0 {
+	if used, size := tokens[0], tokens[1]; size > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s tokens (%d%%)", kilo(used), kilo(size), used*100/size))
 	}
 	return m.ch.dim(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
