@@ -52,23 +52,30 @@ func hermetic(environ []string) []string {
 }
 
 // startDaemon runs `zeroclaw daemon` as a real process.
-func startDaemon(t *testing.T, env Env, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func startDaemon(t *testing.T, env Env, args ...string) (*exec.Cmd, *lockedBuffer) {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, append([]string{"daemon"}, args...)...)
 	cmd.Env = env.Environ
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
+	logs := &lockedBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		// The test binary may be built with -race: the daemon's reports.
+		if strings.Contains(logs.String(), "WARNING: DATA RACE") {
+			t.Errorf("the daemon had a data race:\n%s", logs.String())
+		}
+	})
 	sock := endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR"))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := client.Dial(context.Background(), sock, client.Options{})
 		if err == nil {
 			c.Close()
-			return cmd, &logs
+			return cmd, logs
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("daemon not ready: %v\n%s", err, logs.String())
