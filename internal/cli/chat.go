@@ -24,7 +24,7 @@ import (
 )
 
 const chatHelp = `commands:
-  /new             start a new session
+  /new, /clear     start a new session (the old one stays: /resume)
   /sessions        list recent sessions
   /resume [ID]     continue a session: without an id pick one from a list;
                    an id prefix resumes the one session it matches
@@ -35,8 +35,9 @@ const chatHelp = `commands:
   /quit            leave (Ctrl-D on an empty line too)
 anything else is a prompt; start it with // to send a literal /.
 keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
-prompt, Up/Down walk the history; Esc or Ctrl-C cancel a turn, and what
-you type meanwhile is queued.
+prompt, Up/Down walk the history, Tab completes a /command; Esc or Ctrl-C
+cancel a turn, and what you type meanwhile is queued; Ctrl-C twice on an
+empty prompt (or Ctrl-D) leaves.
 approvals: y once, c always for this command or input, a always for the
 tool, n no, e explain.`
 
@@ -281,7 +282,7 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 		return true
 	case "/help":
 		ch.say(chatHelp)
-	case "/new":
+	case "/new", "/clear":
 		if err := ch.open(ctx, ""); err != nil {
 			fail(err)
 		}

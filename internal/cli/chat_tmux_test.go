@@ -101,6 +101,12 @@ func (tc *tmuxChat) wait(want string) string { tc.t.Helper(); return tc.waitN(wa
 func (tc *tmuxChat) quit() {
 	tc.t.Helper()
 	tc.keys("/quit", "Enter")
+	tc.ended()
+}
+
+// ended waits for the chat to end (and checks its race reports).
+func (tc *tmuxChat) ended() {
+	tc.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(30 * time.Millisecond) {
 		if exec.Command("tmux", "-L", tc.name, "has-session", "-t", tc.name).Run() != nil {
 			// chat exited, and tmux with it; the race detector found nothing
@@ -162,7 +168,19 @@ func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 	// History: Up brings back the last prompt.
 	tc.keys("Up", "Enter")
 	tc.waitN("echo: some strong words and mono here", 2)
-	tc.quit()
+
+	// Tab completes a /command; several matches are listed.
+	tc.keys("/sta", "Tab", "Enter")
+	tc.wait("daemon " + Version + " pid")
+	tc.keys("/s", "Tab")
+	tc.wait("/sessions  /status")
+	// Ctrl-C clears what is typed; on an empty prompt it asks for a
+	// second one, which leaves.
+	tc.keys("C-c")
+	tc.keys("C-c")
+	tc.wait("press Ctrl-C again to leave")
+	tc.keys("C-c")
+	tc.ended()
 	fi, err := os.Stat(filepath.Join(dir, "data", "chat_history"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("chat history: %v %v, want mode 0600", fi, err)

@@ -68,6 +68,8 @@ type tui struct {
 	thought   strings.Builder
 	asking    *asking
 	quitErr   error
+	quitArmed bool   // Ctrl-C on an empty prompt: a second one leaves
+	hint      string // shown under the input until the next key (Tab's choices)
 
 	history     []string
 	hpos        int
@@ -201,7 +203,13 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	if m.asking != nil && m.asking.approval != nil {
 		return m.approvalKey(k)
 	}
+	armed := m.quitArmed
+	m.quitArmed = false
+	m.hint = ""
 	switch k.String() {
+	case "tab":
+		m.complete()
+		return nil
 	case "ctrl+c":
 		switch {
 		case m.busy && !m.cancelled:
@@ -212,6 +220,10 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 			return m.answerElicit("")
 		case m.ta.Value() != "":
 			m.ta.Reset()
+			m.ta.SetHeight(1)
+			return nil
+		case !armed:
+			m.quitArmed = true
 			return nil
 		}
 		return tea.Quit
@@ -272,6 +284,39 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	m.ta, cmd = m.ta.Update(k)
 	m.fitInput()
 	return cmd
+}
+
+// chatCommands are what Tab completes after a /.
+var chatCommands = []string{"/cancel", "/clear", "/compact", "/exit", "/help", "/model", "/new", "/quit", "/resume", "/sessions", "/status"}
+
+// complete completes a /command: the one match, or the longest common
+// prefix of several (which the footer lists).
+func (m *tui) complete() {
+	v := m.ta.Value()
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+		return
+	}
+	var hits []string
+	for _, c := range chatCommands {
+		if strings.HasPrefix(c, v) {
+			hits = append(hits, c)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return
+	case 1:
+		m.ta.SetValue(hits[0] + " ")
+	default:
+		p := hits[0]
+		for _, h := range hits[1:] {
+			for !strings.HasPrefix(h, p) {
+				p = p[:len(p)-1]
+			}
+		}
+		m.ta.SetValue(p)
+		m.hint = strings.Join(hits, "  ")
+	}
 }
 
 // fitInput grows the input with its lines, up to a third of the screen.
@@ -699,6 +744,12 @@ func (m *tui) View() string {
 		b.WriteString(m.ch.dim("answer (a number, text; Enter with nothing or Esc declines)") + "\n")
 	}
 	b.WriteString(m.ta.View() + "\n")
+	switch {
+	case m.quitArmed:
+		b.WriteString(m.ch.dim("press Ctrl-C again to leave (Ctrl-D too); the session stays: zeroclaw chat -c") + "\n")
+	case m.hint != "":
+		b.WriteString(m.ch.dim(m.hint) + "\n")
+	}
 	b.WriteString(m.footer())
 	return b.String()
 }
