@@ -30,6 +30,7 @@ var forbidden = map[string][]string{
 	"gateway":      {"daemon", "cli"},
 	"instructions": {"*"},
 	"mdterm":       {"*"},
+	"testdir":      {"*"},
 	"mcptools":     {"agent", "session", "rpc", "jsonrpc", "store", "daemon", "cli", "client", "provider", "acp", "gateway", "transport"},
 	"pairing":      {"agent", "session", "rpc", "jsonrpc", "daemon", "cli", "client", "acp", "gateway", "provider", "tool", "transport"},
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // zeroclaw acp as an editor runs it: a process on stdio that starts the
@@ -80,7 +82,7 @@ func TestACPProcessOnStdio(t *testing.T) {
 	if init["protocolVersion"] != float64(1) {
 		t.Fatalf("initialize: %v", init)
 	}
-	ns, _ := call("session/new", map[string]any{"cwd": tempDir(t), "mcpServers": []any{}})
+	ns, _ := call("session/new", map[string]any{"cwd": testdir.New(t), "mcpServers": []any{}})
 	sid, _ := ns["sessionId"].(string)
 	if sid == "" {
 		t.Fatalf("session/new: %v", ns)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // BenchmarkDaemonStart: from exec of `zeroclaw daemon` to its socket
@@ -19,7 +21,7 @@ import (
 func BenchmarkDaemonStart(b *testing.B) {
 	exe, _ := os.Executable()
 	for i := 0; i < b.N; i++ {
-		dir := filepath.Join(tempDir(b), "cfg")
+		dir := filepath.Join(testdir.New(b), "cfg")
 		sock := filepath.Join(dir, "data", "daemon.sock")
 		cmd := exec.Command(exe, "daemon")
 		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
@@ -47,7 +49,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(tempDir(b), "cfg")
+	dir := filepath.Join(testdir.New(b), "cfg")
 	for i := 0; i < b.N; i++ {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
@@ -170,13 +172,13 @@ func buildB(b *testing.B, dir, pkg, src string) string {
 // least Go program that answers (acpFloor), the two interleaved; reports
 // both medians and their ratio.
 func BenchmarkACPSpawnInitialize(b *testing.B) {
-	dir := filepath.Join(tempDir(b), "cfg")
+	dir := filepath.Join(testdir.New(b), "cfg")
 	d := startDaemonB(b, dir)
 	defer func() { d.Process.Kill(); d.Wait() }()
-	bin := tempDir(b)
+	bin := testdir.New(b)
 	root, _ := filepath.Abs("../../cmd/zeroclaw")
 	zc := buildB(b, bin, root, "")
-	floor := buildB(b, bin, filepath.Join(tempDir(b), "floor"), acpFloor)
+	floor := buildB(b, bin, filepath.Join(testdir.New(b), "floor"), acpFloor)
 	spawn := func(exe string, args ...string) time.Duration {
 		t0 := time.Now()
 		cmd := exec.Command(exe, args...)
@@ -220,7 +222,7 @@ func BenchmarkConnectionChurn(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(tempDir(b), "cfg")
+	dir := filepath.Join(testdir.New(b), "cfg")
 	for i := 0; i < b.N; i++ {
 		cmd := startDaemonB(b, dir)
 		time.Sleep(200 * time.Millisecond)
@@ -246,12 +248,12 @@ func BenchmarkConnectionChurn(b *testing.B) {
 // `zeroclaw --version` (the process start alone), the real binary built
 // for the run, the two interleaved; reports both medians and their ratio.
 func BenchmarkPromptVsVersion(b *testing.B) {
-	dir := filepath.Join(tempDir(b), "cfg")
+	dir := filepath.Join(testdir.New(b), "cfg")
 	d := startDaemonB(b, dir)
 	defer func() { d.Process.Kill(); d.Wait() }()
 	root, _ := filepath.Abs("../../cmd/zeroclaw")
-	zc := buildB(b, tempDir(b), root, "")
-	cwd := tempDir(b)
+	zc := buildB(b, testdir.New(b), root, "")
+	cwd := testdir.New(b)
 	run := func(args ...string) time.Duration {
 		cmd := exec.Command(zc, args...)
 		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 func TestChatWithPipedLines(t *testing.T) {
@@ -26,7 +28,7 @@ func TestChatWithPipedLines(t *testing.T) {
 		"/quit",
 		"never sent",
 	}, "\n") + "\n"
-	code, out, errs := runCLI(t, env, in, "chat", "--cwd", tempDir(t))
+	code, out, errs := runCLI(t, env, in, "chat", "--cwd", testdir.New(t))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -63,7 +65,9 @@ func TestChatPromptAfterDaemonRestart(t *testing.T) {
 	var errb lockedBuffer
 	env.Stdin, env.Stdout, env.Stderr = inR, out, &errb
 	done := make(chan int, 1)
-	go func() { done <- Main(context.Background(), []string{"chat", "--cwd", tempDir(t), "--no-start"}, env) }()
+	go func() {
+		done <- Main(context.Background(), []string{"chat", "--cwd", testdir.New(t), "--no-start"}, env)
+	}()
 	wait := func(want string) {
 		t.Helper()
 		deadline := time.After(20 * time.Second)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // The terminal chat, in a real pty: tmux runs `zeroclaw chat`, the test
@@ -38,7 +40,7 @@ func startTmuxChatEnv(t *testing.T, dir, cwd, vars string, args ...string) *tmux
 	}
 	exe, _ := os.Executable()
 	tc := &tmuxChat{t: t, name: fmt.Sprintf("zc-chat-%d-%d", os.Getpid(), tmuxN.Add(1))}
-	tc.race = filepath.Join(tempDir(t), "race")
+	tc.race = filepath.Join(testdir.New(t), "race")
 	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color GORACE=log_path=%s %s %s chat --cwd %s %s'",
 		dir, tc.race, vars, exe, cwd, strings.Join(args, " "))
 	tc.tmux("new-session", "-d", "-s", tc.name, "-x", "120", "-y", "40", cmdline)
@@ -130,7 +132,7 @@ func (tc *tmuxChat) ended() {
 func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	tc := startTmuxChat(t, dir, tempDir(t))
+	tc := startTmuxChat(t, dir, testdir.New(t))
 
 	slow := func() {
 		tc.keys("//chunks 2000", "M-Enter", "/delay 20", "Enter")
@@ -196,7 +198,7 @@ func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 func TestChatTmuxApprovals(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("old line\nsame\n"), 0o600)
 	tc := startTmuxChat(t, dir, cwd)
 
@@ -239,7 +241,7 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
 	t.Cleanup(func() { Main(context.Background(), []string{"daemon", "stop"}, env) })
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	tc := startTmuxChat(t, dir, cwd)
 	first := regexp.MustCompile(`new session (ses_[0-9a-f]+)`).FindStringSubmatch(tc.wait("new session ses_"))[1]
 	tc.keys("remember the first session", "Enter")
@@ -296,7 +298,7 @@ func TestChatTmuxResumeAndRestart(t *testing.T) {
 func TestChatTmuxNoColor(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	startDaemon(t, env)
-	tc := startTmuxChatEnv(t, dir, tempDir(t), "NO_COLOR=1")
+	tc := startTmuxChatEnv(t, dir, testdir.New(t), "NO_COLOR=1")
 	tc.keys("some **strong** words and `mono` here", "Enter")
 	tc.wait("echo: some strong words and mono here")
 	if esc := tc.screen(true); strings.Contains(esc, "\x1b[1mstrong") || strings.Contains(esc, "\x1b[36m") || strings.Contains(esc, "\x1b[2m") {

@@ -644,16 +644,7 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
-	var schema struct {
-		Properties map[string]struct {
-			Type  string   `json:"type"`
-			Enum  []string `json:"enum"`
-			Items *struct {
-				Enum []string `json:"enum"`
-			} `json:"items"`
-		} `json:"properties"`
-	}
-	json.Unmarshal(msg.p.RequestedSchema, &schema)
+	schema := parseElicitSchema(msg.p.RequestedSchema)
 	a := &asking{elicit: &msg}
 	for _, prop := range schema.Properties {
 		a.choices = prop.Enum
@@ -680,10 +671,7 @@ func (m *tui) answerElicit(line string) tea.Cmd {
 		a.elicit.reply <- protocol.ElicitationResult{Action: "decline"}
 		return tea.Println(m.ch.dim("  (declined)"))
 	}
-	var schema struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	json.Unmarshal(a.elicit.p.RequestedSchema, &schema)
+	schema := parseElicitSchema(a.elicit.p.RequestedSchema)
 	pick := func(s string) string {
 		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(a.choices) {
 			return a.choices[n-1]

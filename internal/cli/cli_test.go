@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // The test binary doubles as the zeroclaw binary: with ZEROCLAW_TEST_MAIN
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 func testEnv(t *testing.T, stdin string) (Env, *bytes.Buffer, *bytes.Buffer, string) {
-	dir := filepath.Join(tempDir(t), "cfg")
+	dir := filepath.Join(testdir.New(t), "cfg")
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir}
 	var out, errb bytes.Buffer
 	environ := append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
@@ -297,7 +298,7 @@ func TestCLIConventions(t *testing.T) {
 	}
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	os.Chdir(dir)

@@ -12,6 +12,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 type crashUpdate struct {
@@ -52,7 +53,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	c, updates := dialUpdates(t, dir)
 	ctx := context.Background()
 	var nr protocol.SessionNewResult
-	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "crash-1", "cwd": tempDir(t)}, &nr); err != nil {
+	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "crash-1", "cwd": testdir.New(t)}, &nr); err != nil {
 		t.Fatal(err)
 	}
 	go c.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "/delay 2\n/chunks 100000"}, nil)
@@ -134,7 +135,7 @@ func TestSIGTERMCancelsRunningTurn(t *testing.T) {
 	cmd, logs := startDaemon(t, env)
 	c, updates := dialUpdates(t, dir)
 	ctx := context.Background()
-	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "term-1", "cwd": tempDir(t)}, nil); err != nil {
+	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "term-1", "cwd": testdir.New(t)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	res := make(chan protocol.SessionPromptResult, 1)

@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // seenSeqs records, per session, the highest seq a client was shown.
@@ -62,7 +63,7 @@ func TestRandomKillsUnderMixedLoadKeepTheStoreWhole(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	seen := &seenSeqs{max: map[string]int64{}}
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	const workers, rounds = 4, 6
 	for round := range rounds {
 		cmd, logs := startDaemon(t, env)
@@ -181,7 +182,7 @@ func TestCommandsOfAKilledDaemonAreReaped(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
 	cmd, _ := startDaemon(t, env)
 	c, updates := dialUpdates(t, dir)
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	ctx := context.Background()
 	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "reap", "cwd": cwd}, nil); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // BenchmarkIdleWebSockets reports the daemon's resident memory growth
@@ -24,7 +26,7 @@ func BenchmarkIdleWebSockets(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	dir := filepath.Join(tempDir(b), "cfg")
+	dir := filepath.Join(testdir.New(b), "cfg")
 	exe, _ := os.Executable()
 	for i := 0; i < b.N; i++ {
 		cmd := exec.Command(exe, "daemon", "--gateway", "127.0.0.1:0")

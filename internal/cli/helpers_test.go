@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,30 +11,6 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 )
-
-// tempDir is t.TempDir, except under Windows, where Go's RemoveAll fails
-// under Wine ("unlinkat: Invalid function": no POSIX delete semantics):
-// there the tree is removed file by file, best effort.
-func tempDir(t testing.TB) string {
-	if runtime.GOOS != "windows" {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "zc-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var paths []string
-		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-			paths = append(paths, p)
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			os.Remove(paths[i])
-		}
-	})
-	return dir
-}
 
 // endpointOf is the daemon endpoint of config dir dir: a socket, or on
 // Windows a named pipe.

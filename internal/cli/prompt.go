@@ -252,18 +252,27 @@ func (r *renderer) answer(ctx context.Context, u update, decision, reason string
 	}()
 }
 
+// elicitSchema is what a question's requested schema says: each field's
+// type and, for a choice, its options (enum, or items.enum for several).
+type elicitSchema struct {
+	Properties map[string]struct {
+		Type  string   `json:"type"`
+		Enum  []string `json:"enum"`
+		Items *struct {
+			Enum []string `json:"enum"`
+		} `json:"items"`
+	} `json:"properties"`
+}
+
+func parseElicitSchema(raw json.RawMessage) elicitSchema {
+	var s elicitSchema
+	json.Unmarshal(raw, &s)
+	return s
+}
+
 // elicit answers ask_user/poll from the answers stream.
 func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
-	var schema struct {
-		Properties map[string]struct {
-			Type  string   `json:"type"`
-			Enum  []string `json:"enum"`
-			Items *struct {
-				Enum []string `json:"enum"`
-			} `json:"items"`
-		} `json:"properties"`
-	}
-	json.Unmarshal(p.RequestedSchema, &schema)
+	schema := parseElicitSchema(p.RequestedSchema)
 	r.endLine()
 	content := map[string]any{}
 	for name, prop := range schema.Properties {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // runCLI runs one command in-process with stdin and returns exit code,
@@ -25,7 +27,7 @@ func runCLI(t *testing.T, env Env, stdin string, args ...string) (int, string, s
 func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "hello there")
 	if code != 0 || out != "echo: hello there\n" {
 		t.Fatalf("text: exit %d stdout %q stderr %q", code, out, errs)
@@ -73,7 +75,7 @@ func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
 func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 	env, _, _, _ := testEnv(t, "")
 	startDaemon(t, env)
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	write := `/tool write_file {"path":"f.txt","content":"data"}`
 	code, out, errs := runCLI(t, env, "n\n", "prompt", "--cwd", cwd, write)
 	if code != 0 || !strings.Contains(out, "write_file was not run: rejected by the user") || !strings.Contains(errs, "Allow write_file? Write f.txt (4 bytes)") {
@@ -117,7 +119,7 @@ func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 
 func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
-	cwd := tempDir(t)
+	cwd := testdir.New(t)
 	if code, _, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", cwd, "x"); code != 1 || !strings.Contains(errs, "no daemon is running") {
 		t.Fatalf("--no-start without a daemon: %d %q", code, errs)
 	}
@@ -155,7 +157,7 @@ func TestPromptStartsDaemonOnDemandAndSessionsCommands(t *testing.T) {
 // cutProxy forwards a socket to the daemon's and cuts the first
 // connection after limit bytes from the daemon.
 func cutProxy(t *testing.T, target string, limit int) string {
-	path := filepath.Join(tempDir(t), "proxy.sock")
+	path := filepath.Join(testdir.New(t), "proxy.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +200,7 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 	proxy := cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir, "ZEROCLAW_SOCKET": proxy}
 	env.Getenv = func(k string) string { return vars[k] }
-	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", tempDir(t), "--output-format", "ndjson", "/delay 2\n/chunks 300")
+	code, out, errs := runCLI(t, env, "", "prompt", "--no-start", "--cwd", testdir.New(t), "--output-format", "ndjson", "/delay 2\n/chunks 300")
 	if code != 0 || !strings.Contains(errs, "reconnecting") {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
@@ -216,7 +218,7 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 	}
 	// In text mode the reply is printed exactly once too.
 	vars["ZEROCLAW_SOCKET"] = cutProxy(t, filepath.Join(dir, "data", "daemon.sock"), 4000)
-	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--cwd", tempDir(t), "/delay 2\n/chunks 300")
+	code, out, errs = runCLI(t, env, "", "prompt", "--no-start", "--cwd", testdir.New(t), "/delay 2\n/chunks 300")
 	if code != 0 || out != strings.Repeat("ok ", 300)+"\n" || !strings.Contains(errs, "reconnecting") {
 		t.Fatalf("text after reconnect: %d %q %q", code, out, errs)
 	}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 func TestPromptCtrlCCancels(t *testing.T) {
@@ -18,7 +20,7 @@ func TestPromptCtrlCCancels(t *testing.T) {
 	var out, errs string
 	go func() {
 		defer close(done)
-		code, out, errs = runCLI(t, env, "", "prompt", "--cwd", tempDir(t), "/delay 20\n/chunks 1000")
+		code, out, errs = runCLI(t, env, "", "prompt", "--cwd", testdir.New(t), "/delay 20\n/chunks 1000")
 	}()
 	// Ctrl-C only once the turn runs (and so the prompt listens for it).
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {

@@ -3,9 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
-	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -15,34 +13,11 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
 const statusFrame = `{"jsonrpc":"2.0","method":"status","params":{},"id":1}` + "\n"
-
-// benchDir is b.TempDir, except on Windows, where Go's RemoveAll fails
-// under Wine (no POSIX delete semantics): there the tree is removed file
-// by file, best effort.
-func benchDir(b testing.TB) string {
-	if runtime.GOOS != "windows" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "zc-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		var paths []string
-		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error {
-			paths = append(paths, p)
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			os.Remove(paths[i])
-		}
-	})
-	return dir
-}
 
 // BenchmarkEchoFloor is the floor: a bare NDJSON line echo over the same
 // kind of socket, one line in, one line out.
@@ -54,7 +29,7 @@ func BenchmarkEchoFloor(b *testing.B) {
 // socket; a named pipe on Windows, through the same transport as the
 // daemon) and returns its path.
 func echoFloor(b *testing.B) string {
-	path := config.DefaultEndpoint(runtime.GOOS, filepath.Join(benchDir(b), "echo"))
+	path := config.DefaultEndpoint(runtime.GOOS, filepath.Join(testdir.New(b), "echo"))
 	ln, err := transport.Listen(path)
 	if err != nil {
 		b.Fatal(err)
@@ -84,7 +59,7 @@ func echoFloor(b *testing.B) string {
 
 // benchDaemon runs a daemon in-process and returns its socket path.
 func benchDaemon(b *testing.B, tune ...func(*config.Config)) string {
-	dirs, _ := config.ResolveDirs(filepath.Join(benchDir(b), "c"), func(string) string { return "" })
+	dirs, _ := config.ResolveDirs(filepath.Join(testdir.New(b), "c"), func(string) string { return "" })
 	cfg := config.Default(func(string) string { return "" })
 	for _, f := range tune {
 		f(cfg)

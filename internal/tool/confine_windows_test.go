@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // Confinement with Windows paths: drive letters, drive-relative and rooted
@@ -14,7 +16,7 @@ import (
 // are not Windows reparse points.)
 func TestConfinementWindowsPaths(t *testing.T) {
 	env := sandbox(t)
-	outside := tempDirT(t)
+	outside := testdir.New(t)
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
 	vol := filepath.VolumeName(env.Cwd)
 	for _, path := range []string{

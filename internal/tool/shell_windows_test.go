@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // The shell tool on Windows runs cmd /c with the command line as given
 // (quotes and & included), and a cancel ends the whole tree at once.
 func TestShellOnWindows(t *testing.T) {
-	env := &Env{Cwd: tempDirT(t)}
+	env := &Env{Cwd: testdir.New(t)}
 	sh, _ := Lookup("shell")
 	in, _ := json.Marshal(map[string]string{"command": `echo "one two" & echo three`})
 	r := sh.Run(context.Background(), env, in)
@@ -58,7 +60,7 @@ func TestShellPowerShell(t *testing.T) {
 	if _, err := exec.LookPath("powershell"); err != nil {
 		t.Skip("no PowerShell on this machine")
 	}
-	env := &Env{Cwd: tempDirT(t), Shell: "powershell"}
+	env := &Env{Cwd: testdir.New(t), Shell: "powershell"}
 	sh, _ := Lookup("shell")
 	r := sh.Run(context.Background(), env, json.RawMessage(`{"command":"Write-Output (1+2)"}`))
 	if r.IsError || strings.TrimSpace(r.Output) != "3" {

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 func run(t *testing.T, env *Env, name, input string) Result {
@@ -27,32 +26,8 @@ func run(t *testing.T, env *Env, name, input string) Result {
 	return tl.Run(context.Background(), env, json.RawMessage(input))
 }
 
-// tempDirT is t.TempDir, except on Windows, where Go's RemoveAll fails
-// under Wine (no POSIX delete semantics): there the tree is removed file
-// by file, best effort.
-func tempDirT(t testing.TB) string {
-	if runtime.GOOS != "windows" {
-		return t.TempDir()
-	}
-	dir, err := os.MkdirTemp("", "zc-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var paths []string
-		filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error {
-			paths = append(paths, p)
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			os.Remove(paths[i])
-		}
-	})
-	return dir
-}
-
 func sandbox(t *testing.T) *Env {
-	dir := tempDirT(t)
+	dir := testdir.New(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\ngamma beta\n"), 0o644)
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "sub", "b.go"), []byte("package b\n// beta here\n"), 0o644)
