@@ -328,8 +328,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		forget()
 		return err
 	}
-	select {
-	case resp := <-ch:
+	answer := func(resp *Response) error {
 		if resp.Error != nil {
 			return resp.Error
 		}
@@ -337,13 +336,23 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			return nil
 		}
 		return json.Unmarshal(resp.Result, result)
+	}
+	select {
+	case resp := <-ch:
+		return answer(resp)
 	case <-ctx.Done():
 		forget()
 		return ctx.Err()
 	case <-c.done:
-		forget()
-		return ErrClosed
 	case <-c.readDone:
+	}
+	// The connection ended; an answer read before its end still counts
+	// (select picks at random among ready cases: a peer that answers and
+	// hangs up, as the daemon's shutdown does, would lose its answer).
+	select {
+	case resp := <-ch:
+		return answer(resp)
+	default:
 		forget()
 		return ErrClosed
 	}

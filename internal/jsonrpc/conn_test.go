@@ -472,3 +472,28 @@ func TestOutboxKeepsFramesAfterABigOne(t *testing.T) {
 		}
 	}
 }
+
+// A peer that answers and at once hangs up (the daemon's shutdown does):
+// the caller gets the answer, never ErrClosed, however the answer and the
+// end of the stream race in the caller's wait.
+func TestAnswerThenHangUpIsNeverLost(t *testing.T) {
+	for i := range 300 {
+		a, b := net.Pipe()
+		var srv *Conn
+		srv = NewConn(a, HandlerFunc(func(ctx context.Context, r *Request) (any, error) {
+			return Then{Result: "bye", After: func() { srv.Close() }}, nil
+		}), Options{})
+		cli := NewConn(b, nil, Options{})
+		done := make(chan struct{}, 2)
+		go func() { srv.Run(context.Background()); done <- struct{}{} }()
+		go func() { cli.Run(context.Background()); done <- struct{}{} }()
+		var got string
+		err := cli.Call(context.Background(), "shutdown", nil, &got)
+		cli.Close()
+		<-done
+		<-done
+		if err != nil || got != "bye" {
+			t.Fatalf("call %d: %q %v, want the answer", i, got, err)
+		}
+	}
+}
