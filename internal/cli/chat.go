@@ -140,23 +140,14 @@ func (ch *chat) start(ctx context.Context, sessionID string, cont bool) error {
 
 // latestHere is the most recently updated session of this directory.
 func (ch *chat) latestHere(ctx context.Context) (string, error) {
-	cursor := ""
-	for pages := 0; pages < 20; pages++ {
-		var page protocol.SessionListResult
-		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
-			return "", err
+	id := ""
+	err := eachSession(ctx, ch.cv.c, func(s protocol.SessionInfo) bool {
+		if s.Cwd == ch.cwd {
+			id = s.SessionID
 		}
-		for _, s := range page.Sessions {
-			if s.Cwd == ch.cwd {
-				return s.SessionID, nil
-			}
-		}
-		if page.NextCursor == nil {
-			break
-		}
-		cursor = *page.NextCursor
-	}
-	return "", nil
+		return id == ""
+	})
+	return id, err
 }
 
 // open attaches to session id (a new one when id is ""), says so and,
@@ -248,17 +239,9 @@ func (ch *chat) ensure(ctx context.Context) error {
 	default:
 		return nil
 	}
-	nc, err := ch.cv.dial(ctx, ch.cv.c.Init.ClientID)
-	if err != nil {
-		return fmt.Errorf("reconnect: %w", err)
-	}
-	ch.cv.c.Close()
-	ch.cv.c, ch.cv.r.c = nc, nc
-	if ns, _ := ch.session(); ns.SessionID != "" {
-		var again protocol.SessionNewResult
-		if err := nc.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: ns.SessionID, KeepSiblings: true}, &again); err != nil {
-			return fmt.Errorf("reattach: %w", err)
-		}
+	ns, _ := ch.session()
+	if _, err := ch.cv.reconnect(ctx, ns.SessionID); err != nil {
+		return err
 	}
 	ch.note(ch.dim("(reconnected to the daemon)"))
 	return nil
@@ -383,27 +366,19 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 		arg = picks[n-1]
 	}
 	var matches []protocol.SessionInfo
-	cursor := ""
-	for pages := 0; pages < 20; pages++ {
-		var page protocol.SessionListResult
-		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
-			ch.note("error: " + humanError(err))
-			return
+	err := eachSession(ctx, ch.cv.c, func(s protocol.SessionInfo) bool {
+		if s.SessionID == arg {
+			matches = []protocol.SessionInfo{s}
+			return false
 		}
-		for _, s := range page.Sessions {
-			if s.SessionID == arg {
-				matches = []protocol.SessionInfo{s}
-				pages = 20
-				break
-			}
-			if strings.HasPrefix(s.SessionID, arg) || strings.HasPrefix(strings.TrimPrefix(s.SessionID, "ses_"), arg) {
-				matches = append(matches, s)
-			}
+		if strings.HasPrefix(s.SessionID, arg) || strings.HasPrefix(strings.TrimPrefix(s.SessionID, "ses_"), arg) {
+			matches = append(matches, s)
 		}
-		if page.NextCursor == nil {
-			break
-		}
-		cursor = *page.NextCursor
+		return true
+	})
+	if err != nil {
+		ch.note("error: " + humanError(err))
+		return
 	}
 	switch len(matches) {
 	case 0:

@@ -474,6 +474,27 @@ func (cv *conversation) dial(ctx context.Context, clientID string) (*client.Clie
 		ClientInfo: protocol.ClientInfo{Name: cv.name, Version: Version}, Capabilities: cv.caps, Handler: handler(cv.events)})
 }
 
+// reconnect dials the daemon again (keeping the client id), replaces the
+// connection and, when sid is set, attaches that session again.
+func (cv *conversation) reconnect(ctx context.Context, sid string) (*protocol.SessionNewResult, error) {
+	nc, err := cv.dial(ctx, cv.c.Init.ClientID)
+	if err != nil {
+		return nil, fmt.Errorf("reconnect: %w", err)
+	}
+	cv.c.Close()
+	cv.c, cv.r.c = nc, nc
+	var again protocol.SessionNewResult
+	if sid == "" {
+		return &again, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := nc.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}, &again); err != nil {
+		return nil, fmt.Errorf("reattach: %w", err)
+	}
+	return &again, nil
+}
+
 // open attaches to (or creates) a session.
 func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
 	var ns protocol.SessionNewResult
@@ -516,19 +537,14 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 	r.last = nil
 	lost := func() error {
 		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
-		nc, err := cv.dial(ctx, cv.c.Init.ClientID)
+		again, err := cv.reconnect(ctx, sid)
 		if err != nil {
-			return fmt.Errorf("reconnect: %w", err)
+			return err
 		}
-		cv.c.Close()
-		cv.c, r.c = nc, nc
+		nc := cv.c
 		reconnected = true
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		var again protocol.SessionNewResult
-		if err := nc.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}, &again); err != nil {
-			return fmt.Errorf("reattach: %w", err)
-		}
 		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ *protocol.Update) error {
 			if r.handle(ctx, event{update: e}) {
 				complete = true

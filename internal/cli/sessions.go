@@ -27,6 +27,26 @@ func compactJSON(raw json.RawMessage) []byte {
 	return b.Bytes()
 }
 
+// eachSession calls fn with every session, most recently updated first,
+// a page of 500 at a time, until fn returns false.
+func eachSession(ctx context.Context, c *client.Client, fn func(protocol.SessionInfo) bool) error {
+	for cursor := ""; ; {
+		var page protocol.SessionListResult
+		if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
+			return err
+		}
+		for _, s := range page.Sessions {
+			if !fn(s) {
+				return nil
+			}
+		}
+		if page.NextCursor == nil {
+			return nil
+		}
+		cursor = *page.NextCursor
+	}
+}
+
 // sessionsCmd lists, shows and deletes sessions.
 func sessionsCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "sessions", Short: "list, show or delete sessions", Args: noArgs}
@@ -77,16 +97,8 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 	switch verb {
 	case "list":
 		var all []protocol.SessionInfo
-		for cursor := ""; ; {
-			var page protocol.SessionListResult
-			if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
-				return err
-			}
-			all = append(all, page.Sessions...)
-			if page.NextCursor == nil {
-				break
-			}
-			cursor = *page.NextCursor
+		if err := eachSession(ctx, c, func(s protocol.SessionInfo) bool { all = append(all, s); return true }); err != nil {
+			return err
 		}
 		if *format == "json" {
 			if all == nil {
