@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/charmbracelet/bubbles/key"
@@ -51,6 +53,7 @@ type tui struct {
 	ctx     context.Context
 	ch      *chat
 	p       *tea.Program
+	out     *printQueue // what goes above the view, in order
 	approve string
 
 	ta     textarea.Model
@@ -64,7 +67,9 @@ type tui struct {
 	cancel    chan os.Signal
 	cancelled bool
 	queue     []string
-	live      strings.Builder // the reply being streamed (Markdown)
+	live      strings.Builder // the reply being streamed (Markdown), its blocks not yet printed
+	scanned   int             // bytes of live whose lines settle has read
+	inFence   bool            // those lines leave a code fence open
 	thought   strings.Builder
 	asking    *asking
 	quitErr   error
@@ -110,7 +115,7 @@ func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont b
 	ta.KeyMap.LineNext = key.NewBinding(key.WithDisabled())
 	ta.Focus()
 	sp := spinner.New(spinner.WithSpinner(spinner.MiniDot))
-	m := &tui{ctx: ctx, ch: ch, approve: approve, ta: ta, spin: sp, width: 80, height: 24}
+	m := &tui{ctx: ctx, ch: ch, approve: approve, ta: ta, spin: sp, width: 80, height: 24, out: newPrintQueue()}
 	if path, err := historyFile(ch.env, ch.cv.configDir); err == nil {
 		m.historyPath = path
 		m.history = loadHistory(path)
@@ -118,11 +123,15 @@ func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont b
 	m.hpos = len(m.history)
 	p := tea.NewProgram(m, tea.WithInput(ch.env.Stdin), tea.WithOutput(ch.env.Stdout), tea.WithContext(ctx))
 	m.p = p
-	ch.say = func(s string) { p.Println(s) }
-	ch.note = ch.say
+	q := m.out
+	printing := make(chan struct{})
+	defer close(printing)
+	go q.run(p, printing)
+	ch.say = q.print
+	ch.note = q.print
 	// Notes the connection code writes (a reconnect) go above the view.
-	ch.cv.env.Stderr = printer{p}
-	ch.cv.r = &renderer{out: printer{p}, errw: printer{p}, format: "text", approve: approve, ui: m}
+	ch.cv.env.Stderr = q
+	ch.cv.r = &renderer{out: q, errw: q, format: "text", approve: approve, ui: m}
 	go func() { p.Send(startedMsg{ch.start(ctx, sessionID, cont)}) }()
 	_, err := p.Run()
 	if ch.cv.c != nil {
@@ -137,12 +146,50 @@ func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont b
 	return err
 }
 
-// printer writes lines above the program's view.
-type printer struct{ p *tea.Program }
+// printQueue puts lines above the program's view in the order they were
+// given, from any goroutine: one goroutine hands them to the program
+// (tea.Println commands run on goroutines of their own, so two of them
+// may land in either order).
+type printQueue struct {
+	mu    sync.Mutex
+	lines []string
+	wake  chan struct{}
+}
 
-func (w printer) Write(b []byte) (int, error) {
+func newPrintQueue() *printQueue { return &printQueue{wake: make(chan struct{}, 1)} }
+
+func (q *printQueue) print(s string) {
+	q.mu.Lock()
+	q.lines = append(q.lines, s)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run hands the lines to p until done is closed.
+func (q *printQueue) run(p *tea.Program, done <-chan struct{}) {
+	for {
+		select {
+		case <-q.wake:
+		case <-done:
+			return
+		}
+		q.mu.Lock()
+		lines := q.lines
+		q.lines = nil
+		q.mu.Unlock()
+		if len(lines) > 0 {
+			p.Println(strings.Join(lines, "\n"))
+		}
+	}
+}
+
+// Write makes the queue an io.Writer for notes (a reconnect's).
+func (q *printQueue) Write(b []byte) (int, error) {
 	if s := strings.Trim(string(b), "\n"); s != "" {
-		w.p.Println(s)
+		q.print(s)
 	}
 	return len(b), nil
 }
@@ -161,7 +208,8 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.ready = true
-		return m, tea.Println(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Esc cancels a turn"))
+		m.out.print(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Esc cancels a turn"))
+		return m, nil
 	case spinner.TickMsg:
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
@@ -173,19 +221,19 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case elicitMsg:
 		return m, m.startElicit(msg)
 	case turnDoneMsg:
-		cmds := []tea.Cmd{m.flush()}
+		m.flush()
 		m.busy, m.waiting = false, false
 		var ee *exitError
 		switch {
 		case errors.As(msg.err, &ee) && ee.code == exitCancelled:
 		case msg.err != nil:
-			cmds = append(cmds, tea.Println("error: "+humanError(msg.err)))
+			m.out.print("error: " + humanError(msg.err))
 		default:
 			if note := stopNote(msg.res); note != "" {
-				cmds = append(cmds, tea.Println(m.ch.dim(note)))
+				m.out.print(m.ch.dim(note))
 			}
 		}
-		return m, tea.Sequence(append(cmds, m.next())...)
+		return m, m.next()
 	case cmdDoneMsg:
 		m.busy = false
 		if msg.quit {
@@ -346,7 +394,8 @@ func (m *tui) submit(v string) tea.Cmd {
 		case "/quit", "/exit":
 			return tea.Quit
 		case "/help":
-			return tea.Println(chatHelp)
+			m.out.print(chatHelp)
+			return nil
 		}
 		m.queue = append(m.queue, text)
 		return nil
@@ -464,27 +513,26 @@ func (m *tui) event(u *update) tea.Cmd {
 	ch := m.ch
 	switch u.Type {
 	case protocol.EventUserMessage:
-		return tea.Sequence(m.flush(), tea.Println(ch.promptLine(u.Text)))
+		m.flush()
+		m.out.print(ch.promptLine(u.Text))
 	case protocol.EventAgentMessageChunk:
 		m.waiting = false
-		var cmd tea.Cmd
-		if m.thought.Len() > 0 {
-			cmd = m.flushThought()
-		}
+		m.flushThought()
 		m.live.WriteString(u.Text)
-		return cmd
+		m.settle()
 	case protocol.EventAgentThoughtChunk:
 		m.waiting = false
 		m.thought.WriteString(u.Text)
 	case protocol.EventToolCall:
 		m.waiting = false
-		return tea.Sequence(m.flush(), tea.Println(ch.sgr("\x1b[33m", "⚙ "+u.Name)+" "+mdterm.Safe(toolLine(u.Name, u.RawInput, max(m.width-len(u.Name)-4, 40)))))
+		m.flush()
+		m.out.print(ch.sgr("\x1b[33m", "⚙ "+u.Name) + " " + mdterm.Safe(toolLine(u.Name, u.RawInput, max(m.width-len(u.Name)-4, 40))))
 	case protocol.EventToolResult:
 		mark := ch.sgr("\x1b[32m", "  ✓ ")
 		if u.IsError {
 			mark = ch.sgr("\x1b[31m", "  ✗ ")
 		}
-		return tea.Println(mark + ch.dim(mdterm.Safe(firstLines(u.RawOutput, 3, max(m.width-6, 40)))))
+		m.out.print(mark + ch.dim(mdterm.Safe(firstLines(u.RawOutput, 3, max(m.width-6, 40)))))
 	case protocol.EventPlan:
 		var b strings.Builder
 		for _, e := range u.Entries {
@@ -497,11 +545,12 @@ func (m *tui) event(u *update) tea.Cmd {
 			}
 			fmt.Fprintf(&b, "%s %s\n", box, mdterm.Safe(e.Content))
 		}
-		return tea.Sequence(m.flush(), tea.Println(strings.TrimRight(b.String(), "\n")))
+		m.flush()
+		m.out.print(strings.TrimRight(b.String(), "\n"))
 	case protocol.EventApprovalResolved:
 		if u.By == "timeout" {
 			m.asking = nil
-			return tea.Println(ch.dim("  (no answer in time: rejected)"))
+			m.out.print(ch.dim("  (no answer in time: rejected)"))
 		}
 		if m.asking != nil && m.asking.approval != nil && m.asking.approval.RequestID == u.RequestID && u.By != "client" {
 			m.asking = nil
@@ -511,43 +560,72 @@ func (m *tui) event(u *update) tea.Cmd {
 		ch.tokens = [2]int64{u.InputTokens, u.MaxContextTokens}
 		ch.mu.Unlock()
 	case protocol.EventHistoryTrimmed:
-		return tea.Println(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
+		m.out.print(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
 	case protocol.EventTurnComplete:
-		return m.flush()
+		m.flush()
 	}
 	return nil
 }
 
 // flush prints what streamed so far above the view.
-func (m *tui) flush() tea.Cmd {
-	var cmds []tea.Cmd
-	if m.thought.Len() > 0 {
-		cmds = append(cmds, m.flushThought())
-	}
+func (m *tui) flush() {
+	m.flushThought()
 	if s := strings.TrimSpace(m.live.String()); s != "" {
-		cmds = append(cmds, tea.Println(mdterm.Render(s, m.ch.color)))
+		m.out.print(mdterm.Render(s, m.ch.color))
 	}
 	m.live.Reset()
-	return tea.Sequence(cmds...)
+	m.scanned, m.inFence = 0, false
+}
+
+// settle prints the reply's finished blocks (up to its last blank line
+// outside a code fence) above the view as they complete, so what the view
+// renders at each event stays one block long however long the reply is.
+// Lines are scanned once: scanned is where the unscanned ones start.
+func (m *tui) settle() {
+	s := m.live.String()
+	end := 0
+	for {
+		j := strings.IndexByte(s[m.scanned:], '\n')
+		if j < 0 {
+			break // the last line is still streaming
+		}
+		t := strings.TrimSpace(s[m.scanned : m.scanned+j])
+		switch {
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			m.inFence = !m.inFence
+		case t == "" && !m.inFence:
+			end = m.scanned + j + 1
+		}
+		m.scanned += j + 1
+	}
+	if done := strings.TrimSpace(s[:end]); done != "" {
+		m.out.print(mdterm.Render(done, m.ch.color) + "\n") // and the blank line that ended it
+	}
+	if end > 0 {
+		m.live.Reset()
+		m.live.WriteString(s[end:])
+		m.scanned -= end
+	}
 }
 
 // flushThought prints the thought dimmed, on its own lines.
-func (m *tui) flushThought() tea.Cmd {
+func (m *tui) flushThought() {
 	s := strings.TrimSpace(m.thought.String())
 	m.thought.Reset()
 	if s == "" {
-		return nil
+		return
 	}
 	lines := strings.Split(mdterm.Safe(strings.ReplaceAll(s, "\n", "\x00")), "^@")
 	for i, l := range lines {
 		lines[i] = m.ch.sgr("\x1b[2;3m", "  "+l)
 	}
-	return tea.Println(strings.Join(lines, "\n"))
+	m.out.print(strings.Join(lines, "\n"))
 }
 
 func (m *tui) startApproval(msg approveMsg) tea.Cmd {
 	m.asking = &asking{approval: msg.u, reply: msg.reply, detail: m.approvalDetail(msg.u)}
-	return m.flush()
+	m.flush()
+	return nil
 }
 
 // approvalDetail is what an approval shows: the whole command of a shell
@@ -623,7 +701,8 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	decide := func(decision, what string) tea.Cmd {
 		a.reply <- [2]string{decision, ""}
 		m.asking = nil
-		return tea.Println(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
+		m.out.print(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
+		return nil
 	}
 	switch strings.ToLower(k.String()) {
 	case "y":
@@ -635,10 +714,10 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	case "n":
 		return decide("reject_once", "rejected:")
 	case "e":
-		return tea.Println(m.ch.dim(fmt.Sprintf("  tool %s, call %s, input %s", u.ToolName, u.ToolCallID, mdterm.Safe(compact(u.RawInput, 2000)))))
+		m.out.print(m.ch.dim(fmt.Sprintf("  tool %s, call %s, input %s", u.ToolName, u.ToolCallID, mdterm.Safe(compact(u.RawInput, 2000)))))
 	case "esc", "ctrl+c":
-		cmd := decide("reject_once", "rejected:")
-		return tea.Sequence(cmd, m.cancelTurn())
+		decide("reject_once", "rejected:")
+		return m.cancelTurn()
 	}
 	return nil
 }
@@ -659,7 +738,9 @@ func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
 	for i, c := range a.choices {
 		fmt.Fprintf(&b, "\n  %d) %s", i+1, mdterm.Safe(c))
 	}
-	return tea.Sequence(m.flush(), tea.Println(b.String()))
+	m.flush()
+	m.out.print(b.String())
+	return nil
 }
 
 // answerElicit answers the question with line ("" declines).
@@ -669,7 +750,8 @@ func (m *tui) answerElicit(line string) tea.Cmd {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		a.elicit.reply <- protocol.ElicitationResult{Action: "decline"}
-		return tea.Println(m.ch.dim("  (declined)"))
+		m.out.print(m.ch.dim("  (declined)"))
+		return nil
 	}
 	schema := parseElicitSchema(a.elicit.p.RequestedSchema)
 	pick := func(s string) string {
@@ -692,15 +774,25 @@ func (m *tui) answerElicit(line string) tea.Cmd {
 	}
 	b, _ := json.Marshal(content)
 	a.elicit.reply <- protocol.ElicitationResult{Action: "accept", Content: b}
-	return tea.Println(m.ch.dim("  answered: " + mdterm.Safe(string(b))))
+	m.out.print(m.ch.dim("  answered: " + mdterm.Safe(string(b))))
+	return nil
 }
 
 func (m *tui) View() string {
 	var b strings.Builder
 	avail := max(m.height-m.ta.Height()-4, 3)
 	if m.thought.Len() > 0 {
-		t := strings.Split(strings.TrimSpace(mdterm.Safe(strings.ReplaceAll(m.thought.String(), "\n", " "))), "\n")
-		b.WriteString(m.ch.sgr("\x1b[2;3m", "  "+cut(t[len(t)-1], max(m.width*2, 80))) + "\n")
+		// The end of the thought so far, on one line (its whole prints
+		// when it ends).
+		t := m.thought.String()
+		if n := max(m.width-4, 20); len(t) > n {
+			i := len(t) - n
+			for i < len(t) && !utf8.RuneStart(t[i]) {
+				i++
+			}
+			t = "…" + t[i:]
+		}
+		b.WriteString(m.ch.sgr("\x1b[2;3m", "  "+mdterm.Safe(strings.ReplaceAll(t, "\n", " "))) + "\n")
 	}
 	if m.live.Len() > 0 {
 		lines := strings.Split(mdterm.Render(m.live.String(), m.ch.color), "\n")
