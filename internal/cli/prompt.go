@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -317,11 +316,7 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 // compact is raw JSON on one line as a person reads it (no \u0026 for
 // &), cut at max bytes on a character boundary.
 func compact(raw json.RawMessage, max int) string {
-	var b bytes.Buffer
-	s := string(raw)
-	if json.Compact(&b, raw) == nil {
-		s = b.String()
-	}
+	s := string(compactJSON(raw))
 	for _, esc := range [][2]string{{`\u0026`, "&"}, {`\u003c`, "<"}, {`\u003e`, ">"}} {
 		s = unescape(s, esc[0], esc[1])
 	}

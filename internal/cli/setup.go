@@ -49,12 +49,12 @@ func (s *setup) ask(question, def string) string {
 	} else {
 		fmt.Fprintf(s.env.Stderr, "%s: ", question)
 	}
-	line, err := s.in.ReadString('\n')
+	line, _ := s.in.ReadString('\n') // the end of input is an empty answer
 	line = strings.TrimSpace(line)
 	if !isTerminal(s.env.Stdin) {
 		fmt.Fprintln(s.env.Stderr, line) // show the piped answer
 	}
-	if line == "" || (err != nil && line == "") {
+	if line == "" {
 		return def
 	}
 	return line
