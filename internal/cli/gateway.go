@@ -90,13 +90,17 @@ func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue st
 			fmt.Fprintln(w, "no tokens (pair one with: zeroclaw gateway pair)")
 			return nil
 		}
-		fmt.Fprintf(w, "%-18s %-24s %-20s %s\n", "ID", "NAME", "CREATED", "LAST USED")
+		fmt.Fprintf(w, "%-18s %-8s %-24s %-20s %-20s %s\n", "ID", "KIND", "NAME", "CREATED", "LAST USED", "EXPIRES")
 		for _, t := range r.Tokens {
 			used := "never"
 			if t.LastUsedAt != nil {
 				used = *t.LastUsedAt
 			}
-			fmt.Fprintf(w, "%-18s %-24s %-20s %s\n", t.TokenID, t.Name, t.CreatedAt, used)
+			exp := t.ExpiresAt
+			if t.Kind == "browser" {
+				exp += " unless used"
+			}
+			fmt.Fprintf(w, "%-18s %-8s %-24s %-20s %-20s %s\n", t.TokenID, t.Kind, t.Name, t.CreatedAt, used, exp)
 		}
 	case "revoke":
 		var r protocol.GatewayRevokeResult

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -145,6 +146,42 @@ type Gateway struct {
 	// AllowInsecureRemote lets a non-loopback listen address serve
 	// without TLS.
 	AllowInsecureRemote bool `toml:"allow_insecure_remote"`
+	// TokenTTL is how long a credential lives after its pairing;
+	// SessionTTL how long a browser's session lives after its last use.
+	// A duration: "30d", "12h", "90m".
+	TokenTTL   string `toml:"token_ttl"`
+	SessionTTL string `toml:"session_ttl"`
+}
+
+// Lifetimes returns token_ttl and session_ttl (Check has vouched for
+// them; 0 for one that is unset).
+func (g Gateway) Lifetimes() (token, session time.Duration) {
+	token, _ = ParseTTL(g.TokenTTL)
+	session, _ = ParseTTL(g.SessionTTL)
+	return token, session
+}
+
+// ParseTTL reads a lifetime: a Go duration ("12h", "90m") or a number of
+// days ("30d"); "" is 0.
+func ParseTTL(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n <= 0 || n > 3650 {
+			return 0, fmt.Errorf("%q: want a number of days (1 to 3650) before the d", s)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a duration such as \"30d\", \"12h\" or \"90m\"", s)
+	}
+	if d < time.Minute {
+		return 0, fmt.Errorf("%q: a lifetime of under a minute would lock every client out", s)
+	}
+	return d, nil
 }
 
 // TLS reports whether the gateway serves TLS.
@@ -167,6 +204,12 @@ func (g Gateway) Check() error {
 	}
 	if !g.TLS() && !g.AllowInsecureRemote && !IsLoopback(host) {
 		return fmt.Errorf("gateway.listen = %q is reachable from other machines, and without TLS every token and prompt would cross the network in clear text: set tls_cert and tls_key, listen on 127.0.0.1, or set allow_insecure_remote = true to accept the risk", g.Listen)
+	}
+	if _, err := ParseTTL(g.TokenTTL); err != nil {
+		return fmt.Errorf("gateway.token_ttl = %w", err)
+	}
+	if _, err := ParseTTL(g.SessionTTL); err != nil {
+		return fmt.Errorf("gateway.session_ttl = %w", err)
 	}
 	for _, o := range g.AllowedOrigins {
 		u, err := url.Parse(o)
@@ -215,7 +258,7 @@ func (c *Config) ShellEnvDropped() []string {
 func Default(getenv func(string) string) *Config {
 	c := &Config{
 		Daemon:  Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
-		Gateway: Gateway{Listen: "127.0.0.1:42617"},
+		Gateway: Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
 	}
 	var p Provider
 	switch {

@@ -113,7 +113,8 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		ln.Close()
 		return err
 	}
-	keeper, err := pairing.New(ctx, db)
+	tokenTTL, sessionTTL := o.Config.Gateway.Lifetimes()
+	keeper, err := pairing.New(ctx, db, pairing.Options{TokenTTL: tokenTTL, SessionTTL: sessionTTL})
 	if err != nil {
 		ln.Close()
 		return err

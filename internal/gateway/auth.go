@@ -11,10 +11,21 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 )
 
-// cookieName is the dashboard's session cookie: the token, HttpOnly and
-// SameSite=Strict, so the page's script never holds it and no other
-// site's page can send it.
-const cookieName = "zc_session"
+// cookieName is the dashboard's session cookie: one half of a browser's
+// session, HttpOnly and SameSite=Strict, so the page's script never
+// holds it and no other site's page can send it. Cookies are not scoped
+// by port, though: the browser sends it to every server on this host,
+// so it is worth nothing without the other half, the page key, which
+// the page keeps in its origin's storage and sends as keyHeader (or,
+// for a WebSocket, the subprotocol "key.<key>").
+const (
+	cookieName = "zc_session"
+	keyHeader  = "X-Zeroclaw-Key"
+	// maxCookies bounds the zc_session cookies tried: a page on another
+	// port can add cookies of that name (with a longer path, sent first),
+	// which must not hide the real one.
+	maxCookies = 4
+)
 
 // apiError is the body of every refusal.
 type apiError struct {
@@ -93,24 +104,58 @@ func (g *Gateway) originAllowed(r *http.Request) bool {
 	return false
 }
 
-// credential finds the request's token: the Authorization header, the
-// dashboard's cookie, or a WebSocket subprotocol "bearer.<token>".
-func credential(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
-			return strings.TrimSpace(tok)
+// credentials finds what the request offers as its credential: the
+// Authorization header's bearer token (the scheme in any case, RFC 9110),
+// a browser session (a zc_session cookie with the page key), or a
+// WebSocket subprotocol "bearer.<token>". Each is checked in turn.
+func credentials(r *http.Request) []string {
+	if h := strings.TrimSpace(r.Header.Get("Authorization")); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return nil
 		}
-		return ""
+		return []string{strings.TrimSpace(tok)}
 	}
-	if c, err := r.Cookie(cookieName); err == nil {
-		return c.Value
+	var out []string
+	if key := pageKey(r); key != "" {
+		for i, c := range r.CookiesNamed(cookieName) {
+			if i == maxCookies {
+				break
+			}
+			out = append(out, pairing.Join(c.Value, key))
+		}
 	}
 	for _, p := range wsProtocols(r) {
 		if tok, ok := strings.CutPrefix(p, "bearer."); ok {
-			return tok
+			out = append(out, tok)
+			break
+		}
+	}
+	return out
+}
+
+// pageKey is a browser session's page key: the header, or for a
+// WebSocket (which cannot set headers) the subprotocol "key.<key>".
+func pageKey(r *http.Request) string {
+	if k := r.Header.Get(keyHeader); k != "" {
+		return k
+	}
+	for _, p := range wsProtocols(r) {
+		if k, ok := strings.CutPrefix(p, "key."); ok {
+			return k
 		}
 	}
 	return ""
+}
+
+// check returns the first of the request's credentials that is live.
+func (g *Gateway) check(r *http.Request) (pairing.Info, bool) {
+	for _, c := range credentials(r) {
+		if info, ok := g.o.Keeper.Check(c); ok {
+			return info, true
+		}
+	}
+	return pairing.Info{}, false
 }
 
 func wsProtocols(r *http.Request) []string {
@@ -133,22 +178,30 @@ func token(r *http.Request) pairing.Info {
 	return info
 }
 
-// statusWriter remembers the status for the audit log.
+// statusWriter remembers the status for the audit log, and closes the
+// connection after an answer sent before the request's body was read:
+// the server would otherwise wait for the rest of the body before
+// answering (to keep the connection), and a peer that never sends it
+// would never get the answer.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	body   *deadlineBody // nil: the request has no body
 }
 
 func (w *statusWriter) WriteHeader(s int) {
 	if w.status == 0 {
 		w.status = s
+		if w.body != nil && !w.body.eof.Load() {
+			w.Header().Set("Connection", "close")
+		}
 	}
 	w.ResponseWriter.WriteHeader(s)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -182,6 +235,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.log.Info("gateway request", "peer", peer, "method", r.Method, "path", r.URL.Path, "status", sw.status,
 			"tokenId", info.ID, "ms", time.Since(t0).Milliseconds())
 	}()
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		rc := http.NewResponseController(w)
+		sw.body = &deadlineBody{body: r.Body, setDeadline: rc.SetReadDeadline, end: t0.Add(BodyMax)}
+		r.Body = sw.body
+	}
 	h := sw.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -195,10 +253,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !public(r.URL.Path) {
 		var ok bool
-		if info, ok = g.o.Keeper.Check(credential(r)); !ok {
+		if info, ok = g.check(r); !ok {
 			writeError(sw, http.StatusUnauthorized, "unauthorized", "a valid token is required: pair with `zeroclaw gateway pair` and POST /pair")
 			return
 		}
+		authenticatedConn(r.Context())
 		r = r.WithContext(contextWith(r.Context(), info))
 	}
 	g.route(sw, r, peer)

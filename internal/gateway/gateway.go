@@ -40,6 +40,14 @@ import (
 // DefaultListen is the gateway's address when none is configured.
 const DefaultListen = "127.0.0.1:42617"
 
+// HeaderTimeout bounds the reading of a request's headers (and of a TLS
+// handshake); IdleTimeout how long a kept-alive connection may wait for
+// its next request.
+const (
+	HeaderTimeout = 5 * time.Second
+	IdleTimeout   = 10 * time.Second
+)
+
 // Options configure a gateway.
 type Options struct {
 	Config  config.Gateway
@@ -63,6 +71,7 @@ type Gateway struct {
 	o      Options
 	log    *slog.Logger
 	ln     net.Listener
+	conns  *budget
 	srv    *http.Server
 	url    string
 	tls    *tls.Config
@@ -108,7 +117,8 @@ func Start(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: listen on %s: %w", o.Config.Listen, err)
 	}
 	scheme := "http"
-	ln = limit(ln, MaxConns)
+	g.conns = newBudget(ln, MaxConns, Reserved, PerAddress)
+	ln = g.conns
 	if g.tls != nil {
 		scheme = "https"
 		ln = tls.NewListener(ln, g.tls)
@@ -118,11 +128,12 @@ func Start(o Options) (*Gateway, error) {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.srv = &http.Server{
 		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: HeaderTimeout,
+		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return g.ctx },
+		ConnContext:       withConn,
 	}
 	go g.srv.Serve(ln)
 	g.log.Info("gateway listening", "url", g.url, "tls", g.tls != nil, "clientCerts", o.Config.ClientCA != "")

@@ -134,6 +134,27 @@ func (g *gw) do(method, path string, hdr map[string]string, body string) (*http.
 	return resp, b
 }
 
+// pairBrowser pairs as the dashboard does: a session whose cookie is
+// set and whose page key is in the answer.
+func (g *gw) pairBrowser(name string) (cookie, key, id string) {
+	g.t.Helper()
+	resp, body := g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":%q,"name":%q,"cookie":true}`, g.code(), name))
+	var p protocol.PairResponse
+	json.Unmarshal(body, &p)
+	for _, c := range resp.Cookies() {
+		if c.Name == "zc_session" {
+			cookie = c.Value
+			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.MaxAge <= 0 || c.MaxAge > 31*24*3600 {
+				g.t.Errorf("the session cookie: %+v", c)
+			}
+		}
+	}
+	if resp.StatusCode != 200 || p.Token != "" || !strings.HasPrefix(p.Key, "zk_") || cookie == "" || p.ExpiresAt == "" {
+		g.t.Fatalf("pair a browser: %d %s (cookie %q)", resp.StatusCode, body, cookie)
+	}
+	return cookie, p.Key, p.TokenID
+}
+
 func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 
 func kind(body []byte) string {
@@ -149,6 +170,10 @@ func TestAuthRules(t *testing.T) {
 		c.Gateway.AllowedOrigins = []string{"https://app.example.com"}
 	})
 	tok, _ := g.pair("tests")
+	cookie, key, _ := g.pairBrowser("browser")
+	session := func(cookie, key string) map[string]string {
+		return map[string]string{"Cookie": cookie, "X-Zeroclaw-Key": key}
+	}
 	cases := []struct {
 		name, method, path string
 		hdr                map[string]string
@@ -161,7 +186,16 @@ func TestAuthRules(t *testing.T) {
 		{"a bad token", "GET", "/api/status", bearer("zc_not-a-token"), 401, "unauthorized"},
 		{"not bearer", "GET", "/api/status", map[string]string{"Authorization": "Basic " + tok}, 401, "unauthorized"},
 		{"the token", "GET", "/api/status", bearer(tok), 200, ""},
-		{"the token as a cookie", "GET", "/api/sessions", map[string]string{"Cookie": "zc_session=" + tok}, 200, ""},
+		{"bearer in lower case", "GET", "/api/status", map[string]string{"Authorization": "bearer " + tok}, 200, ""},
+		{"BEARER in upper case", "GET", "/api/status", map[string]string{"Authorization": "BEARER  " + tok}, 200, ""},
+		{"a script's token as a cookie", "GET", "/api/sessions", map[string]string{"Cookie": "zc_session=" + tok}, 401, "unauthorized"},
+		{"the session cookie alone (any local server sees it)", "GET", "/api/sessions", map[string]string{"Cookie": "zc_session=" + cookie}, 401, "unauthorized"},
+		{"the session cookie alone, on a webhook", "POST", "/webhook?wait=true", map[string]string{"Cookie": "zc_session=" + cookie}, 401, "unauthorized"},
+		{"the page key alone", "GET", "/api/sessions", map[string]string{"X-Zeroclaw-Key": key}, 401, "unauthorized"},
+		{"the page key as a bearer token", "GET", "/api/sessions", bearer(key), 401, "unauthorized"},
+		{"the cookie with another key", "GET", "/api/sessions", session("zc_session="+cookie, "zk_"+strings.Repeat("A", 43)), 401, "unauthorized"},
+		{"the session: cookie and key", "GET", "/api/sessions", session("zc_session="+cookie, key), 200, ""},
+		{"the session behind a cookie tossed by another port", "GET", "/api/sessions", session("zc_session=tossed; zc_session="+cookie, key), 200, ""},
 		{"openapi needs the token", "GET", "/api/openapi.json", nil, 401, "unauthorized"},
 		{"webhook needs the token", "POST", "/webhook", nil, 401, "unauthorized"},
 		{"ws needs the token", "GET", "/ws", nil, 401, "unauthorized"},

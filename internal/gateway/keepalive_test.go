@@ -26,7 +26,7 @@ func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	k, err := pairing.New(context.Background(), st)
+	k, err := pairing.New(context.Background(), st, pairing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,8 @@ func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
 	}
 	defer g.Close(context.Background())
 	code, _ := k.NewCode()
-	tok, _, err := k.Pair("test", code, "")
+	cred, _, err := k.Pair("test", code, "", false)
+	tok := cred.Token
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
@@ -37,6 +38,14 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request, peer string) {
 		}
 	case path == "/logout":
 		if method(w, r, http.MethodPost) {
+			// A browser's session ends here, in the daemon too (a copy of
+			// the cookie and key is worth nothing after it).
+			if info := token(r); info.Kind == pairing.KindBrowser {
+				if _, err := g.o.Keeper.Revoke(info.ID); err != nil {
+					writeError(w, http.StatusInternalServerError, "internal", err.Error())
+					return
+				}
+			}
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 			writeJSON(w, http.StatusOK, map[string]bool{"loggedOut": true})
 		}
@@ -101,7 +110,7 @@ func (g *Gateway) pair(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, 4096, &p) {
 		return
 	}
-	tok, info, err := g.o.Keeper.Pair(clientIP(r), p.Code, p.Name)
+	cred, info, err := g.o.Keeper.Pair(clientIP(r), p.Code, p.Name, p.Cookie)
 	var limited *pairing.RateLimitedError
 	switch {
 	case errors.As(err, &limited):
@@ -116,12 +125,16 @@ func (g *Gateway) pair(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.log.Info("gateway paired", "peer", "ws:"+r.RemoteAddr, "tokenId", info.ID, "name", info.Name)
-	res := protocol.PairResponse{TokenID: info.ID}
+	res := protocol.PairResponse{TokenID: info.ID, ExpiresAt: rfc3339(info.ExpiresMs)}
 	if p.Cookie {
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 400 * 24 * 3600})
+		// The cookie lives as long as the session can (the daemon ends
+		// it sooner when it goes unused); the key goes to the page.
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cred.Token, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+			MaxAge: int(time.Until(time.UnixMilli(info.CreatedMs).Add(g.o.Keeper.Lifetimes().TokenTTL)).Seconds())})
+		res.Key = cred.Key
 	} else {
-		res.Token = tok
+		res.Token = cred.Token
 	}
 	writeJSON(w, http.StatusOK, res)
 }
@@ -437,6 +450,8 @@ func (g *Gateway) running(ctx context.Context, c *client.Client, id string) bool
 	}
 	return false
 }
+
+func rfc3339(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 
 func errorJSON(err error) []byte {
 	var je *jsonrpc.Error

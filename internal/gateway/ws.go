@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,11 @@ type wsConn struct {
 	cur    io.Reader // the message being read
 	nl     bool      // the message ended: its newline is due
 	active atomic.Int64
+	// size of the message being read, against max (the engine's frame
+	// limit): past it the engine answers its error and closes, and the
+	// close is then 1009 (message too big), as the socket's would be.
+	size, max int
+	tooBig    atomic.Bool
 
 	wmu      sync.Mutex
 	part     []byte // a line not yet complete
@@ -38,8 +45,8 @@ type wsConn struct {
 	batch    *batchConn // the connection under c: one write per Write
 }
 
-func newWSConn(parent context.Context, c *websocket.Conn) *wsConn {
-	w := &wsConn{c: c}
+func newWSConn(parent context.Context, c *websocket.Conn, max int) *wsConn {
+	w := &wsConn{c: c, max: max}
 	w.ctx, w.cancel = context.WithCancel(parent)
 	w.active.Store(time.Now().UnixNano())
 	return w
@@ -68,9 +75,12 @@ func (w *wsConn) Read(p []byte) (int, error) {
 				w.c.Close(websocket.StatusUnsupportedData, "binary messages are not JSON-RPC: send one JSON text message per frame")
 				return 0, io.EOF
 			}
-			w.cur = r
+			w.cur, w.size = r, 0
 		}
 		n, err := w.cur.Read(p)
+		if w.size += n; w.size > w.max {
+			w.tooBig.Store(true)
+		}
 		for i := range p[:n] {
 			if p[i] == '\n' || p[i] == '\r' {
 				p[i] = ' '
@@ -146,14 +156,31 @@ func (w *wsConn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
+// Close ends the connection; after a message over the frame limit it
+// leaves the close to closeFrame, which says why.
 func (w *wsConn) Close() error {
 	w.cancel()
+	if w.tooBig.Load() {
+		return nil
+	}
 	return w.c.CloseNow()
 }
 
+// closeFrame closes the WebSocket with its close frame: 1009 after a
+// message over the frame limit, else a normal closure.
+func (w *wsConn) closeFrame() {
+	if w.tooBig.Load() {
+		w.c.Close(websocket.StatusMessageTooBig, fmt.Sprintf("frame exceeds %d bytes", w.max))
+		return
+	}
+	w.c.Close(websocket.StatusNormalClosure, "")
+}
+
 // keepalive pings after ping without a message from the peer and closes
-// the connection when no pong comes within wait.
-func (w *wsConn) keepalive(ping, wait time.Duration) {
+// the connection when no pong comes within wait. alive is asked at each
+// round whether the connection's credential still holds (an expired
+// one's holds are closed by the keeper).
+func (w *wsConn) keepalive(ping, wait time.Duration, alive func() bool) {
 	t := time.NewTimer(ping)
 	defer t.Stop()
 	for {
@@ -161,6 +188,9 @@ func (w *wsConn) keepalive(ping, wait time.Duration) {
 		case <-w.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if !alive() {
+			return
 		}
 		idle := time.Since(time.Unix(0, w.active.Load()))
 		if idle < ping {
@@ -189,12 +219,12 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	}
 	defer g.idle()
 	// A client that authenticated with a subprotocol must get one back;
-	// "zeroclaw.v1" when it offered it, else its bearer one.
+	// "zeroclaw.v1" when it offered it, else its bearer or key one.
 	var protos []string
 	for _, p := range wsProtocols(r) {
 		if p == "zeroclaw.v1" {
 			protos = append([]string{p}, protos...)
-		} else if len(p) > 7 && p[:7] == "bearer." {
+		} else if strings.HasPrefix(p, "bearer.") || strings.HasPrefix(p, "key.") {
 			protos = append(protos, p)
 		}
 	}
@@ -211,7 +241,13 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	// The engine's own frame limit answers an oversized frame with an
 	// error; past this the WebSocket closes with 1009.
 	c.SetReadLimit(int64(g.o.MaxFrame) + 64<<10)
-	wc := newWSConn(g.ctx, c)
+	// The ACP bridge reads larger frames (editors send whole files): its
+	// limit is the read limit.
+	max := g.o.MaxFrame
+	if isACP {
+		max += 64 << 10
+	}
+	wc := newWSConn(g.ctx, c, max)
 	wc.batch = hj.conn
 	g.mu.Lock()
 	g.wss[wc] = struct{}{}
@@ -221,11 +257,12 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 		delete(g.wss, wc)
 		g.mu.Unlock()
 	}()
-	release := g.o.Keeper.Hold(token(r).ID, func() {
-		go c.Close(websocket.StatusPolicyViolation, "token revoked")
+	id := token(r).ID
+	release := g.o.Keeper.Hold(id, func() {
+		go c.Close(websocket.StatusPolicyViolation, "credential revoked or expired")
 	})
 	defer release()
-	go wc.keepalive(g.o.Ping, g.o.PongWait)
+	go wc.keepalive(g.o.Ping, g.o.PongWait, func() bool { return g.o.Keeper.Alive(id) })
 	g.log.Info("gateway client connected", "peer", peer, "route", r.URL.Path, "tokenId", token(r).ID)
 	if isACP {
 		err = acp.Serve(wc.ctx, wc, acp.Options{Version: g.o.Version, Logger: g.log.With("peer", peer),
@@ -236,6 +273,6 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 		err = g.o.Serve(wc.ctx, wc, rpc.Peer{Label: peer, UID: -1, Remote: true})
 	}
 	g.log.Info("gateway client disconnected", "peer", peer, "err", err)
-	c.Close(websocket.StatusNormalClosure, "")
+	wc.closeFrame()
 	wc.cancel()
 }

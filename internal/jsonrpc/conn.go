@@ -137,7 +137,9 @@ func (c *Conn) Run(ctx context.Context) error {
 		_ = c.sendError(NullID, &Error{Code: CodeInvalidRequest, Message: tooLarge.Error()})
 		// Read (and drop) the rest of the line, bounded, so the sender is
 		// not cut off mid-write and can read the error; then close.
-		c.r.discardLine(max(4*c.r.max, 64<<20), 2*time.Second, c.rwc)
+		if !tooLarge.ended {
+			c.r.discardLine(max(4*c.r.max, 64<<20), 2*time.Second, c.rwc)
+		}
 		c.waitFlushed(2 * time.Second)
 	}
 	close(c.readDone) // no response can arrive any more: pending calls fail now

@@ -14,7 +14,12 @@ const DefaultMaxFrame = 8 << 20
 
 // FrameTooLargeError is returned by a Reader whose peer sent a line longer
 // than the limit. The connection cannot be resynchronised after it.
-type FrameTooLargeError struct{ Limit int }
+type FrameTooLargeError struct {
+	Limit int
+	// ended: the line's end was read with it, so nothing of it is left
+	// to drop (dropping "the rest of the line" would take the next one).
+	ended bool
+}
 
 func (e *FrameTooLargeError) Error() string { return fmt.Sprintf("frame exceeds %d bytes", e.Limit) }
 
@@ -72,7 +77,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	if err == nil {
 		line = line[:len(line)-1]
 		if len(line) > r.max {
-			return nil, &FrameTooLargeError{Limit: r.max}
+			return nil, &FrameTooLargeError{Limit: r.max, ended: true}
 		}
 		return line, nil
 	}
@@ -88,7 +93,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.long = append(r.long, line...)
 		// The "\n" itself does not count against the limit.
 		if n := len(r.long); n > r.max+1 || (n == r.max+1 && r.long[n-1] != '\n') {
-			return nil, &FrameTooLargeError{Limit: r.max}
+			return nil, &FrameTooLargeError{Limit: r.max, ended: err == nil}
 		}
 		switch {
 		case err == nil:

@@ -1,8 +1,17 @@
 // Package pairing keeps the gateway's credentials: one-time pairing codes
-// (in memory, five minutes), the bearer tokens they are exchanged for
-// (stored as SHA-256 hashes only), the open connections each token
-// holds (so a revocation closes them at once), and the rate limit on
-// failed pairing attempts.
+// (in memory, five minutes), what they are exchanged for (stored as
+// SHA-256 hashes only), the open connections each credential holds (so a
+// revocation or an expiry closes them), and the rate limits on failed
+// pairing attempts, per address and in all.
+//
+// A code buys one of two kinds of credential. A script's token is one
+// secret, sent as a bearer token, valid for TokenTTL from its pairing.
+// A browser's session is two secrets that are worth nothing apart: one
+// travels in an HttpOnly cookie (which the browser also sends to every
+// other server on the same host, whatever its port, so it must not be
+// enough), the other is kept by the dashboard's page in its origin's
+// storage and sent with every request. A session lapses SessionTTL after
+// its last use, and TokenTTL after its pairing at the latest.
 package pairing
 
 import (
@@ -32,9 +41,49 @@ const (
 	// FailEvery.
 	FailBurst = 5
 	FailEvery = time.Minute
+	// At most GlobalFailBurst failed attempts from all addresses
+	// together, then one per GlobalFailEvery: many addresses cannot
+	// guess faster than that in all.
+	GlobalFailBurst = 50
+	GlobalFailEvery = time.Second
 	// touchEvery bounds how often a token's last use is written.
 	touchEvery = time.Minute
+
+	// Default lifetimes.
+	DefaultTokenTTL   = 30 * 24 * time.Hour
+	DefaultSessionTTL = 7 * 24 * time.Hour
 )
+
+// Kinds of credential.
+const (
+	KindToken   = "token"
+	KindBrowser = "browser"
+)
+
+// Options set the lifetimes (0: the defaults).
+type Options struct {
+	// TokenTTL: how long any credential lives after its pairing.
+	TokenTTL time.Duration
+	// SessionTTL: how long a browser's session lives after its last use.
+	SessionTTL time.Duration
+}
+
+// Credential is what a pairing gives out, shown this once. For a browser
+// session, Token goes in the cookie and Key to the page; Check takes
+// them joined by Join.
+type Credential struct {
+	Token string
+	Key   string // a browser session's page key; "" for a script's token
+}
+
+// Join makes the one string Check takes from a browser session's cookie
+// and page key.
+func Join(cookie, key string) string {
+	if cookie == "" || key == "" {
+		return ""
+	}
+	return cookie + " " + key
+}
 
 // Errors of Pair.
 var (
@@ -48,12 +97,14 @@ func (e *RateLimitedError) Error() string {
 	return fmt.Sprintf("too many failed pairing attempts from this address; retry in %s", e.RetryAfter.Round(time.Second))
 }
 
-// Info describes a token (never the token itself).
+// Info describes a credential (never its secrets).
 type Info struct {
 	ID         string
 	Name       string
+	Kind       string // KindToken or KindBrowser
 	CreatedMs  int64
 	LastUsedMs int64
+	ExpiresMs  int64 // when it lapses unless used before (a session) or at all (a token)
 }
 
 type token struct {
@@ -70,19 +121,27 @@ type failures struct {
 type Keeper struct {
 	st  *store.Store
 	now func() time.Time
+	o   Options
 
 	mu     sync.Mutex
 	byHash map[[32]byte]*token
 	codes  map[string]time.Time // code → expiry
 	held   map[string]map[*hold]struct{}
 	fails  map[string]*failures
+	global failures // every address's failures together
 }
 
 type hold struct{ close func() }
 
-// New loads the stored tokens.
-func New(ctx context.Context, st *store.Store) (*Keeper, error) {
-	k := &Keeper{st: st, now: time.Now, byHash: map[[32]byte]*token{}, codes: map[string]time.Time{},
+// New loads the stored credentials; those that lapsed are deleted.
+func New(ctx context.Context, st *store.Store, o Options) (*Keeper, error) {
+	if o.TokenTTL <= 0 {
+		o.TokenTTL = DefaultTokenTTL
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	k := &Keeper{st: st, now: time.Now, o: o, byHash: map[[32]byte]*token{}, codes: map[string]time.Time{},
 		held: map[string]map[*hold]struct{}{}, fails: map[string]*failures{}}
 	ts, err := st.Tokens(ctx)
 	if err != nil {
@@ -91,9 +150,52 @@ func New(ctx context.Context, st *store.Store) (*Keeper, error) {
 	for _, t := range ts {
 		var h [32]byte
 		copy(h[:], t.Hash)
-		k.byHash[h] = &token{Info: Info{ID: t.ID, Name: t.Name, CreatedMs: t.CreatedMs, LastUsedMs: t.LastUsedMs}}
+		kind := t.Kind
+		if kind != KindBrowser {
+			kind = KindToken
+		}
+		k.byHash[h] = &token{Info: Info{ID: t.ID, Name: t.Name, Kind: kind, CreatedMs: t.CreatedMs, LastUsedMs: t.LastUsedMs}}
 	}
+	k.prune()
 	return k, nil
+}
+
+// Lifetimes returns the lifetimes in force.
+func (k *Keeper) Lifetimes() Options { return k.o }
+
+// expiresMs is when t lapses, as things stand (k.mu held).
+func (k *Keeper) expiresMs(t *token) int64 {
+	exp := t.CreatedMs + k.o.TokenTTL.Milliseconds()
+	if t.Kind == KindBrowser {
+		exp = min(exp, max(t.CreatedMs, t.LastUsedMs)+k.o.SessionTTL.Milliseconds())
+	}
+	return exp
+}
+
+// prune forgets and deletes the credentials that lapsed, and closes
+// what they hold open.
+func (k *Keeper) prune() {
+	now := k.now().UnixMilli()
+	var gone []string
+	var holds []*hold
+	k.mu.Lock()
+	for h, t := range k.byHash {
+		if now >= k.expiresMs(t) {
+			delete(k.byHash, h)
+			gone = append(gone, t.ID)
+			for hd := range k.held[t.ID] {
+				holds = append(holds, hd)
+			}
+			delete(k.held, t.ID)
+		}
+	}
+	k.mu.Unlock()
+	for _, id := range gone {
+		k.st.RevokeToken(id)
+	}
+	for _, h := range holds {
+		h.close()
+	}
 }
 
 // codeAlphabet is base32 without the letters people misread.
@@ -134,20 +236,33 @@ func normalize(code string) string {
 	return code
 }
 
-// Pair exchanges a code for a new token, shown this once. addr is the
-// client's address (its IP): failures are counted per address.
-func (k *Keeper) Pair(addr, code, name string) (tok string, info Info, err error) {
+// leak lets f's charged attempts leak out at one per every up to now,
+// and says how long until another is allowed when burst are charged.
+func (f *failures) leak(now time.Time, burst int, every time.Duration) (wait time.Duration) {
+	f.n = max(0, f.n-now.Sub(f.last).Seconds()/every.Seconds())
+	f.last = now
+	if f.n > float64(burst-1) {
+		return time.Duration((f.n - float64(burst-1)) * float64(every))
+	}
+	return 0
+}
+
+// Pair exchanges a code for a new credential, shown this once: a
+// script's token, or with browser a browser's session. addr is the
+// client's address (its IP): failures are counted per address and in
+// all, and past either limit every attempt is refused unchecked, a good
+// code too, so that guesses teach nothing.
+func (k *Keeper) Pair(addr, code, name string, browser bool) (cred Credential, info Info, err error) {
 	now := k.now()
 	k.mu.Lock()
+	wait := k.global.leak(now, GlobalFailBurst, GlobalFailEvery)
 	f := k.fails[addr]
 	if f != nil {
-		f.n = max(0, f.n-now.Sub(f.last).Seconds()/FailEvery.Seconds())
-		f.last = now
-		if f.n > FailBurst-1 { // a sixth attempt before one has leaked out
-			wait := time.Duration((f.n - (FailBurst - 1)) * float64(FailEvery))
-			k.mu.Unlock()
-			return "", Info{}, &RateLimitedError{RetryAfter: wait}
-		}
+		wait = max(wait, f.leak(now, FailBurst, FailEvery))
+	}
+	if wait > 0 {
+		k.mu.Unlock()
+		return Credential{}, Info{}, &RateLimitedError{RetryAfter: wait}
 	}
 	c := normalize(code)
 	exp, ok := k.codes[c]
@@ -164,15 +279,18 @@ func (k *Keeper) Pair(addr, code, name string) (tok string, info Info, err error
 			k.fails[addr] = f
 		}
 		f.n++
+		k.global.n++
 		k.mu.Unlock()
-		return "", Info{}, ErrBadCode
+		return Credential{}, Info{}, ErrBadCode
 	}
 	delete(k.codes, c)
 	k.mu.Unlock()
 
-	var secret [32]byte
-	rand.Read(secret[:])
-	tok = "zc_" + base64.RawURLEncoding.EncodeToString(secret[:])
+	cred.Token = secret("zc_")
+	kind := KindToken
+	if browser {
+		cred.Key, kind = secret("zk_"), KindBrowser
+	}
 	var idb [6]byte
 	rand.Read(idb[:])
 	if name = strings.TrimSpace(name); name == "" {
@@ -181,52 +299,108 @@ func (k *Keeper) Pair(addr, code, name string) (tok string, info Info, err error
 	if len(name) > 128 {
 		name = name[:128]
 	}
-	info = Info{ID: "tok_" + hex.EncodeToString(idb[:]), Name: name, CreatedMs: now.UnixMilli()}
-	h := sha256.Sum256([]byte(tok))
-	if err := k.st.CreateToken(store.Token{ID: info.ID, Name: info.Name, Hash: h[:], CreatedMs: info.CreatedMs}); err != nil {
-		return "", Info{}, err
+	prefix := "tok_"
+	if browser {
+		prefix = "web_"
 	}
+	info = Info{ID: prefix + hex.EncodeToString(idb[:]), Name: name, Kind: kind, CreatedMs: now.UnixMilli()}
+	whole := cred.Token
+	if browser {
+		whole = Join(cred.Token, cred.Key)
+	}
+	h := sha256.Sum256([]byte(whole))
+	if err := k.st.CreateToken(store.Token{ID: info.ID, Name: info.Name, Kind: kind, Hash: h[:], CreatedMs: info.CreatedMs}); err != nil {
+		return Credential{}, Info{}, err
+	}
+	t := &token{Info: info, touched: now}
 	k.mu.Lock()
-	k.byHash[h] = &token{Info: info}
+	k.byHash[h] = t
+	info.ExpiresMs = k.expiresMs(t)
 	k.mu.Unlock()
-	return tok, info, nil
+	return cred, info, nil
 }
 
-// Check returns the token's description if tok is a live token, and
-// records its use.
-func (k *Keeper) Check(tok string) (Info, bool) {
-	if !strings.HasPrefix(tok, "zc_") || len(tok) > 128 {
+// secret is prefix and 256 random bits.
+func secret(prefix string) string {
+	var b [32]byte
+	rand.Read(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Check returns the credential's description if cred is a live one (a
+// token, or a session's cookie and key joined by Join), and records its
+// use, which renews a browser's session.
+func (k *Keeper) Check(cred string) (Info, bool) {
+	if !strings.HasPrefix(cred, "zc_") || len(cred) > 128 {
 		return Info{}, false
 	}
 	// A map lookup by the hash: what an attacker can time is the hash of
 	// their guess, which tells them nothing about a stored token.
-	h := sha256.Sum256([]byte(tok))
-	now := k.now()
+	h := sha256.Sum256([]byte(cred))
 	k.mu.Lock()
 	t, ok := k.byHash[h]
 	if !ok {
 		k.mu.Unlock()
 		return Info{}, false
 	}
-	touch := now.Sub(t.touched) >= touchEvery
+	info, ok, touch := k.useLocked(t)
+	k.mu.Unlock()
+	k.after(info, ok, touch)
+	return info, ok
+}
+
+// after writes a use down, or prunes a lapsed credential.
+func (k *Keeper) after(info Info, ok, touch bool) {
+	if !ok {
+		k.prune()
+	} else if touch {
+		k.st.TouchToken(info.ID, info.LastUsedMs)
+	}
+}
+
+// useLocked records a use of t, unless it lapsed; touch: the use is
+// due to be written.
+func (k *Keeper) useLocked(t *token) (info Info, ok, touch bool) {
+	now := k.now()
+	if now.UnixMilli() >= k.expiresMs(t) {
+		return Info{}, false, false
+	}
+	touch = now.Sub(t.touched) >= touchEvery
 	if touch {
 		t.touched = now
 	}
 	t.LastUsedMs = now.UnixMilli()
-	info := t.Info
-	k.mu.Unlock()
-	if touch {
-		k.st.TouchToken(info.ID, info.LastUsedMs)
-	}
-	return info, true
+	info = t.Info
+	info.ExpiresMs = k.expiresMs(t)
+	return info, true, touch
 }
 
-// List describes every token, oldest first.
+// Alive says whether credential id is still live, as a connection it
+// holds open asks from time to time: such a connection is a use, so it
+// renews a browser's session. A lapsed one closes what it holds.
+func (k *Keeper) Alive(id string) bool {
+	k.mu.Lock()
+	for _, t := range k.byHash {
+		if t.ID == id {
+			info, ok, touch := k.useLocked(t)
+			k.mu.Unlock()
+			k.after(info, ok, touch)
+			return ok
+		}
+	}
+	k.mu.Unlock()
+	return false
+}
+
+// List describes every live credential, oldest first.
 func (k *Keeper) List() []Info {
+	k.prune()
 	k.mu.Lock()
 	out := make([]Info, 0, len(k.byHash))
 	for _, t := range k.byHash {
-		out = append(out, t.Info)
+		info := t.Info
+		info.ExpiresMs = k.expiresMs(t)
+		out = append(out, info)
 	}
 	k.mu.Unlock()
 	slices.SortFunc(out, func(a, b Info) int {

@@ -3,6 +3,7 @@ package pairing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func keeper(t *testing.T) (*Keeper, *store.Store, *time.Time) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	k, err := New(context.Background(), st)
+	k, err := New(context.Background(), st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,15 +33,16 @@ func TestCodesExpireAndWorkOnce(t *testing.T) {
 		t.Fatalf("code %q expires %v", code, exp)
 	}
 	*now = now.Add(CodeLife)
-	if _, _, err := k.Pair("a", code, ""); !errors.Is(err, ErrBadCode) {
+	if _, _, err := k.Pair("a", code, "", false); !errors.Is(err, ErrBadCode) {
 		t.Fatalf("an expired code: %v", err)
 	}
 	code, _ = k.NewCode()
-	tok, info, err := k.Pair("a", code, "")
+	cred, info, err := k.Pair("a", code, "", false)
+	tok := cred.Token
 	if err != nil || info.Name != "unnamed" {
 		t.Fatalf("pair: %v %+v", err, info)
 	}
-	if _, _, err := k.Pair("b", code, ""); !errors.Is(err, ErrBadCode) {
+	if _, _, err := k.Pair("b", code, "", false); !errors.Is(err, ErrBadCode) {
 		t.Fatalf("a code used twice: %v", err)
 	}
 	if got, ok := k.Check(tok); !ok || got.ID != info.ID {
@@ -58,8 +60,9 @@ func TestCodesExpireAndWorkOnce(t *testing.T) {
 func TestTokensPersistAndRevoke(t *testing.T) {
 	k, st, _ := keeper(t)
 	code, _ := k.NewCode()
-	tok, info, _ := k.Pair("a", code, "laptop")
-	k2, err := New(context.Background(), st)
+	cred, info, _ := k.Pair("a", code, "laptop", false)
+	tok := cred.Token
+	k2, err := New(context.Background(), st, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func TestTokensPersistAndRevoke(t *testing.T) {
 	if ok, _ := k2.Revoke(info.ID); ok {
 		t.Fatal("revoked twice")
 	}
-	if k3, _ := New(context.Background(), st); len(k3.List()) != 0 {
+	if k3, _ := New(context.Background(), st, Options{}); len(k3.List()) != 0 {
 		t.Fatalf("a revoked token came back: %+v", k3.List())
 	}
 }
@@ -90,23 +93,116 @@ func TestTokensPersistAndRevoke(t *testing.T) {
 func TestFailedPairingsAreRateLimitedPerAddress(t *testing.T) {
 	k, _, now := keeper(t)
 	for range FailBurst {
-		if _, _, err := k.Pair("1.2.3.4", "WRONG-CODE0", ""); !errors.Is(err, ErrBadCode) {
+		if _, _, err := k.Pair("1.2.3.4", "WRONG-CODE0", "", false); !errors.Is(err, ErrBadCode) {
 			t.Fatal(err)
 		}
 	}
 	code, _ := k.NewCode()
 	var limited *RateLimitedError
-	if _, _, err := k.Pair("1.2.3.4", code, ""); !errors.As(err, &limited) || limited.RetryAfter <= 0 {
+	if _, _, err := k.Pair("1.2.3.4", code, "", false); !errors.As(err, &limited) || limited.RetryAfter <= 0 {
 		t.Fatalf("sixth attempt: %v", err)
 	}
 	// Another address is not held back; this one is, until one failure
 	// has leaked out.
-	if _, _, err := k.Pair("5.6.7.8", code, ""); err != nil {
+	if _, _, err := k.Pair("5.6.7.8", code, "", false); err != nil {
 		t.Fatalf("another address: %v", err)
 	}
 	*now = now.Add(FailEvery + time.Second)
 	code, _ = k.NewCode()
-	if _, _, err := k.Pair("1.2.3.4", code, ""); err != nil {
+	if _, _, err := k.Pair("1.2.3.4", code, "", false); err != nil {
 		t.Fatalf("after a minute: %v", err)
+	}
+}
+
+// Failures from many addresses together are limited too: past the
+// global burst every attempt is refused unchecked, a good code included.
+func TestFailedPairingsAreRateLimitedInAll(t *testing.T) {
+	k, _, now := keeper(t)
+	for i := range GlobalFailBurst {
+		if _, _, err := k.Pair(fmt.Sprintf("10.0.%d.%d", i/200, i%200), "WRONG-CODE0", "", false); !errors.Is(err, ErrBadCode) {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+	}
+	code, _ := k.NewCode()
+	var limited *RateLimitedError
+	if _, _, err := k.Pair("192.0.2.1", code, "", false); !errors.As(err, &limited) || limited.RetryAfter <= 0 {
+		t.Fatalf("a fresh address past the global limit: %v", err)
+	}
+	*now = now.Add(2 * GlobalFailEvery)
+	if _, _, err := k.Pair("192.0.2.1", code, "", false); err != nil {
+		t.Fatalf("after the limit leaked: %v", err)
+	}
+}
+
+// A script's token lives TokenTTL from its pairing, used or not.
+func TestTokensExpire(t *testing.T) {
+	k, st, now := keeper(t)
+	code, _ := k.NewCode()
+	cred, info, _ := k.Pair("a", code, "ci", false)
+	if info.Kind != KindToken || cred.Key != "" || info.ExpiresMs != now.Add(DefaultTokenTTL).UnixMilli() {
+		t.Fatalf("token %+v, %+v", cred, info)
+	}
+	closed := 0
+	defer k.Hold(info.ID, func() { closed++ })()
+	*now = now.Add(DefaultTokenTTL - time.Second)
+	if _, ok := k.Check(cred.Token); !ok || !k.Alive(info.ID) {
+		t.Fatal("refused a second before it expires")
+	}
+	*now = now.Add(time.Second)
+	if _, ok := k.Check(cred.Token); ok {
+		t.Fatal("an expired token was accepted")
+	}
+	if closed != 1 || len(k.List()) != 0 {
+		t.Fatalf("expired: closed %d holds, listed %+v", closed, k.List())
+	}
+	if ts, _ := st.Tokens(context.Background()); len(ts) != 0 {
+		t.Fatalf("the store still has the expired token: %+v", ts)
+	}
+}
+
+// A browser's session is the cookie and the page key together: either
+// alone is nothing. It lapses SessionTTL after its last use (an open
+// connection's Alive is a use), and TokenTTL after pairing at the latest.
+func TestBrowserSessions(t *testing.T) {
+	k, st, now := keeper(t)
+	code, _ := k.NewCode()
+	cred, info, err := k.Pair("a", code, "firefox", true)
+	if err != nil || info.Kind != KindBrowser || cred.Key == "" || cred.Token == "" {
+		t.Fatalf("session %+v %+v %v", cred, info, err)
+	}
+	for _, bad := range []string{cred.Token, cred.Key, Join(cred.Token, ""), Join(cred.Token, cred.Token), Join(cred.Key, cred.Token)} {
+		if _, ok := k.Check(bad); ok {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	both := Join(cred.Token, cred.Key)
+	if _, ok := k.Check(both); !ok {
+		t.Fatal("the cookie and key together were refused")
+	}
+	// Used every six days, it lives on, across a restart too...
+	for range 4 {
+		*now = now.Add(6 * 24 * time.Hour)
+		if _, ok := k.Check(both); !ok {
+			t.Fatalf("refused while in use, at %v", *now)
+		}
+	}
+	st.Sync() // the last use is written behind
+	k2, _ := New(context.Background(), st, Options{})
+	k2.now = k.now
+	*now = now.Add(5 * 24 * time.Hour) // 29 days after pairing
+	if !k2.Alive(info.ID) {
+		t.Fatal("an open connection's session lapsed while in use")
+	}
+	// ...but not past TokenTTL after its pairing.
+	*now = now.Add(24 * time.Hour)
+	if _, ok := k2.Check(both); ok {
+		t.Fatal("a session outlived token_ttl")
+	}
+	// Unused for SessionTTL, it lapses.
+	code, _ = k2.NewCode()
+	cred, _, _ = k2.Pair("a", code, "chrome", true)
+	*now = now.Add(DefaultSessionTTL)
+	if _, ok := k2.Check(Join(cred.Token, cred.Key)); ok {
+		t.Fatal("an idle session outlived session_ttl")
 	}
 }

@@ -16,13 +16,17 @@ type GatewayPairResult struct {
 	URL string `json:"url,omitempty"`
 }
 
-// GatewayToken describes a token (never the token itself). Times are
-// RFC 3339; LastUsedAt is null for a token never used.
+// GatewayToken describes a credential (never its secrets): a script's
+// token (kind "token") or a browser's session ("browser"). Times are
+// RFC 3339; LastUsedAt is null for one never used; ExpiresAt is when it
+// lapses (a browser's session: unless it is used before).
 type GatewayToken struct {
 	TokenID    string  `json:"tokenId"`
 	Name       string  `json:"name"`
+	Kind       string  `json:"kind"`
 	CreatedAt  string  `json:"createdAt"`
 	LastUsedAt *string `json:"lastUsedAt"`
+	ExpiresAt  string  `json:"expiresAt"`
 }
 
 // GatewayTokensResult lists the tokens, oldest first.
@@ -44,14 +48,18 @@ type GatewayRevokeResult struct {
 type PairRequest struct {
 	Code string `json:"code"`
 	Name string `json:"name,omitempty"`
-	// Cookie asks for the token as an HttpOnly session cookie (the
-	// dashboard) instead of in the answer.
+	// Cookie asks for a browser's session (the dashboard): one half set
+	// as an HttpOnly cookie, the other (Key) in the answer, for the page
+	// to keep and send as X-Zeroclaw-Key.
 	Cookie bool `json:"cookie,omitempty"`
 }
 
-// PairResponse is the answer of POST /pair; Token is absent when it was
-// set as a cookie.
+// PairResponse is the answer of POST /pair: a script's Token, or a
+// browser session's page Key (its cookie set beside), and when it
+// lapses (RFC 3339).
 type PairResponse struct {
-	Token   string `json:"token,omitempty"`
-	TokenID string `json:"tokenId"`
+	Token     string `json:"token,omitempty"`
+	Key       string `json:"key,omitempty"`
+	TokenID   string `json:"tokenId"`
+	ExpiresAt string `json:"expiresAt"`
 }

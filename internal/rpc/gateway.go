@@ -33,7 +33,7 @@ func (b *binding) gateway(req *jsonrpc.Request) (any, error) {
 	case protocol.MethodGatewayTokens:
 		res := protocol.GatewayTokensResult{Tokens: []protocol.GatewayToken{}}
 		for _, t := range k.List() {
-			gt := protocol.GatewayToken{TokenID: t.ID, Name: t.Name, CreatedAt: rfc3339(t.CreatedMs)}
+			gt := protocol.GatewayToken{TokenID: t.ID, Name: t.Name, Kind: t.Kind, CreatedAt: rfc3339(t.CreatedMs), ExpiresAt: rfc3339(t.ExpiresMs)}
 			if t.LastUsedMs > 0 {
 				s := rfc3339(t.LastUsedMs)
 				gt.LastUsedAt = &s

@@ -70,6 +70,10 @@ var migrations = []migration{{sql:
 	// 5: a session's own model and risk (session/configure).
 	sql: `ALTER TABLE sessions ADD COLUMN model TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN risk TEXT NOT NULL DEFAULT '';`,
+}, {
+	// 6: a gateway credential is a script's token or a browser's session
+	// (cookie and page key), which expire differently.
+	sql: `ALTER TABLE gateway_tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'token';`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

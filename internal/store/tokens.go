@@ -10,6 +10,7 @@ import (
 type Token struct {
 	ID         string
 	Name       string
+	Kind       string // "token" (a script's) or "browser" (a dashboard's session)
 	Hash       []byte // SHA-256 of the token
 	CreatedMs  int64
 	LastUsedMs int64 // 0: never used
@@ -18,8 +19,8 @@ type Token struct {
 // CreateToken stores a new token.
 func (s *Store) CreateToken(t Token) error {
 	return s.do("", func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO gateway_tokens (id, name, hash, created_ms, last_used_ms) VALUES (?, ?, ?, ?, ?)`,
-			t.ID, t.Name, t.Hash, t.CreatedMs, t.LastUsedMs)
+		_, err := c.ExecContext(ctx, `INSERT INTO gateway_tokens (id, name, kind, hash, created_ms, last_used_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.ID, t.Name, t.Kind, t.Hash, t.CreatedMs, t.LastUsedMs)
 		return err
 	})
 }
@@ -47,7 +48,7 @@ func (s *Store) TouchToken(id string, ms int64) {
 
 // Tokens lists every token, oldest first.
 func (s *Store) Tokens(ctx context.Context) ([]Token, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, hash, created_ms, last_used_ms FROM gateway_tokens ORDER BY created_ms, id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, kind, hash, created_ms, last_used_ms FROM gateway_tokens ORDER BY created_ms, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -55,7 +56,7 @@ func (s *Store) Tokens(ctx context.Context) ([]Token, error) {
 	var out []Token
 	for rows.Next() {
 		var t Token
-		if err := rows.Scan(&t.ID, &t.Name, &t.Hash, &t.CreatedMs, &t.LastUsedMs); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &t.Kind, &t.Hash, &t.CreatedMs, &t.LastUsedMs); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 		out = append(out, t)
