@@ -66,6 +66,8 @@ type Options struct {
 	TokenTTL time.Duration
 	// SessionTTL: how long a browser's session lives after its last use.
 	SessionTTL time.Duration
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
 }
 
 // Credential is what a pairing gives out, shown this once. For a browser
@@ -141,7 +143,10 @@ func New(ctx context.Context, st *store.Store, o Options) (*Keeper, error) {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
-	k := &Keeper{st: st, now: time.Now, o: o, byHash: map[[32]byte]*token{}, codes: map[string]time.Time{},
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	k := &Keeper{st: st, now: o.Now, o: o, byHash: map[[32]byte]*token{}, codes: map[string]time.Time{},
 		held: map[string]map[*hold]struct{}{}, fails: map[string]*failures{}}
 	ts, err := st.Tokens(ctx)
 	if err != nil {
