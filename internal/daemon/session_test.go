@@ -32,6 +32,7 @@ type peer struct {
 	waiting   map[string]chan map[string]any
 	events    []map[string]any
 	eventCh   chan map[string]any
+	changes   chan map[string]any // session/changed notifications
 	closed    chan struct{}
 	onRequest func(method string, params map[string]any) string // returns the raw reply frame's "result"/"error" part
 }
@@ -42,7 +43,8 @@ func connect(t *testing.T, path string, caps string) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, eventCh: make(chan map[string]any, 1<<16), closed: make(chan struct{})}
+	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, eventCh: make(chan map[string]any, 1<<16),
+		changes: make(chan map[string]any, 1<<10), closed: make(chan struct{})}
 	t.Cleanup(func() { nc.Close(); <-p.closed })
 	go p.read()
 	params := `{"protocolVersion":1}`
@@ -82,6 +84,12 @@ func (p *peer) read() {
 			select {
 			case p.eventCh <- ev:
 			default: // a test that does not wait on events; snapshot has them all
+			}
+		case method == "session/changed":
+			params, _ := m["params"].(map[string]any)
+			select {
+			case p.changes <- params:
+			default:
 			}
 		case method != "":
 			params, _ := m["params"].(map[string]any)

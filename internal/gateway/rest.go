@@ -190,7 +190,7 @@ func (g *Gateway) api(w http.ResponseWriter, r *http.Request, peer, rest string)
 			return
 		}
 		q := r.URL.Query()
-		p := protocol.SessionListParams{Cursor: q.Get("cursor")}
+		p := protocol.SessionListParams{Cursor: q.Get("cursor"), Query: q.Get("query")}
 		if v := q.Get("limit"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {

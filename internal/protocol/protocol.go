@@ -239,10 +239,33 @@ const (
 	MethodFileAttach       = "file/attach"
 	MethodSessionEvent     = "session/event"
 	MethodFileUpload       = "file/upload"
+	MethodSessionRename    = "session/rename"
+	MethodSessionWatch     = "session/watch"
 
 	MethodSessionUpdate     = "session/update"
+	MethodSessionChanged    = "session/changed"
 	MethodElicitationCreate = "elicitation/create"
 )
+
+// SessionRenameParams are session/rename's: the new title ("" clears it).
+type SessionRenameParams struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+}
+
+// SessionWatchResult answers session/watch.
+type SessionWatchResult struct {
+	Watching bool `json:"watching"`
+}
+
+// SessionChanged is the session/changed notification to a client that
+// follows the list: the session as session/list describes it, or
+// deleted.
+type SessionChanged struct {
+	SessionID string       `json:"sessionId"`
+	Session   *SessionInfo `json:"session,omitempty"`
+	Deleted   bool         `json:"deleted,omitempty"`
+}
 
 // Event types of session/update.
 const (
@@ -442,6 +465,9 @@ type SessionListParams struct {
 	// Cursor continues from a page's nextCursor (keyset paging: cheap on
 	// any number of sessions); when set, offset is ignored.
 	Cursor string `json:"cursor"`
+	// Query keeps the sessions whose title, id or cwd contains it (ASCII
+	// letters in any case); it pages by cursor only, without a total.
+	Query string `json:"query,omitempty"`
 }
 
 // SessionInfo is one session of session/list.

@@ -198,7 +198,8 @@ var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protoco
 	protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke,
 	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
 	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodSessionCompact, protocol.MethodSessionConfigure, protocol.MethodModels, protocol.MethodFileAttach, protocol.MethodFileUpload}
+	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodSessionCompact, protocol.MethodSessionConfigure, protocol.MethodModels, protocol.MethodFileAttach, protocol.MethodFileUpload,
+	protocol.MethodSessionRename, protocol.MethodSessionWatch}
 
 // minFrame is the smallest frame limit a client may announce: every
 // answer and cut event fits in it.

@@ -162,6 +162,20 @@ func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error
 			return res, wire(err)
 		}), nil
 
+	case protocol.MethodSessionRename:
+		var p protocol.SessionRenameParams
+		if err := decodeRef(req, &p, &p.SessionID); err != nil {
+			return nil, err
+		}
+		return jsonrpc.Later(func(ctx context.Context) (any, error) {
+			res, err := m.Rename(ctx, p.SessionID, p.Title)
+			return res, wire(err)
+		}), nil
+
+	case protocol.MethodSessionWatch:
+		m.Watch(b.client)
+		return protocol.SessionWatchResult{Watching: true}, nil
+
 	case protocol.MethodSessionGet:
 		var p protocol.SessionRef
 		if err := decodeRef(req, &p, &p.SessionID); err != nil {

@@ -46,6 +46,7 @@ type Client struct {
 	terminal  bool // and terminal/run
 	subs      map[*Session]*sub
 	closed    bool
+	closers   []func() // run at Close
 }
 
 // sub is one client's subscription to one session's stream.
@@ -134,10 +135,27 @@ func (c *Client) Close() {
 	c.closed = true
 	subs := c.subs
 	c.subs = nil
+	closers := c.closers
+	c.closers = nil
 	c.mu.Unlock()
 	for s := range subs {
 		s.detach(c)
 	}
+	for _, f := range closers {
+		f()
+	}
+}
+
+// onClose runs f when the client closes (at once if it has).
+func (c *Client) onClose(f func()) {
+	c.mu.Lock()
+	if !c.closed {
+		c.closers = append(c.closers, f)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	f()
 }
 
 func (c *Client) attached(s *Session) bool {

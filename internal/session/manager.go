@@ -51,6 +51,8 @@ type Manager struct {
 	ctx    context.Context // cancelled by Shutdown: every turn's parent
 	stop   context.CancelFunc
 
+	w watchers // clients following the list of sessions
+
 	mu   sync.Mutex
 	live map[string]*Session
 	// closing holds the ids being closed, unloaded or deleted; their
@@ -192,6 +194,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.store.Sync()
+	m.w.wg.Wait()
 	m.conf().mcp.Close()
 	for _, set := range own {
 		set.Close()
@@ -491,6 +494,9 @@ func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error
 	}
 	if del {
 		deleted, err = m.store.DeleteSession(id)
+		if deleted {
+			m.changed(id)
+		}
 	}
 	m.mu.Lock()
 	ch := m.closing[id]
@@ -556,6 +562,7 @@ func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session
 	if err := m.store.CreateSession(&store.Session{ID: id, AgentAlias: p.AgentAlias, Mode: p.Mode, Cwd: cwd, Owner: c.ID()}); err != nil {
 		return nil, err
 	}
+	m.changed(id)
 	m.log.Info("session created", "sessionId", id, "agent", p.AgentAlias, "mode", p.Mode, "cwd", cwd)
 	return s, nil
 }
@@ -571,7 +578,7 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
 	s.model, s.risk = rec.Model, rec.Risk
 	if rec.State == store.StateInterrupted {
-		m.store.SetState(rec.ID, store.StateIdle, s.written)
+		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 	}
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
@@ -780,10 +787,15 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 			after, id = n, rest
 		}
 		// One more than asked: whether a next page exists.
-		if recs, err = m.store.ListAfter(ctx, after, id, limit+1); err != nil {
+		if p.Query != "" {
+			recs, err = m.store.ListMatching(ctx, p.Query, after, id, limit+1)
+		} else {
+			recs, err = m.store.ListAfter(ctx, after, id, limit+1)
+		}
+		if err != nil {
 			return nil, err
 		}
-		if p.Cursor == "" {
+		if p.Cursor == "" && p.Query == "" {
 			n, err := m.store.CountSessions(ctx)
 			if err != nil {
 				return nil, err
@@ -791,6 +803,9 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 			res.Total = &n
 		}
 	} else {
+		if p.Query != "" {
+			return nil, &protocol.ParamsError{Field: "offset", Reason: "a query pages with cursor, not offset"}
+		}
 		var n int
 		if recs, n, err = m.store.ListSessions(ctx, p.Offset, limit+1); err != nil {
 			return nil, err
@@ -808,7 +823,7 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		last := recs[len(recs)-1]
 		c := strconv.FormatInt(last.UpdatedMs, 10) + ":" + last.ID
 		res.NextCursor = &c
-		if p.Cursor == "" {
+		if p.Cursor == "" && p.Query == "" {
 			next := max(p.Offset, 0) + len(recs)
 			res.NextOffset = &next
 		}

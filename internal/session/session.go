@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -423,9 +424,9 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	s.cancel, s.turnClient = cancel, j.client
 	fresh := len(s.history.Messages) == 0
 	s.mu.Unlock()
-	s.m.store.SetState(s.id, store.StateRunning, s.written)
+	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
 	if fresh {
-		s.m.store.SetTitle(s.id, title(j.prompt), s.written)
+		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
 	}
 
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
@@ -460,20 +461,15 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		fields["error"] = res.Error
 	}
 	last := s.emit(protocol.EventTurnComplete, mustJSON(fields))
-	s.m.store.SetState(s.id, store.StateIdle, s.written)
+	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 	}
 	return res
 }
 
-func title(prompt string) string {
-	r := []rune(prompt)
-	if len(r) > 80 {
-		r = append(r[:79], '…')
-	}
-	return string(r)
-}
+// mdLink is a Markdown link or image; title keeps its text.
+var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 
 // cancelTurn cancels the running turn, if any.
 func (s *Session) cancelTurn() bool {

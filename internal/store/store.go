@@ -577,9 +577,27 @@ func (s *Store) SetConfig(id, model, risk string) error {
 	return <-ch
 }
 
-// SetTitle records a session's title.
-func (s *Store) SetTitle(id, title string, after func(error)) {
-	s.update(id, after, `UPDATE sessions SET title = ? WHERE id = ?`, title, id)
+// AutoTitle records a session's title unless it has one (a name the
+// user gave it stays).
+func (s *Store) AutoTitle(id, title string, after func(error)) {
+	s.enqueue(op{sid: id, after: after, run: func(ctx context.Context, c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ? AND title = ''`, title, id)
+		return err
+	}})
+}
+
+// Rename sets a session's title, and waits for the commit; false when
+// no session has that id.
+func (s *Store) Rename(id, title string) (bool, error) {
+	var n int64
+	err := s.do(id, func(ctx context.Context, c *sql.Conn) error {
+		r, err := c.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ?`, title, id)
+		if err == nil {
+			n, err = r.RowsAffected()
+		}
+		return err
+	})
+	return n == 1, err
 }
 
 // AppendEvent queues one event; after (if not nil) runs once it is
@@ -806,6 +824,17 @@ func (s *Store) ListAfter(ctx context.Context, updatedMs int64, id string, limit
 		return s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ?`, limit)
 	}
 	return s.listWhere(ctx, `WHERE (updated_ms, id) < (?, ?) ORDER BY updated_ms DESC, id DESC LIMIT ?`, updatedMs, id, limit)
+}
+
+// ListMatching is ListAfter over the sessions whose title, id or
+// working directory contains query (ASCII letters in any case).
+func (s *Store) ListMatching(ctx context.Context, query string, updatedMs int64, id string, limit int) ([]*Session, error) {
+	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(query) + "%"
+	match := `(title LIKE ?1 ESCAPE '\' OR id LIKE ?1 ESCAPE '\' OR cwd LIKE ?1 ESCAPE '\')`
+	if id == "" {
+		return s.listWhere(ctx, `WHERE `+match+` ORDER BY updated_ms DESC, id DESC LIMIT ?2`, like, limit)
+	}
+	return s.listWhere(ctx, `WHERE `+match+` AND (updated_ms, id) < (?3, ?4) ORDER BY updated_ms DESC, id DESC LIMIT ?2`, like, limit, updatedMs, id)
 }
 
 func (s *Store) listWhere(ctx context.Context, tail string, args ...any) ([]*Session, error) {
