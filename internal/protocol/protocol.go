@@ -187,6 +187,19 @@ type StatusResult struct {
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
 	// ConfigWarnings are mistakes the config runs with.
 	ConfigWarnings []string `json:"configWarnings,omitempty"`
+	// Agents are the configured agents, by alias, with what each runs on
+	// (for a client's agent picker; models lists an agent's models).
+	Agents []AgentStatus `json:"agents"`
+}
+
+// AgentStatus describes a configured agent: its provider (config name
+// and kind), model and risk level.
+type AgentStatus struct {
+	Alias        string `json:"alias"`
+	Provider     string `json:"provider"`
+	ProviderKind string `json:"providerKind"`
+	Model        string `json:"model"`
+	Risk         string `json:"risk"`
 }
 
 // ReloadResult answers daemon/reload: the config now in force.

@@ -307,7 +307,17 @@ func (b *binding) status() protocol.StatusResult {
 	for _, m := range s.sessions.MCPStatus() {
 		servers = append(servers, protocol.MCPServerStatus(m))
 	}
+	agents := []protocol.AgentStatus{}
+	for _, alias := range cfg.AgentAliases() {
+		a := cfg.Agents[alias]
+		as := protocol.AgentStatus{Alias: alias, Provider: a.Provider, ProviderKind: cfg.Providers[a.Provider].Kind, Risk: a.Risk}
+		if ai, err := s.sessions.AgentInfo(alias); err == nil {
+			as.Model = ai.Model
+		}
+		agents = append(agents, as)
+	}
 	return protocol.StatusResult{
+		Agents:          agents,
 		MCPServers:      servers,
 		ConfigWarnings:  cfg.Warnings,
 		ServerVersion:   s.version,
