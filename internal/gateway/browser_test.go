@@ -1,8 +1,11 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // browserDir returns a directory holding testdata/browser's npm packages:
@@ -49,63 +54,192 @@ func browserDir(t *testing.T) string {
 	return dir
 }
 
-// The dashboard in a real browser: pair with a code, start a session on
-// the echo provider, have it run a command, approve it in the page, see
-// the output and the answer; markup in model output stays text.
+// The dashboard in a real browser, used as a person would and attacked
+// as another local server would (testdata/browser/dashboard.mjs): pair,
+// start a session with the agent and model pickers, approve a command
+// with Alt+A and refuse an edit shown as a diff with Alt+R, see tool
+// statuses, highlighted code with its copy button, Esc stopping a turn;
+// the session list live (another client's session appears, rename,
+// search, delete) without polling; a page on another port of 127.0.0.1
+// receives the cookie and can do nothing with it, while the dashboard
+// keeps working across a reload; the daemon restarts and the page
+// reconnects by itself and shows what it missed; contrast of the main
+// text colours in both themes; the phone layout; labels on every
+// control. Screenshots (desktop and phone, light and dark) go to
+// $ZEROCLAW_SCREENSHOTS, else the test's temp dir.
 func TestDashboardInABrowser(t *testing.T) {
 	dir := browserDir(t)
-	g := start(t, func(c *config.Config, _ *daemon.Options) {
-		a := c.Agents["default"]
-		a.Risk = "supervised"
-		c.Agents["default"] = a
-	})
-	shot := filepath.Join(t.TempDir(), "dashboard.png")
-	if keep := os.Getenv("ZEROCLAW_SCREENSHOT"); keep != "" { // to look at it
-		shot = keep
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "dashboard.mjs", g.url+"/", g.code(), t.TempDir(), shot)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	raw, err := cmd.Output()
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port to come back on
 	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	dirs, err := config.ResolveDirs(filepath.Join(t.TempDir(), "cfg"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tune := func(gateway bool) func(*config.Config, *daemon.Options) {
+		return func(c *config.Config, _ *daemon.Options) {
+			a := c.Agents["default"]
+			a.Risk = "supervised"
+			c.Agents["default"] = a
+			c.Gateway.Enabled, c.Gateway.Listen = gateway, listen
 		}
-		t.Fatalf("the browser script: %v\n%s\n%s", err, raw, stderr)
+	}
+	g := startOn(t, dirs, tune(true))
+	tok, _ := g.pair("the browser test's script")
+	shots := os.Getenv("ZEROCLAW_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	os.MkdirAll(shots, 0o755)
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("old line\n"), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "dashboard.mjs", g.url+"/", g.code(), cwd, shots)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TOKEN="+tok)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Step      string          `json:"step"`
+			SessionID string          `json:"sessionId"`
+			Result    json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			t.Logf("the browser script: %s", sc.Bytes())
+			continue
+		}
+		switch m.Step {
+		case "stop":
+			g.halt()
+		case "missed":
+			// While the page is away, a turn runs in its session (on a
+			// daemon without the gateway, so the page cannot be back
+			// yet); then the daemon comes back with its gateway.
+			away := startOn(t, dirs, tune(false))
+			c, err := client.Dial(ctx, away.sock, client.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res json.RawMessage
+			if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: m.SessionID}, &res); err != nil {
+				t.Fatal(err)
+			}
+			prompt := "while you were away"
+			if err := c.Call(ctx, protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: m.SessionID, Prompt: &prompt}, &res); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			away.halt()
+			g = startOn(t, dirs, tune(true))
+		}
+		if m.Result != nil {
+			raw = m.Result
+			break
+		}
+		fmt.Fprintln(stdin, "done")
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil || raw == nil {
+		t.Fatalf("the browser script: %v\n%s", err, stderr.String())
 	}
 	var out struct {
-		Error, ApprovalInput, ToolOutput, Answer string
-		CookieVisibleToScript, Pwned             bool
-		Images, Bold, JSLinks, Sessions          int
-		PageErrors                               []string
+		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
+		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
+		Agents, Models, Unlabelled, PageErrors, Steps                                                                       []string
+		ReplayStatuses                                                                                                      []int
+		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
+		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
+		CodeTokens, Images, Bold, JSLinks, WebhookStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop, AttachedAfterSend int
+		ContrastLight, ContrastDark                                                                                         []struct {
+			Sel     string
+			Ratio   float64
+			Missing bool
+		}
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("the browser script printed %q", raw)
+		t.Fatalf("the browser script printed %s", raw)
 	}
+	t.Logf("steps: %s", strings.Join(out.Steps, " / "))
 	if out.Error != "" {
-		t.Fatalf("in the browser: %s", out.Error)
+		t.Fatalf("in the browser, at %s", out.Error)
 	}
-	if !strings.Contains(out.ApprovalInput, "echo hi") || !strings.Contains(out.ToolOutput, "hi") ||
-		!strings.Contains(out.Answer, "tool shell returned: hi") {
-		t.Errorf("approval input %q, tool output %q, answer %q", out.ApprovalInput, out.ToolOutput, out.Answer)
+	check := func(ok bool, format string, args ...any) {
+		t.Helper()
+		if !ok {
+			t.Errorf(format, args...)
+		}
 	}
-	if out.CookieVisibleToScript {
-		t.Error("the session cookie is readable by the page's script (not HttpOnly)")
+	// Credentials.
+	check(!out.CookieVisibleToScript, "the session cookie is readable by the page's script (not HttpOnly)")
+	check(out.KeyStored, "the page key is not in the origin's storage")
+	check(out.OtherPortGotCookie, "the page on another port did not receive the cookie: the attack was not staged")
+	for _, s := range out.ReplayStatuses {
+		check(s == 401, "the cookie replayed from another local server: %v, want 401 each", out.ReplayStatuses)
 	}
-	if out.Images != 0 || out.Pwned || out.JSLinks != 0 {
-		t.Errorf("markup in model output became markup: %d images, script ran %v, %d javascript: links", out.Images, out.Pwned, out.JSLinks)
+	check(out.FromOtherOrigin == "403" || out.FromOtherOrigin == "blocked", "a page on another origin called the API: %s", out.FromOtherOrigin)
+	check(out.AfterReload >= 3, "after a reload the dashboard shows %d prompts", out.AfterReload)
+	// Pickers, tools, approvals.
+	check(len(out.Agents) > 0 && out.Agents[0] == "default" && len(out.Models) > 0, "pickers: agents %v, models %v", out.Agents, out.Models)
+	check(out.WaitingChip == "waiting for approval" && out.ApprovalCommand == "$ echo hi" && out.ApprovalShownOnce,
+		"a command waiting: chip %q, command %q, shown once %v", out.WaitingChip, out.ApprovalCommand, out.ApprovalShownOnce)
+	check(out.DoneChip == "done" && strings.Contains(out.ToolOutput, "hi"), "after Alt+A: chip %q, output %q", out.DoneChip, out.ToolOutput)
+	check(out.DiffDel == "- old line" && out.DiffAdd == "+ new line", "the edit's diff: %q / %q", out.DiffDel, out.DiffAdd)
+	check(out.RefusedChip == "refused", "after Alt+R: chip %q", out.RefusedChip)
+	b, _ := os.ReadFile(filepath.Join(cwd, "notes.txt"))
+	check(string(b) == "old line\n", "the refused edit changed the file: %q", b)
+	// Rendering.
+	check(out.CodeLang == "go" && out.CodeTokens > 3 && strings.Contains(out.Copied, `fmt.Println("hi")`),
+		"code: language %q, %d tokens, copied %q", out.CodeLang, out.CodeTokens, out.Copied)
+	check(out.Images == 0 && !out.Pwned && out.JSLinks == 0, "markup in model output became markup: %d images, script ran %v, %d javascript: links", out.Images, out.Pwned, out.JSLinks)
+	check(out.Bold > 0, "Markdown not rendered")
+	check(strings.HasPrefix(out.AttachedShown, "report.md") && out.AttachedAfterSend == 0, "the attachment: shown %q, left after sending %d", out.AttachedShown, out.AttachedAfterSend)
+	check(out.LiveRegion == "polite log", "the conversation's live region: %q", out.LiveRegion)
+	// The list.
+	check(out.Title == "/tool shell {\"command\":\"echo hi\"}", "the session's title: %q", out.Title)
+	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)
+	check(out.SearchHit == "made by a script", "search found %q", out.SearchHit)
+	check(out.APIRequestsWhileLive == 0, "%d REST requests while the list followed changes (it should not poll)", out.APIRequestsWhileLive)
+	// Reconnection.
+	check(strings.Contains(out.Banner, "reconnecting") && out.SendDisabledWhileOffline && out.SendEnabledAfter,
+		"offline: banner %q, send disabled %v, enabled after %v", out.Banner, out.SendDisabledWhileOffline, out.SendEnabledAfter)
+	// Contrast, phone, labels.
+	for _, th := range []struct {
+		name string
+		res  []struct {
+			Sel     string
+			Ratio   float64
+			Missing bool
+		}
+	}{{"light", out.ContrastLight}, {"dark", out.ContrastDark}} {
+		if len(th.res) == 0 {
+			t.Errorf("no contrast measured in the %s theme", th.name)
+		}
+		for _, r := range th.res {
+			check(!r.Missing, "%s theme: nothing matches %s to measure", th.name, r.Sel)
+			check(r.Missing || r.Ratio >= 4.5, "%s theme: %s has contrast %.2f:1 (want at least 4.5:1)", th.name, r.Sel, r.Ratio)
+		}
 	}
-	if out.Bold == 0 || out.Sessions == 0 {
-		t.Errorf("Markdown not rendered (%d bold) or no sessions listed (%d)", out.Bold, out.Sessions)
+	check(out.PhoneLogTop < 200 && out.PhonePromptVisible && out.PhoneListHidden && out.PhoneDrawerOpens,
+		"phone: conversation at %dpx, prompt visible %v, list hidden %v, drawer opens %v", out.PhoneLogTop, out.PhonePromptVisible, out.PhoneListHidden, out.PhoneDrawerOpens)
+	check(len(out.Unlabelled) == 0, "controls without a label: %v", out.Unlabelled)
+	check(len(out.PageErrors) == 0, "script errors in the page: %v", out.PageErrors)
+	for _, f := range []string{"desktop-light.png", "desktop-dark.png", "phone-light.png", "phone-dark.png"} {
+		if fi, err := os.Stat(filepath.Join(shots, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("no screenshot %s: %v", f, err)
+		}
 	}
-	if len(out.PageErrors) > 0 {
-		t.Errorf("script errors in the page: %v", out.PageErrors)
-	}
-	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
-		t.Errorf("no screenshot: %v", err)
-	}
-	t.Logf("screenshot: %s", shot)
+	t.Logf("screenshots in %s", shots)
 }

@@ -38,6 +38,13 @@ func start(t *testing.T, tune func(*config.Config, *daemon.Options)) *gw {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startOn(t, dirs, tune)
+}
+
+// startOn starts a daemon on dirs (again, to restart one); its gateway
+// listens on 127.0.0.1:0 unless tune says otherwise, or is off.
+func startOn(t *testing.T, dirs config.Dirs, tune func(*config.Config, *daemon.Options)) *gw {
+	t.Helper()
 	cfg := config.Default(func(string) string { return "" })
 	cfg.Gateway.Enabled, cfg.Gateway.Listen = true, "127.0.0.1:0"
 	o := daemon.Options{Version: "test", Dirs: dirs, Config: cfg}
@@ -64,6 +71,9 @@ func start(t *testing.T, tune func(*config.Config, *daemon.Options)) *gw {
 		}
 		g.http.CloseIdleConnections()
 	})
+	if !cfg.Gateway.Enabled {
+		return g
+	}
 	st := g.socketCall(protocol.MethodStatus, struct{}{})
 	var s protocol.StatusResult
 	json.Unmarshal(st, &s)
@@ -71,6 +81,22 @@ func start(t *testing.T, tune func(*config.Config, *daemon.Options)) *gw {
 		t.Fatal("status names no gateway")
 	}
 	return g
+}
+
+// halt stops the daemon and waits until it is gone.
+func (g *gw) halt() {
+	g.t.Helper()
+	g.stop()
+	select {
+	case err := <-g.done:
+		g.done <- err // for the cleanup
+		if err != nil {
+			g.t.Fatalf("the daemon stopped with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		g.t.Fatal("the daemon did not stop")
+	}
+	g.http.CloseIdleConnections()
 }
 
 // socketCall calls a method as the daemon's own user, on its socket.

@@ -1,58 +1,241 @@
-// Drives the dashboard in headless Chromium the way a person would:
-// pair with a code, start a session, ask the agent to run a command,
-// approve it in the page, read the output and the answer; then check
-// that markup in model output stays text. Prints one JSON line.
+// Drives the dashboard in headless Chromium the way a person would, and
+// attacks it the way another local server would. Prints one JSON line
+// per request to the Go test ({"step":...}) and reads its answer on
+// stdin; the last line is {"result":{...}}.
 //
-// node dashboard.mjs URL CODE CWD SCREENSHOT
+// node dashboard.mjs URL CODE CWD SHOTS_DIR   (TOKEN: a script's token)
 import { chromium } from 'playwright-core';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
-const [url, code, cwd, shot] = process.argv.slice(2);
+const [url, code, cwd, shots] = process.argv.slice(2);
+const token = process.env.TOKEN;
+const gateway = url.replace(/\/$/, '');
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+// ask tells the Go test to do something and waits until it says done.
+async function ask(step, extra) {
+  console.log(JSON.stringify(Object.assign({ step }, extra || {})));
+  const { value } = await lines.next();
+  if (value !== 'done') throw new Error('the Go test answered ' + JSON.stringify(value) + ' to ' + step);
+}
+
 const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'zc-chromium-')), {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
+  viewport: { width: 1280, height: 800 },
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 });
-const out = {};
+await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway });
+const out = { steps: [] };
 const errors = [];
+let where = 'start';
+const step = (name) => { where = name; out.steps.push(name); };
+const other = { server: null, cookies: [] };
 try {
   const page = browser.pages()[0] || await browser.newPage();
   page.setDefaultTimeout(20000);
   page.on('pageerror', (e) => errors.push(String(e)));
+  const apiRequests = [];
+  page.on('request', (r) => { if (new URL(r.url()).pathname.startsWith('/api/')) apiRequests.push(r.url()); });
+  const text = (sel) => page.$eval(sel, (e) => e.textContent);
+
+  step('login');
   await page.goto(url);
   await page.fill('#code', code);
   await page.click('#login');
-  await page.waitForSelector('#new');
+  await page.waitForSelector('#new-session');
   out.cookieVisibleToScript = await page.evaluate(() => document.cookie.includes('zc_session'));
+  out.keyStored = await page.evaluate(() => (localStorage.getItem('zeroclaw.pageKey') || '').startsWith('zk_'));
+  out.agents = await page.$$eval('#new-agent option', (os) => os.map((o) => o.value));
+  await page.waitForFunction(() => document.querySelectorAll('#new-model option').length > 0);
+  out.models = await page.$$eval('#new-model option', (os) => os.map((o) => o.value));
+
+  step('a session, a command approved with Alt+A');
   await page.fill('#new-cwd', cwd);
-  await page.click('#new');
-  await page.waitForSelector('#prompt');
+  await page.click('#start');
+  await page.waitForSelector('#send:not([disabled])');
+  await page.waitForFunction(() => location.hash.startsWith('#/s/'));
+  out.sessionId = await page.evaluate(() => location.hash.slice(4));
   await page.fill('#prompt', '/tool shell {"command":"echo hi"}');
-  await page.click('#send');
-  const allow = await page.waitForSelector('.approval button.allow');
-  out.approvalInput = await page.textContent('.approval .tool-input');
-  await allow.click();
-  await page.waitForFunction(() => [...document.querySelectorAll('.tool-output')].some((e) => e.textContent.includes('hi')));
-  out.toolOutput = await page.textContent('.tool-output');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.tool[data-status="waiting"]');
+  out.waitingChip = await text('.tool[data-status="waiting"] .chip');
+  out.approvalCommand = await text('.tool .tool-summary');
+  out.approvalShownOnce = await page.$$eval('.tool', (ts) => ts.length) === 1 && await page.$$eval('.approval, .approval-request', (a) => a.length) === 0;
+  await page.keyboard.press('Alt+A');
+  await page.waitForSelector('.tool[data-status="done"]');
+  out.doneChip = await text('.tool[data-status="done"] .chip');
+  out.toolOutput = await text('.tool .tool-output');
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('tool shell returned')));
-  out.answer = await page.evaluate(() => [...document.querySelectorAll('.msg.agent')].pop().textContent);
-  // Model output is untrusted: markup in it must stay text.
-  await page.fill('#prompt', 'look <img src=x onerror="window.pwned=1"> **bold** [x](javascript:alert(1))');
+
+  step('an edit shown as a diff, refused with Alt+R');
+  await page.fill('#prompt', '/tool edit_file {"path":"notes.txt","old":"old line","new":"new line"}');
   await page.click('#send');
+  await page.waitForSelector('.tool[data-status="waiting"] .diff');
+  out.diffDel = await text('.tool[data-status="waiting"] .diff-del');
+  out.diffAdd = await text('.tool[data-status="waiting"] .diff-add');
+  await page.keyboard.press('Alt+R');
+  await page.waitForSelector('.tool[data-status="refused"]');
+  out.refusedChip = await text('.tool[data-status="refused"] .chip');
   await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 2);
+
+  step('code highlighted, with its language and a copy button; markup stays text');
+  await page.fill('#prompt', '> a quote of mine\n\nsee `inline code` and:\n```go\nfunc main() { fmt.Println("hi") } // done\n```\nlook <img src=x onerror="window.pwned=1"> **bold** [x](javascript:alert(1))');
+  await page.click('#send');
+  await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 3);
+  out.codeLang = await text('.msg.agent .code-block .lang');
+  out.codeTokens = await page.$$eval('.msg.agent .code-block .tok', (t) => t.length);
+  await page.click('.msg.agent .code-block .copy');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .code-block .copy')].some((b) => b.textContent === 'Copied'));
+  out.copied = await page.evaluate(() => navigator.clipboard.readText());
   out.images = await page.evaluate(() => document.querySelectorAll('#log img').length);
   out.pwned = await page.evaluate(() => window.pwned === 1);
   out.bold = await page.evaluate(() => document.querySelectorAll('.msg.agent strong').length);
   out.jsLinks = await page.evaluate(() => [...document.querySelectorAll('#log a')].filter((a) => !/^https?:|^mailto:/.test(a.getAttribute('href'))).length);
-  out.sessions = await page.evaluate(() => document.querySelectorAll('#sessions .session').length);
-  await page.screenshot({ path: shot, fullPage: true });
+  out.liveRegion = await page.$eval('#log', (l) => l.getAttribute('aria-live') + ' ' + l.getAttribute('role'));
+
+  step('Esc stops a running turn');
+  await page.fill('#prompt', '/chunks 200\n/delay 100');
+  await page.click('#send');
+  await page.waitForSelector('#cancel:not([hidden])');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].pop().textContent.includes('ok ok'));
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => [...document.querySelectorAll('.turn-end')].pop().textContent.includes('cancelled'));
+
+  step('a file attached to a prompt');
+  await page.setInputFiles('#file', { name: 'report.md', mimeType: 'text/markdown', buffer: Buffer.from('# a report\n') });
+  out.attachedShown = await text('.attached li span');
+  await page.fill('#prompt', 'read this');
+  await page.click('#send');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('[Document: report.md]')));
+  out.attachedAfterSend = await page.$$eval('.attached li', (l) => l.length);
+
+  step('the session list is live: another client, rename, search');
+  out.title = await page.$eval('#sessions li.current .title', (e) => e.textContent);
+  const sinceLoad = apiRequests.length;
+  const made = await fetch(gateway + '/webhook?wait=true', { method: 'POST', headers: { Authorization: 'Bearer ' + token },
+    body: JSON.stringify({ prompt: 'made by a **script**', sessionId: 'from-a-script', cwd }) });
+  out.webhookStatus = made.status;
+  await page.waitForFunction(() => [...document.querySelectorAll('#sessions .title')].some((t) => t.textContent === 'made by a script'));
+  out.relativeTime = await page.$eval('#sessions li[data-id="from-a-script"] time', (t) => t.textContent);
+  await page.click('#sessions li.current .rename');
+  await page.fill('#sessions .rename-input', 'Renamed in the browser');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#session-title').textContent === 'Renamed in the browser');
+  await page.waitForFunction(() => document.querySelector('#sessions li.current .title').textContent === 'Renamed in the browser');
+  await page.fill('#search', 'script');
+  await page.waitForFunction(() => document.querySelectorAll('#sessions li.session-item').length === 1);
+  out.searchHit = await page.$eval('#sessions li.session-item .title', (e) => e.textContent);
+  await page.fill('#search', '');
+  await page.waitForFunction(() => document.querySelectorAll('#sessions li.session-item').length >= 2);
+  page.once('dialog', (d) => d.accept());
+  await page.click('#sessions li[data-id="from-a-script"] .delete');
+  await page.waitForFunction(() => !document.querySelector('#sessions li[data-id="from-a-script"]'));
+  out.apiRequestsWhileLive = apiRequests.length - sinceLoad; // the list came over the WebSocket, not by polling
+
+  step('a page on another port of 127.0.0.1 gets the cookie, and it is worth nothing there');
+  other.server = createServer((req, res) => {
+    other.cookies.push(req.headers.cookie || '');
+    res.setHeader('Content-Type', 'text/html');
+    res.end('<!doctype html><title>another local server</title><p>hello');
+  });
+  await new Promise((r) => other.server.listen(0, '127.0.0.1', r));
+  const otherURL = 'http://127.0.0.1:' + other.server.address().port + '/';
+  const evil = await browser.newPage();
+  await evil.goto(otherURL);
+  out.otherPortGotCookie = other.cookies.some((c) => c.includes('zc_session='));
+  const stolen = other.cookies.find((c) => c.includes('zc_session=')) || '';
+  const replay = async (path, method, body) => (await fetch(gateway + path, { method, headers: { Cookie: stolen }, body })).status;
+  out.replayStatuses = [await replay('/api/sessions', 'GET'), await replay('/api/status', 'GET'),
+    await replay('/webhook?wait=true', 'POST', JSON.stringify({ prompt: 'pwned' }))];
+  out.fromOtherOrigin = await evil.evaluate(async (g) => {
+    try { return String((await fetch(g + '/api/sessions', { credentials: 'include' })).status); } catch (e) { return 'blocked'; }
+  }, gateway);
+  await evil.close();
+  step('the dashboard keeps working across a reload');
+  await page.reload();
+  await page.waitForSelector('#send:not([disabled])');
+  await page.waitForFunction(() => document.querySelector('#session-title').textContent === 'Renamed in the browser');
+  out.afterReload = await page.$$eval('#log .msg.user', (m) => m.length);
+
+  step('the daemon restarts: a banner, sending stops, then it resumes by itself and shows what it missed');
+  await ask('stop');
+  await page.waitForSelector('#banner:not([hidden])');
+  out.banner = await text('#banner');
+  out.sendDisabledWhileOffline = await page.$eval('#send', (b) => b.disabled);
+  await ask('missed', { sessionId: out.sessionId });
+  await page.waitForSelector('#banner', { state: 'hidden', timeout: 30000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.user')].some((e) => e.textContent.includes('while you were away')));
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: while you were away')));
+  out.sendEnabledAfter = await page.$eval('#send', (b) => !b.disabled);
+  await page.fill('#prompt', 'back again');
+  await page.click('#send');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: back again')));
+
+  step('contrast of the main text colours, light and dark');
+  const measure = () => page.evaluate(() => {
+    const rgba = (s) => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };
+    const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+    const over = (top, under) => ({ r: top.r * top.a + under.r * (1 - top.a), g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1 });
+    const background = (e) => {
+      const layers = [];
+      for (let n = e; n; n = n.parentElement) { const c = rgba(getComputedStyle(n).backgroundColor); if (c.a > 0) layers.push(c); if (c.a >= 1) break; }
+      let c = { r: 255, g: 255, b: 255, a: 1 };
+      for (const l of layers.reverse()) c = over(l, c);
+      return c;
+    };
+    const sels = ['body', '#session-title', '.session .title', '.session .meta', '.side-foot', '#search', '.msg.user', '.msg.user code', '.msg.user blockquote',
+      '.msg.agent', '.msg.agent code', '.code-block .lang', '.code-block .copy', '.tok-comment', '.tok-keyword', '.tok-string', '.tok-function',
+      '.chip.done', '.chip', '.tool-name', '.tool-summary', '.tool-output', '.resolved', '.turn-end', '#prompt', '#send', '#footer', '.meta-line', 'select#model'];
+    const res = [];
+    for (const s of sels) {
+      const e = document.querySelector(s);
+      if (!e) { res.push({ sel: s, missing: true }); continue; }
+      const fg = rgba(getComputedStyle(e).color), bg = background(e);
+      const a = lum(over(fg, bg)) + 0.05, b = lum(bg) + 0.05;
+      res.push({ sel: s, ratio: Math.round((Math.max(a, b) / Math.min(a, b)) * 100) / 100 });
+    }
+    return res;
+  });
+  await page.emulateMedia({ colorScheme: 'light' });
+  out.contrastLight = await measure();
+  await page.screenshot({ path: join(shots, 'desktop-light.png') });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  out.contrastDark = await measure();
+  await page.screenshot({ path: join(shots, 'desktop-dark.png') });
+
+  step('a phone: the conversation first, the list in a drawer');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  out.phoneLogTop = await page.$eval('#log', (l) => Math.round(l.getBoundingClientRect().top));
+  out.phonePromptVisible = await page.$eval('#prompt', (p) => { const r = p.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; });
+  out.phoneListHidden = await page.$eval('#sidebar', (s) => getComputedStyle(s).visibility === 'hidden' || s.getBoundingClientRect().right <= 0);
+  await page.screenshot({ path: join(shots, 'phone-light.png') });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: join(shots, 'phone-dark.png') });
+  await page.click('#menu');
+  await page.waitForFunction(() => { const r = document.querySelector('#sidebar').getBoundingClientRect(); return r.left >= 0 && getComputedStyle(document.querySelector('#sidebar')).visibility === 'visible'; });
+  out.phoneDrawerOpens = true;
+  await page.screenshot({ path: join(shots, 'phone-dark-drawer.png') });
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.body.classList.contains('drawer-open'));
+
+  step('labels on every control');
+  out.unlabelled = await page.evaluate(() => [...document.querySelectorAll('button, input, select, textarea')].filter((e) => {
+    if (e.type === 'hidden') return false;
+    const name = (e.getAttribute('aria-label') || '') + (e.labels && e.labels.length ? 'l' : '') + (e.textContent || '').trim() + (e.getAttribute('title') || '');
+    return !name;
+  }).map((e) => e.outerHTML.slice(0, 80)));
 } catch (e) {
-  out.error = String(e && e.stack || e);
+  out.error = where + ': ' + String(e && e.stack || e);
 } finally {
   out.pageErrors = errors;
+  if (other.server) other.server.close();
   await browser.close();
 }
-console.log(JSON.stringify(out));
+console.log(JSON.stringify({ result: out }));
+process.exit(0);

@@ -1,28 +1,30 @@
-// The zeroclaw dashboard: plain JavaScript, no build step. Everything the
-// page shows is built with createElement and textContent, never innerHTML:
-// model output, tool output and session titles are untrusted, and text
-// set this way cannot become markup, so nothing needs sanitizing.
+// The zeroclaw dashboard: plain JavaScript, no build step (md.js renders
+// Markdown and code; vendor/prism.js colours code). Everything the page
+// shows is built with createElement and textContent, never innerHTML.
+//
+// Credentials: pairing sets an HttpOnly cookie and answers a page key,
+// kept here in this origin's localStorage and sent with every request
+// (X-Zeroclaw-Key) and WebSocket (subprotocol key.<key>). The browser
+// sends the cookie to every port of this host; the key it gives to this
+// origin only, and the gateway wants both.
+//
+// One WebSocket carries everything: the session list (session/watch:
+// changes arrive as they happen, nothing is polled) and the open
+// session's events. It reconnects on its own and resumes the session
+// from the last event seen.
 'use strict';
 
+const KEY = 'zeroclaw.pageKey';
 const $app = document.getElementById('app');
 
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === 'class') e.className = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else if (k === 'text') e.textContent = v;
-    else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : v);
-  }
-  for (const k of kids.flat()) {
-    if (k === null || k === undefined || k === false) continue;
-    e.append(k instanceof Node ? k : document.createTextNode(String(k)));
-  }
-  return e;
-}
+function pageKey() { try { return localStorage.getItem(KEY) || ''; } catch (_) { return ''; } }
+function setPageKey(k) { try { if (k) localStorage.setItem(KEY, k); else localStorage.removeItem(KEY); } catch (_) { /* private mode */ } }
 
 async function api(path, opts) {
-  const r = await fetch(path, Object.assign({ credentials: 'same-origin', headers: { 'Content-Type': 'application/json' } }, opts));
+  const headers = { 'Content-Type': 'application/json' };
+  const k = pageKey();
+  if (k) headers['X-Zeroclaw-Key'] = k;
+  const r = await fetch(path, Object.assign({ credentials: 'same-origin', headers }, opts));
   let body = null;
   try { body = await r.json(); } catch (_) { /* no body */ }
   if (!r.ok) {
@@ -33,99 +35,58 @@ async function api(path, opts) {
   return body;
 }
 
-// ---- Markdown, rendered to DOM nodes (a safe subset) ----
+// ---- time ----
 
-function inline(text) {
-  const out = [];
-  // code spans, links, bold, italics, in that order of precedence
-  const re = /(`+)([\s\S]*?)\1|\[([^\]\n]+)\]\(([^)\s]+)\)|\*\*([^*\n]+)\*\*|__([^_\n]+)__|\*([^*\n]+)\*|_([^_\n]+)_/g;
-  let last = 0, m;
-  while ((m = re.exec(text)) !== null) {
-    if (m.index > last) out.push(text.slice(last, m.index));
-    if (m[1]) out.push(el('code', { text: m[2] }));
-    else if (m[3] !== undefined) {
-      const href = m[4];
-      if (/^(https?:|mailto:)/i.test(href)) out.push(el('a', { href, rel: 'noopener noreferrer nofollow', target: '_blank' }, inline(m[3])));
-      else out.push(m[0]); // any other scheme stays text
-    } else if (m[5] !== undefined || m[6] !== undefined) out.push(el('strong', {}, inline(m[5] || m[6])));
-    else out.push(el('em', {}, inline(m[7] || m[8])));
-    last = re.lastIndex;
-  }
-  if (last < text.length) out.push(text.slice(last));
-  return out;
+function relTime(ms) {
+  const s = Math.round((Date.now() - ms) / 1000);
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return m + ' min ago';
+  const h = Math.round(m / 60);
+  if (h < 24) return h + ' h ago';
+  const d = Math.round(h / 24);
+  if (d === 1) return 'yesterday';
+  if (d < 7) return d + ' days ago';
+  return new Date(ms).toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: d > 300 ? 'numeric' : undefined });
 }
 
-function markdown(src) {
-  const root = el('div', { class: 'md' });
-  const lines = src.replace(/\r\n?/g, '\n').split('\n');
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    let m;
-    if ((m = /^\s*(```+|~~~+)\s*([\w+-]*)/.exec(line))) {
-      const fence = m[1], lang = m[2];
-      const code = [];
-      i++;
-      while (i < lines.length && !lines[i].trim().startsWith(fence)) code.push(lines[i++]);
-      i++;
-      root.append(el('pre', { class: 'code', 'data-lang': lang || null }, el('code', { text: code.join('\n') })));
-    } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
-      root.append(el('h' + Math.min(m[1].length + 2, 6), {}, inline(m[2])));
-      i++;
-    } else if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) {
-      const ordered = /^\s*\d/.test(line);
-      const list = el(ordered ? 'ol' : 'ul');
-      while (i < lines.length && (m = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i]))) {
-        list.append(el('li', {}, inline(m[2])));
-        i++;
-      }
-      root.append(list);
-    } else if (/^\s*>/.test(line)) {
-      const quote = [];
-      while (i < lines.length && /^\s*>/.test(lines[i])) quote.push(lines[i++].replace(/^\s*>\s?/, ''));
-      root.append(el('blockquote', {}, markdown(quote.join('\n'))));
-    } else if (line.trim() === '') {
-      i++;
-    } else {
-      const para = [];
-      while (i < lines.length && lines[i].trim() !== '' && !/^\s*(```|~~~|#{1,6}\s|[-*+]\s|\d+[.)]\s|>)/.test(lines[i])) para.push(lines[i++]);
-      if (para.length === 0) para.push(lines[i++]);
-      const p = el('p');
-      para.forEach((t, k) => { if (k) p.append(el('br')); p.append(...inline(t)); });
-      root.append(p);
-    }
-  }
-  return root;
+function timeEl(ms) {
+  return el('time', { datetime: new Date(ms).toISOString(), title: new Date(ms).toLocaleString(), 'data-ms': String(ms), text: relTime(ms) });
 }
+
+// Relative times move on by themselves; nothing is asked of the daemon.
+setInterval(() => { for (const t of document.querySelectorAll('time[data-ms]')) t.textContent = relTime(Number(t.dataset.ms)); }, 30000);
 
 // ---- the WebSocket client of the socket protocol ----
 
-class Daemon {
-  constructor(onUpdate, onRequest, onClose) {
+class Connection {
+  constructor(h) {
+    this.h = h; // {onUpdate, onChanged, onRequest, onLost}
     this.next = 1;
     this.pending = new Map();
-    this.onUpdate = onUpdate;
-    this.onRequest = onRequest;
-    this.onClose = onClose;
+    this.closing = false;
   }
   open() {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws');
+      const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws', ['zeroclaw.v1', 'key.' + pageKey()]);
       this.ws = ws;
-      ws.onopen = () => resolve();
-      ws.onerror = () => reject(new Error('the WebSocket did not open'));
+      let opened = false;
+      ws.onopen = () => { opened = true; resolve(); };
+      ws.onerror = () => { if (!opened) reject(new Error('the gateway did not open a WebSocket')); };
       ws.onclose = (e) => {
-        for (const p of this.pending.values()) p.reject(new Error('connection closed'));
+        for (const p of this.pending.values()) p.reject(new Error('the connection closed'));
         this.pending.clear();
-        if (this.onClose) this.onClose(e);
+        if (!opened) reject(new Error('the gateway did not open a WebSocket'));
+        else if (!this.closing) this.h.onLost(e);
       };
-      ws.onmessage = (e) => this.message(JSON.parse(e.data));
+      ws.onmessage = (e) => { let m; try { m = JSON.parse(e.data); } catch (_) { return; } this.message(m); };
     });
   }
   message(m) {
-    if (m.method === 'session/update') { this.onUpdate(m.params); return; }
+    if (m.method === 'session/update') { this.h.onUpdate(m.params); return; }
+    if (m.method === 'session/changed') { this.h.onChanged(m.params); return; }
     if (m.method && m.id !== undefined) {
-      Promise.resolve(this.onRequest(m.method, m.params)).then(
+      Promise.resolve(this.h.onRequest(m.method, m.params)).then(
         (result) => this.send({ jsonrpc: '2.0', id: m.id, result }),
         (err) => this.send({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: String(err.message || err) } }));
       return;
@@ -135,146 +96,512 @@ class Daemon {
     this.pending.delete(m.id);
     if (m.error) { const e = new Error(m.error.message); e.code = m.error.code; p.reject(e); } else p.resolve(m.result);
   }
-  send(obj) { this.ws.send(JSON.stringify(obj)); }
+  send(obj) { if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(obj)); }
   call(method, params) {
     const id = this.next++;
     return new Promise((resolve, reject) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) { reject(new Error('not connected')); return; }
       this.pending.set(id, { resolve, reject });
       this.send({ jsonrpc: '2.0', id, method, params: params || {} });
     });
   }
-  close() { if (this.ws) this.ws.close(); }
+  close() { this.closing = true; if (this.ws) this.ws.close(); }
 }
 
 // ---- the app ----
 
-const state = { sessions: [], current: null, daemon: null, view: null, lastSeq: 0, poll: null };
+const app = {
+  status: null,
+  sessions: new Map(), // sessionId → info, as session/list gives it
+  nextCursor: null,
+  query: '',
+  found: null, // the search's results, or null
+  current: null, // the open session's id (null: the start page)
+  view: null, // its SessionView
+  conn: null,
+  online: false,
+  retry: 0,
+  models: new Map(), // agent alias → models result
+};
 
 async function boot() {
+  if (!pageKey()) { login(); return; }
   try {
-    const st = await api('/api/status');
-    main(st);
+    app.status = await api('/api/status');
   } catch (e) {
-    if (e.status === 401) login();
-    else $app.replaceChildren(el('p', { class: 'error', text: 'The gateway did not answer: ' + e.message }));
+    if (e.status === 401) { setPageKey(''); login('This browser\u2019s session has ended (it expired, was revoked, or logged out). Pair again.'); return; }
+    $app.replaceChildren(el('div', { class: 'fatal', role: 'alert' }, el('p', { text: 'The gateway did not answer: ' + e.message }),
+      el('button', { type: 'button', text: 'Try again', onclick: boot })));
+    return;
   }
+  shell();
+  const m = /^#\/s\/([\w.-]+)$/.exec(location.hash);
+  app.current = m ? m[1] : null;
+  showCurrent();
+  connect();
 }
 
 function login(message) {
-  const code = el('input', { id: 'code', name: 'code', placeholder: 'ABCDE-FGHIJ', autocomplete: 'off', autofocus: true, spellcheck: 'false' });
-  const msg = el('p', { class: 'error', text: message || '' });
+  const code = el('input', { id: 'code', name: 'code', placeholder: 'ABCDE-FGHIJ', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'code-help' });
+  const msg = el('p', { class: 'error', role: 'alert', text: message || '' });
   const form = el('form', { class: 'login', onsubmit: async (ev) => {
     ev.preventDefault();
     try {
-      await api('/pair', { method: 'POST', body: JSON.stringify({ code: code.value, name: 'dashboard (' + navigator.userAgent.split(' ').pop() + ')', cookie: true }) });
+      const res = await api('/pair', { method: 'POST', body: JSON.stringify({ code: code.value, name: 'dashboard (' + browserName() + ')', cookie: true }) });
+      setPageKey(res.key);
       boot();
     } catch (e) { msg.textContent = e.message; }
   } },
   el('h1', { text: 'zeroclaw' }),
-  el('p', { text: 'Enter a pairing code. Get one on the daemon\u2019s machine with:' }),
+  el('label', { for: 'code', text: 'Pairing code' }),
+  el('p', { id: 'code-help', class: 'muted', text: 'Get one on the daemon\u2019s machine with:' }),
   el('pre', { text: 'zeroclaw gateway pair' }),
   code, el('button', { type: 'submit', id: 'login', text: 'Pair this browser' }), msg);
-  $app.replaceChildren(form);
+  $app.replaceChildren(el('main', { class: 'login-page' }, form));
   code.focus();
 }
 
-function main(status) {
-  const list = el('ul', { id: 'sessions' });
-  const newAgent = el('input', { id: 'new-agent', value: 'default', title: 'agent alias' });
-  const newCwd = el('input', { id: 'new-cwd', placeholder: 'working directory (absolute; empty: the daemon\u2019s)' });
-  const side = el('aside', {},
-    el('header', {}, el('h1', { text: 'zeroclaw' }), el('span', { class: 'muted', text: status.serverVersion + ' \u00b7 ' + status.provider })),
-    el('form', { id: 'new-session', onsubmit: (ev) => { ev.preventDefault(); openSession(null, newAgent.value, newCwd.value); } },
-      el('h2', { text: 'New session' }), newAgent, newCwd, el('button', { type: 'submit', id: 'new', text: 'Start' })),
-    el('h2', { text: 'Sessions' }), list,
-    el('button', { class: 'link', text: 'Log out', onclick: async () => { await api('/logout', { method: 'POST' }); location.reload(); } }));
-  const view = el('main', { id: 'view' }, el('p', { class: 'muted', text: 'Pick a session, or start one.' }));
-  state.view = view;
-  $app.replaceChildren(el('div', { class: 'layout' }, side, view));
-  refreshSessions();
-  clearInterval(state.poll);
-  state.poll = setInterval(refreshSessions, 3000);
+function browserName() {
+  const ua = navigator.userAgent;
+  for (const [re, name] of [[/Edg\//, 'Edge'], [/Firefox\//, 'Firefox'], [/Chrom(e|ium)\//, 'Chromium'], [/Safari\//, 'Safari']]) if (re.test(ua)) return name;
+  return 'browser';
 }
 
-async function refreshSessions() {
-  let res, st;
-  try {
-    [res, st] = await Promise.all([api('/api/sessions?limit=100'), api('/api/status')]);
-  } catch (e) { if (e.status === 401) { clearInterval(state.poll); login('Your pairing was revoked.'); } return; }
-  const clients = new Map((st.sessions || []).map((x) => [x.sessionId, x.clients]));
-  const list = document.getElementById('sessions');
-  if (!list) return;
-  list.replaceChildren(...res.sessions.map((s) => el('li', { class: s.sessionId === state.current ? 'current' : '' },
-    el('button', { class: 'session', 'data-id': s.sessionId, onclick: () => openSession(s.sessionId) },
-      el('span', { class: 'title', text: s.title || s.sessionId }),
-      el('span', { class: 'state ' + s.state, text: s.state + (clients.has(s.sessionId) ? ' \u00b7 ' + clients.get(s.sessionId) + ' client(s) attached' : '') }),
-      el('span', { class: 'muted small', text: s.agentAlias + ' \u00b7 ' + s.cwd })))));
+// ---- the page's frame ----
+
+function shell() {
+  const st = app.status;
+  const search = el('input', { id: 'search', type: 'search', placeholder: 'Search sessions', 'aria-label': 'Search sessions', autocomplete: 'off' });
+  let timer = null;
+  search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => runSearch(search.value.trim()), 200); });
+  const side = el('nav', { id: 'sidebar', 'aria-label': 'Sessions' },
+    el('div', { class: 'side-head' }, el('h1', { text: 'zeroclaw' }),
+      el('button', { type: 'button', id: 'new', class: 'primary', text: 'New session', title: 'New session (Alt+N)', onclick: () => newSessionPage() })),
+    search,
+    el('ul', { id: 'sessions', 'aria-label': 'Sessions, most recent first' }),
+    el('button', { type: 'button', id: 'more', class: 'secondary', hidden: true, text: 'Show older sessions', onclick: loadMore }),
+    el('div', { class: 'side-foot muted small' },
+      el('span', { text: 'zeroclaw ' + st.serverVersion }),
+      el('button', { type: 'button', class: 'link', text: 'Shortcuts', onclick: toggleHelp }),
+      el('button', { type: 'button', class: 'link', text: 'Log out', onclick: logout })));
+  const banner = el('div', { id: 'banner', role: 'status', 'aria-live': 'polite', hidden: true });
+  const main = el('main', { id: 'main' });
+  const backdrop = el('div', { id: 'backdrop', hidden: true, onclick: () => drawer(false) });
+  $app.replaceChildren(el('div', { class: 'layout' }, side, backdrop, el('div', { class: 'content' }, banner, main)));
 }
 
-async function openSession(id, agentAlias, cwd) {
-  if (state.daemon) state.daemon.close();
-  const log = el('div', { id: 'log' });
-  const footer = el('div', { id: 'footer', class: 'muted small' });
-  const input = el('textarea', { id: 'prompt', rows: 3, placeholder: 'Message the agent (Enter sends, Shift+Enter for a new line)' });
-  const send = el('button', { id: 'send', text: 'Send' });
-  const cancel = el('button', { id: 'cancel', class: 'secondary', text: 'Cancel turn' });
-  const title = el('h2', { id: 'session-title', text: id || 'new session' });
-  state.view.replaceChildren(title, log, el('div', { class: 'composer' }, input, el('div', { class: 'buttons' }, send, cancel)), footer);
-  const view = new SessionView(log, footer);
-  const d = new Daemon((u) => view.update(u), (m, p) => view.request(m, p, d), (e) => {
-    if (state.daemon === d) footer.textContent = 'disconnected (' + (e.reason || e.code) + ')';
+function drawer(open) {
+  document.body.classList.toggle('drawer-open', open);
+  const b = document.getElementById('backdrop');
+  if (b) b.hidden = !open;
+  const m = document.getElementById('menu');
+  if (m) m.setAttribute('aria-expanded', String(open));
+  if (open) { const s = document.getElementById('search'); if (s) s.focus(); }
+}
+
+function topbar(...kids) {
+  return el('header', { class: 'topbar' },
+    el('button', { type: 'button', id: 'menu', class: 'icon', 'aria-label': 'Sessions', 'aria-controls': 'sidebar', 'aria-expanded': 'false', onclick: () => drawer(!document.body.classList.contains('drawer-open')), text: '\u2630' }),
+    ...kids);
+}
+
+async function logout() {
+  try { await api('/logout', { method: 'POST' }); } catch (_) { /* gone already */ }
+  setPageKey('');
+  if (app.conn) app.conn.close();
+  location.hash = '';
+  location.reload();
+}
+
+// ---- connection and reconnection ----
+
+function banner(text) {
+  const b = document.getElementById('banner');
+  if (!b) return;
+  b.hidden = !text;
+  b.textContent = text || '';
+}
+
+function setOnline(on) {
+  app.online = on;
+  document.body.classList.toggle('offline', !on);
+  refreshOnline();
+  if (on) banner('');
+}
+
+// refreshOnline: what sends to the daemon is disabled while offline.
+function refreshOnline() {
+  for (const b of document.querySelectorAll('.needs-online')) b.disabled = !app.online;
+}
+
+async function connect() {
+  if (app.conn) app.conn.close();
+  const conn = new Connection({
+    onUpdate: (u) => { if (app.view && u.sessionId === app.view.sessionId) app.view.update(u); },
+    onChanged: (c) => changed(c),
+    onRequest: (m, p) => app.view ? app.view.request(m, p) : Promise.reject(new Error('no session is open')),
+    onLost: () => { if (app.conn === conn) lost(); },
   });
-  state.daemon = d;
+  app.conn = conn;
   try {
-    await d.open();
-    await d.call('initialize', { protocolVersion: 1, clientInfo: { name: 'zeroclaw-dashboard', version: '1' },
+    await conn.open();
+    await conn.call('initialize', { protocolVersion: 1, clientInfo: { name: 'zeroclaw-dashboard', version: '2' },
       clientCapabilities: { elicitation: { form: {} }, maxFrameBytes: 16777216 } });
-    const params = { keep_siblings: true };
-    if (id) params.sessionId = id;
-    if (agentAlias) params.agentAlias = agentAlias;
-    if (cwd) params.cwd = cwd;
-    const s = await d.call('session/new', params);
-    state.current = s.sessionId;
-    title.textContent = s.sessionId;
-    view.sessionId = s.sessionId;
-    // The stored history, page by page, then the live events (dropping
-    // any the history already had).
-    let since = 0;
-    for (;;) {
-      const h = await d.call('session/history', { sessionId: s.sessionId, sinceSeq: since });
-      for (const ev of h.events) { view.update(ev); since = ev.seq; }
-      if (!h.more || h.events.length === 0) break;
-    }
-    footer.textContent = s.agentAlias + ' \u00b7 ' + s.cwd;
-    refreshSessions();
+    await conn.call('session/watch', {});
+    await loadList();
+    if (app.view) await app.view.attach(conn);
+    if (app.conn !== conn) return;
+    app.retry = 0;
+    setOnline(true);
+    const nm = document.getElementById('new-model'), na = document.getElementById('new-agent');
+    if (nm && na && nm.options.length === 0) modelOptions(nm, na.value, null);
   } catch (e) {
-    log.append(el('p', { class: 'error', text: 'Could not open the session: ' + e.message }));
+    if (app.conn !== conn) return;
+    if (app.view && app.view.fatal(e)) { setOnline(true); return; }
+    conn.close();
+    lost();
+  }
+}
+
+// lost: the connection dropped. Sending stops, a banner says so, and the
+// page reconnects by itself (backing off), then resumes from the last
+// event it showed.
+async function lost() {
+  setOnline(false);
+  const wait = Math.min(250 * 2 ** app.retry, 5000);
+  app.retry++;
+  banner('Connection to the daemon lost \u2014 reconnecting\u2026');
+  await new Promise((r) => setTimeout(r, wait));
+  try {
+    await api('/api/status');
+  } catch (e) {
+    if (e.status === 401) { setPageKey(''); login('This browser\u2019s session has ended (it expired or was revoked). Pair again.'); return; }
+    lost();
     return;
   }
-  const submit = async () => {
-    const text = input.value;
-    if (!text.trim()) return;
-    input.value = '';
-    try {
-      await d.call('session/prompt', { sessionId: view.sessionId, prompt: text });
-    } catch (e) { log.append(el('p', { class: 'error', text: e.message })); }
-    refreshSessions();
-  };
-  send.addEventListener('click', submit);
-  input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); submit(); } });
-  cancel.addEventListener('click', () => d.call('session/cancel', { sessionId: view.sessionId }).catch(() => {}));
-  input.focus();
+  connect();
 }
 
+// ---- the session list ----
+
+async function loadList() {
+  const res = await app.conn.call('session/list', { limit: 100 });
+  app.sessions.clear();
+  for (const s of res.sessions) app.sessions.set(s.sessionId, s);
+  app.nextCursor = res.nextCursor;
+  renderList();
+}
+
+async function loadMore() {
+  if (!app.nextCursor || !app.conn) return;
+  const res = await app.conn.call('session/list', { limit: 100, cursor: app.nextCursor });
+  for (const s of res.sessions) app.sessions.set(s.sessionId, s);
+  app.nextCursor = res.nextCursor;
+  renderList();
+}
+
+async function runSearch(q) {
+  app.query = q;
+  if (!q) { app.found = null; renderList(); return; }
+  try {
+    const res = await app.conn.call('session/list', { query: q, limit: 100 });
+    if (app.query !== q) return;
+    app.found = res.sessions;
+  } catch (_) {
+    const lq = q.toLowerCase();
+    app.found = [...app.sessions.values()].filter((s) => (s.title + ' ' + s.sessionId + ' ' + s.cwd).toLowerCase().includes(lq));
+  }
+  renderList();
+}
+
+function changed(c) {
+  if (c.deleted) {
+    app.sessions.delete(c.sessionId);
+    if (app.found) app.found = app.found.filter((s) => s.sessionId !== c.sessionId);
+    if (app.view && app.view.sessionId === c.sessionId) app.view.notice('This session was deleted.');
+  } else if (c.session) {
+    app.sessions.set(c.sessionId, c.session);
+    if (app.found) app.found = app.found.map((s) => (s.sessionId === c.sessionId ? c.session : s));
+    if (app.view && app.view.sessionId === c.sessionId) app.view.setInfo(c.session);
+  }
+  renderList();
+}
+
+function sessionTitle(s) { return s.title || 'Untitled session'; }
+
+function renderList() {
+  const list = document.getElementById('sessions');
+  if (!list) return;
+  const items = app.found || [...app.sessions.values()].sort((a, b) => b.updatedMs - a.updatedMs || (a.sessionId < b.sessionId ? 1 : -1));
+  if (items.length === 0) {
+    list.replaceChildren(el('li', { class: 'empty muted', text: app.found ? 'No session matches.' : 'No sessions yet.' }));
+  } else {
+    list.replaceChildren(...items.map((s) => {
+      const current = s.sessionId === app.current;
+      return el('li', { class: 'session-item' + (current ? ' current' : ''), 'data-id': s.sessionId },
+        el('button', { type: 'button', class: 'session', 'aria-current': current ? 'page' : null, onclick: () => openSession(s.sessionId) },
+          el('span', { class: 'title' + (s.title ? '' : ' untitled'), text: sessionTitle(s) }),
+          el('span', { class: 'meta' }, timeEl(s.updatedMs || s.createdMs),
+            s.state !== 'idle' ? el('span', { class: 'state ' + s.state, text: s.state }) : null,
+            el('span', { class: 'cwd', text: s.cwd }))),
+        el('button', { type: 'button', class: 'icon rename', 'aria-label': 'Rename \u201c' + sessionTitle(s) + '\u201d', title: 'Rename', text: '\u270e', onclick: () => rename(s.sessionId) }),
+        el('button', { type: 'button', class: 'icon delete', 'aria-label': 'Delete \u201c' + sessionTitle(s) + '\u201d', title: 'Delete', text: '\u2715', onclick: () => remove(s.sessionId) }));
+    }));
+  }
+  const more = document.getElementById('more');
+  if (more) more.hidden = !!app.found || !app.nextCursor;
+}
+
+// rename edits a session's title in place: in its list item, or in host.
+function rename(id, host) {
+  const s = app.sessions.get(id) || {};
+  const item = host || document.querySelector('#sessions li[data-id="' + CSS.escape(id) + '"]');
+  const input = el('input', { class: 'rename-input', value: s.title || '', 'aria-label': 'New title', maxlength: '200' });
+  let done = false;
+  const finish = async (save) => {
+    if (done) return;
+    done = true;
+    if (save && input.value.trim() !== (s.title || '')) {
+      try { changed({ sessionId: id, session: await app.conn.call('session/rename', { sessionId: id, title: input.value }) }); } catch (e) { alert('Rename failed: ' + e.message); }
+    }
+    renderList();
+    if (app.view && app.view.sessionId === id && app.sessions.get(id)) app.view.setInfo(app.sessions.get(id));
+  };
+  input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); finish(true); } else if (ev.key === 'Escape') { ev.preventDefault(); ev.stopPropagation(); finish(false); } });
+  input.addEventListener('blur', () => finish(true));
+  if (!item) return;
+  item.replaceChildren(input);
+  input.focus();
+  input.select();
+}
+
+async function remove(id) {
+  const s = app.sessions.get(id) || { sessionId: id };
+  if (!confirm('Delete \u201c' + sessionTitle(s) + '\u201d and its history? This cannot be undone.')) return;
+  try {
+    await app.conn.call('session/delete', { sessionId: id });
+    changed({ sessionId: id, deleted: true });
+    if (app.current === id) newSessionPage();
+  } catch (e) { alert('Delete failed: ' + e.message); }
+}
+
+// ---- pages ----
+
+function openSession(id) {
+  drawer(false);
+  if (app.current === id && app.view) { app.view.input.focus(); return; }
+  app.current = id;
+  history.replaceState(null, '', '#/s/' + id);
+  showCurrent();
+  renderList();
+  connect(); // a new connection: attached to this session only
+}
+
+function newSessionPage() {
+  drawer(false);
+  app.current = null;
+  history.replaceState(null, '', '#');
+  showCurrent();
+  renderList();
+  if (app.view) { const v = app.view; app.view = null; v.dispose(); connect(); }
+}
+
+function showCurrent() {
+  const main = document.getElementById('main');
+  if (!main) return;
+  if (app.current) {
+    app.view = new SessionView(app.current, null);
+    main.replaceChildren(...app.view.nodes());
+  } else {
+    app.view = null;
+    main.replaceChildren(...startPage());
+  }
+  refreshOnline();
+}
+
+function startPage() {
+  const agents = app.status.agents && app.status.agents.length ? app.status.agents : [{ alias: 'default', model: app.status.model }];
+  const agent = el('select', { id: 'new-agent' }, agents.map((a) => el('option', { value: a.alias, text: a.alias + (a.model ? ' \u00b7 ' + a.model : '') })));
+  const model = el('select', { id: 'new-model' });
+  const cwd = el('input', { id: 'new-cwd', placeholder: 'the daemon\u2019s directory', autocomplete: 'off', spellcheck: 'false' });
+  const msg = el('p', { class: 'error', role: 'alert' });
+  const fillModels = async () => { await modelOptions(model, agent.value, null); };
+  agent.addEventListener('change', fillModels);
+  fillModels();
+  const form = el('form', { id: 'new-session', class: 'card', onsubmit: (ev) => {
+    ev.preventDefault();
+    msg.textContent = '';
+    app.current = null;
+    app.view = new SessionView(null, { agentAlias: agent.value, cwd: cwd.value.trim(), model: model.value });
+    document.getElementById('main').replaceChildren(...app.view.nodes());
+    refreshOnline();
+    connect();
+  } },
+  el('h2', { text: 'New session' }),
+  el('label', { for: 'new-agent', text: 'Agent' }), agent,
+  el('label', { for: 'new-model', text: 'Model' }), model,
+  el('label', { for: 'new-cwd', text: 'Working directory (absolute)' }), cwd,
+  el('button', { type: 'submit', id: 'start', class: 'primary needs-online', text: 'Start' }), msg);
+  return [topbar(el('h2', { class: 'session-title', text: 'Start a session' })),
+    el('div', { class: 'start' }, form, el('p', { class: 'muted', text: 'Or pick a session from the list. Press ? for keyboard shortcuts.' }))];
+}
+
+// modelOptions fills a model picker from models {agentAlias}; current
+// is the session's model (null: the agent's).
+async function modelOptions(select, alias, current) {
+  let res = app.models.get(alias);
+  if (!res && app.conn && app.online) {
+    try { res = await app.conn.call('models', { agentAlias: alias }); app.models.set(alias, res); } catch (_) { res = null; }
+  }
+  const list = res ? res.models.slice() : [];
+  const chosen = current || (res && res.current) || '';
+  if (chosen && !list.includes(chosen)) list.unshift(chosen);
+  select.replaceChildren(...list.map((m) => el('option', { value: m, text: m, selected: m === chosen })));
+  select.disabled = list.length === 0;
+}
+
+// ---- one session ----
+
+const TOOL_STATUS = { waiting: 'waiting for approval', running: 'running', done: 'done', failed: 'failed', refused: 'refused', stopped: 'stopped' };
+
 class SessionView {
-  constructor(log, footer) {
-    this.log = log;
-    this.footer = footer;
+  // id: the session to open; fresh: {agentAlias, cwd, model} to make one.
+  constructor(id, fresh) {
+    this.sessionId = id;
+    this.fresh = fresh;
     this.seen = 0;
-    this.answer = null; // the assistant message being streamed
+    this.answer = null;
     this.thought = null;
-    this.tools = new Map();
-    this.approvals = new Map();
+    this.tools = new Map(); // toolCallId → card
+    this.approvals = new Map(); // requestId → {card, toolCallId}
+    this.running = false;
+    this.files = [];
+    this.info = id ? app.sessions.get(id) : null;
+    this.build();
+  }
+  build() {
+    this.titleEl = el('h2', { class: 'session-title', id: 'session-title', text: this.info ? sessionTitle(this.info) : (this.sessionId ? 'Loading\u2026' : 'New session') });
+    this.model = el('select', { id: 'model', 'aria-label': 'Model', class: 'needs-online' });
+    this.model.addEventListener('change', () => this.configure());
+    this.meta = el('span', { class: 'muted small meta-line' });
+    this.log = el('div', { id: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', 'aria-busy': 'false' });
+    this.input = el('textarea', { id: 'prompt', rows: 2, placeholder: 'Message the agent \u2014 Enter sends, Shift+Enter adds a line', 'aria-label': 'Message' });
+    this.fileInput = el('input', { type: 'file', id: 'file', multiple: true, class: 'sr-only', 'aria-label': 'Attach files' });
+    this.fileInput.addEventListener('change', () => { this.addFiles([...this.fileInput.files]); this.fileInput.value = ''; });
+    this.attached = el('ul', { class: 'attached', 'aria-label': 'Attached files' });
+    this.send = el('button', { type: 'submit', id: 'send', class: 'primary needs-online', text: 'Send' });
+    this.cancel = el('button', { type: 'button', id: 'cancel', class: 'secondary needs-online', text: 'Stop', title: 'Stop the turn (Esc)', hidden: true, onclick: () => this.stop() });
+    this.footer = el('div', { id: 'footer', class: 'muted small', 'aria-live': 'off' });
+    this.composer = el('form', { id: 'composer', onsubmit: (ev) => { ev.preventDefault(); this.submit(); } },
+      this.attached,
+      el('div', { class: 'composer-row' },
+        el('label', { class: 'button secondary icon-label', for: 'file', title: 'Attach files (or drop or paste them)', text: 'Attach' }), this.fileInput,
+        this.input, el('div', { class: 'buttons' }, this.cancel, this.send)));
+    this.input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); this.submit(); } });
+    this.input.addEventListener('paste', (ev) => { const fs = [...(ev.clipboardData && ev.clipboardData.files || [])]; if (fs.length) { ev.preventDefault(); this.addFiles(fs); } });
+    this.log.addEventListener('dragover', (ev) => ev.preventDefault());
+    this.log.addEventListener('drop', (ev) => { ev.preventDefault(); this.addFiles([...ev.dataTransfer.files]); });
+  }
+  nodes() {
+    const renameBtn = el('button', { type: 'button', class: 'icon', 'aria-label': 'Rename this session', title: 'Rename', text: '\u270e', onclick: () => this.sessionId && rename(this.sessionId, this.titleEl) });
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.model)), this.log, this.composer, this.footer];
+  }
+  dispose() { this.disposed = true; }
+  notice(text) { this.log.append(el('p', { class: 'notice', role: 'alert', text })); }
+  fatal(e) {
+    if (this.attachedOnce) return false;
+    this.log.append(el('p', { class: 'error', role: 'alert', text: 'Could not open the session: ' + e.message }));
+    return e.code !== undefined; // the daemon answered: reconnecting will not help
+  }
+  setInfo(info) {
+    this.info = info;
+    this.titleEl.textContent = sessionTitle(info);
+    document.title = sessionTitle(info) + ' \u2014 zeroclaw';
+  }
+  // attach opens (or makes) the session on conn and shows what this page
+  // has not seen yet: the whole history the first time, after a
+  // reconnect only the events after the last one shown.
+  async attach(conn) {
+    const params = { keep_siblings: true };
+    if (this.sessionId) params.sessionId = this.sessionId;
+    else Object.assign(params, { agentAlias: this.fresh.agentAlias, cwd: this.fresh.cwd || undefined, mode: 'code' });
+    const s = await conn.call('session/new', params);
+    if (!this.sessionId) {
+      this.sessionId = s.sessionId;
+      app.current = s.sessionId;
+      history.replaceState(null, '', '#/s/' + s.sessionId);
+      if (this.fresh.model && this.fresh.model !== s.model) {
+        try { Object.assign(s, await conn.call('session/configure', { sessionId: s.sessionId, model: this.fresh.model })); } catch (_) { /* shown as it is */ }
+      }
+    }
+    this.started = s;
+    this.meta.textContent = s.agentAlias + ' \u00b7 ' + s.cwd;
+    this.meta.title = 'agent ' + s.agentAlias + ', working in ' + s.cwd + ', risk ' + s.risk;
+    await modelOptions(this.model, s.agentAlias, s.model);
+    const info = app.sessions.get(s.sessionId);
+    if (info) this.setInfo(info); else this.titleEl.textContent = 'Untitled session';
+    for (;;) {
+      const h = await conn.call('session/history', { sessionId: s.sessionId, sinceSeq: this.seen });
+      for (const ev of h.events) this.update(ev);
+      if (!h.more || h.events.length === 0) break;
+    }
+    this.attachedOnce = true;
+    if (!this.footer.textContent) this.footer.textContent = (s.model || '') + (s.contextWindow ? ' \u00b7 context ' + s.contextWindow.toLocaleString() + ' tokens' : '');
+    renderList();
+    if (document.activeElement === document.body) this.input.focus();
+  }
+  async configure() {
+    if (!this.sessionId) return;
+    try {
+      const r = await app.conn.call('session/configure', { sessionId: this.sessionId, model: this.model.value });
+      this.footer.textContent = 'model ' + r.model + ' from the next turn';
+    } catch (e) { this.notice('Could not change the model: ' + e.message); }
+  }
+  addFiles(files) {
+    for (const f of files) {
+      if (f.size > 10 * 1024 * 1024) { this.notice(f.name + ' is larger than 10 MiB: not attached.'); continue; }
+      this.files.push(f);
+    }
+    this.attached.replaceChildren(...this.files.map((f, i) => el('li', {}, el('span', { text: f.name + ' (' + Math.ceil(f.size / 1024) + ' KiB)' }),
+      el('button', { type: 'button', class: 'icon', 'aria-label': 'Remove ' + f.name, text: '\u2715', onclick: () => { this.files.splice(i, 1); this.addFiles([]); } }))));
+  }
+  // upload sends a file in parts of 1 MiB (file/upload) and returns its
+  // attachment ({refId}).
+  async upload(f) {
+    const bytes = new Uint8Array(await f.arrayBuffer());
+    let uploadId;
+    const part = 1 << 20;
+    for (let off = 0; ; off += part) {
+      const chunk = bytes.subarray(off, off + part);
+      let bin = '';
+      for (let i = 0; i < chunk.length; i += 0x8000) bin += String.fromCharCode.apply(null, chunk.subarray(i, i + 0x8000));
+      const final = off + part >= bytes.length;
+      const r = await app.conn.call('file/upload', { uploadId, dataB64: btoa(bin), final, filename: f.name, mimeType: f.type || 'application/octet-stream' });
+      uploadId = r.uploadId;
+      if (final) return { refId: r.file.refId, filename: f.name, mimeType: f.type || undefined };
+    }
+  }
+  async submit() {
+    const text = this.input.value;
+    if ((!text.trim() && this.files.length === 0) || !app.online || !this.sessionId) return;
+    const files = this.files;
+    this.files = [];
+    this.addFiles([]);
+    this.input.value = '';
+    try {
+      const attachments = [];
+      for (const f of files) attachments.push(await this.upload(f));
+      await app.conn.call('session/prompt', { sessionId: this.sessionId, prompt: text, attachments: attachments.length ? attachments : undefined });
+    } catch (e) {
+      if (!app.online) { this.input.value = text; this.files = files; this.addFiles([]); }
+      this.notice(e.message);
+    }
+  }
+  stop() { if (this.sessionId && app.online) app.conn.call('session/cancel', { sessionId: this.sessionId }).catch(() => {}); }
+  setRunning(on) {
+    this.running = on;
+    this.cancel.hidden = !on;
+    this.log.setAttribute('aria-busy', String(on));
   }
   scroll() { this.log.scrollTop = this.log.scrollHeight; }
   update(u) {
@@ -283,96 +610,148 @@ class SessionView {
     switch (u.type) {
       case 'user_message':
         this.answer = this.thought = null;
-        this.log.append(el('div', { class: 'msg user' }, markdown(u.text || '')));
+        this.setRunning(true);
+        this.log.append(el('div', { class: 'msg user', 'aria-label': 'You' }, markdown(u.text || '')));
         break;
       case 'agent_message_chunk': {
         if (!this.answer) {
-          this.answer = { text: '', node: el('div', { class: 'msg agent' }) };
+          this.answer = { text: '', node: el('div', { class: 'msg agent', 'aria-label': 'Agent' }), dirty: false };
           this.log.append(this.answer.node);
         }
-        this.answer.text += u.text || '';
-        this.answer.node.replaceChildren(markdown(this.answer.text));
+        const a = this.answer;
+        a.text += u.text || '';
+        // One render a frame, whatever the number of chunks.
+        if (!a.dirty) { a.dirty = true; requestAnimationFrame(() => { a.dirty = false; a.node.replaceChildren(markdown(a.text)); this.scroll(); }); }
         break;
       }
       case 'agent_thought_chunk': {
         if (!this.thought) {
-          this.thought = { text: '', body: el('div', { class: 'thought-text' }) };
-          this.log.append(el('details', { class: 'thought' }, el('summary', { text: 'Thinking' }), this.thought.body));
+          this.thought = { text: '', body: el('div', { class: 'thought-text' }), summary: el('summary', { text: 'Thinking\u2026' }) };
+          this.log.append(el('details', { class: 'thought' }, this.thought.summary, this.thought.body));
         }
         this.thought.text += u.text || '';
         this.thought.body.textContent = this.thought.text;
         break;
       }
-      case 'tool_call': {
-        this.answer = this.thought = null;
-        const out = el('pre', { class: 'tool-output', text: 'running\u2026' });
-        const node = el('div', { class: 'tool', 'data-id': u.toolCallId },
-          el('div', { class: 'tool-name', text: '\u2699 ' + u.name }),
-          el('pre', { class: 'tool-input', text: JSON.stringify(u.rawInput, null, 2) }), out);
-        this.tools.set(u.toolCallId, out);
-        this.log.append(node);
-        break;
-      }
+      case 'tool_call': this.endThought(); this.answer = null; this.toolCard(u.toolCallId, u.name, u.rawInput); break;
       case 'tool_result': {
-        const out = this.tools.get(u.toolCallId);
-        if (out) {
-          out.textContent = u.rawOutput === '' ? '(no output)' : u.rawOutput;
-          out.classList.toggle('error', !!u.isError);
-        }
+        const card = this.toolCard(u.toolCallId, u.name, null);
+        card.output.textContent = u.rawOutput === '' ? '(no output)' : u.rawOutput;
+        card.output.hidden = false;
+        card.output.classList.toggle('error', !!u.isError);
+        if (card.status !== 'refused') this.toolStatus(card, u.isError ? 'failed' : 'done');
         break;
       }
-      case 'approval_request': {
-        const decide = (decision) => state.daemon.call('session/approve', { sessionId: this.sessionId, requestId: u.requestId, decision }).catch(() => {});
-        const buttons = el('div', { class: 'buttons' },
-          el('button', { class: 'allow', text: 'Allow once', onclick: () => decide('allow_once') }),
-          el('button', { class: 'secondary', text: 'Always allow ' + u.toolName, onclick: () => decide('allow_always') }),
-          el('button', { class: 'reject', text: 'Reject', onclick: () => decide('reject_once') }));
-        const node = el('div', { class: 'approval', 'data-request': u.requestId },
-          el('div', { class: 'approval-title', text: 'Approve ' + u.toolName + '?' }),
-          el('div', { text: u.summary || '' }),
-          el('pre', { class: 'tool-input', text: JSON.stringify(u.rawInput, null, 2) }), buttons);
-        this.approvals.set(u.requestId, node);
-        this.log.append(node);
-        break;
-      }
+      case 'approval_request': this.approval(u); break;
       case 'approval_resolved': {
-        const node = this.approvals.get(u.requestId);
-        if (node) {
-          const b = node.querySelector('.buttons');
-          if (b) b.replaceWith(el('div', { class: 'resolved', text: (u.decision || '').replace('_', ' ') + (u.by ? ' (' + u.by + ')' : '') }));
-        }
+        const a = this.approvals.get(u.requestId);
+        if (!a) break;
+        this.approvals.delete(u.requestId);
+        const allowed = (u.decision || '').startsWith('allow');
+        a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (u.decision.endsWith('always') ? ' for this session' : u.decision.endsWith('_input') ? ' for this exact input' : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') }));
+        this.toolStatus(a.card, allowed ? 'running' : 'refused');
         break;
       }
       case 'plan':
-        this.log.append(el('div', { class: 'plan' }, el('div', { class: 'tool-name', text: 'Plan' }),
-          el('ul', {}, (u.entries || []).map((e) => el('li', { class: 'plan-' + e.status, text: e.content + ' \u2014 ' + e.status })))));
+        this.log.append(el('div', { class: 'plan card' }, el('div', { class: 'card-title', text: 'Plan' }),
+          el('ul', {}, (u.entries || []).map((e) => el('li', { class: 'plan-' + e.status }, el('span', { class: 'plan-status', text: e.status }), ' ', e.content)))));
         break;
       case 'context_usage':
-        this.footer.textContent = 'context: ' + u.inputTokens + (u.maxContextTokens ? ' / ' + u.maxContextTokens : '') + ' tokens';
+        this.footer.textContent = 'context ' + (u.inputTokens || 0).toLocaleString() + (u.maxContextTokens ? ' of ' + u.maxContextTokens.toLocaleString() : '') + ' tokens';
+        break;
+      case 'history_trimmed':
+        this.log.append(el('div', { class: 'turn-end', text: 'Older turns were summarised out of the model\u2019s view (' + (u.droppedMessages || 0) + ' messages).' }));
         break;
       case 'turn_complete':
+        this.endThought();
         this.answer = this.thought = null;
+        for (const card of this.tools.values()) if (card.status === 'running' || card.status === 'waiting') this.toolStatus(card, 'stopped');
         this.log.append(el('div', { class: 'turn-end ' + (u.outcome || ''), text: 'turn ' + (u.outcome || 'ended') + (u.error ? ': ' + u.error.message : '') }));
+        this.setRunning(false);
         break;
       default:
         break;
     }
     this.scroll();
   }
+  endThought() { if (this.thought) { this.thought.summary.textContent = 'Thought'; this.thought = null; } }
+  // toolCard finds or makes the card of a tool call.
+  toolCard(id, name, input) {
+    let card = this.tools.get(id);
+    if (!card) {
+      const chip = el('span', { class: 'chip' });
+      const summary = el('div', { class: 'tool-summary' });
+      const inputPre = el('pre', { class: 'tool-input' });
+      const output = el('pre', { class: 'tool-output', hidden: true });
+      const box = el('div', { class: 'approval-box' });
+      const node = el('section', { class: 'tool card', 'data-id': id, 'aria-label': 'Tool ' + name },
+        el('div', { class: 'card-title' }, el('span', { class: 'tool-name', text: name }), chip), summary,
+        el('details', { class: 'tool-details' }, el('summary', { text: 'Input' }), inputPre), box, output);
+      card = { node, chip, summary, inputPre, output, box, name, status: '' };
+      this.tools.set(id, card);
+      this.log.append(node);
+      this.toolStatus(card, 'running');
+    }
+    if (input) {
+      card.input = input;
+      card.inputPre.textContent = JSON.stringify(input, null, 2);
+      const line = input.command !== undefined ? '$ ' + input.command : input.path !== undefined ? String(input.path) : input.pattern !== undefined ? String(input.pattern) : '';
+      card.summary.textContent = line;
+      card.summary.hidden = !line;
+    }
+    return card;
+  }
+  toolStatus(card, status) {
+    card.status = status;
+    card.chip.textContent = TOOL_STATUS[status];
+    card.chip.className = 'chip ' + status;
+    card.node.dataset.status = status;
+  }
+  // approval shows the question once, in its tool's card: the whole
+  // command, or the change as a diff, and the answers.
+  approval(u) {
+    const card = this.toolCard(u.toolCallId || u.requestId, u.toolName, u.rawInput);
+    this.toolStatus(card, 'waiting');
+    const decide = (decision) => {
+      for (const b of card.box.querySelectorAll('button')) b.disabled = true;
+      app.conn.call('session/approve', { sessionId: this.sessionId, requestId: u.requestId, decision }).catch((e) => {
+        for (const b of card.box.querySelectorAll('button')) b.disabled = false;
+        this.notice('The answer did not reach the daemon: ' + e.message);
+      });
+    };
+    const opts = u.options || [];
+    const diff = diffView(u.toolName, u.rawInput);
+    card.box.replaceChildren(
+      diff,
+      !diff && u.summary ? el('div', { class: 'approval-summary', text: u.summary }) : null,
+      el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
+        el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
+        opts.includes('allow_always_input') && u.toolName === 'shell' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
+        el('button', { type: 'button', class: 'secondary needs-online', text: 'Always allow ' + u.toolName, onclick: () => decide('allow_always') }),
+        el('button', { type: 'button', class: 'reject needs-online', text: 'Reject', title: 'Alt+R', onclick: () => decide('reject_once') })));
+    card.details = card.node.querySelector('.tool-details');
+    if (!diff && card.details) card.details.open = true;
+    this.approvals.set(u.requestId, { card, box: card.box, decide });
+    refreshOnline();
+  }
+  // the oldest approval still waiting
+  pending() { return this.approvals.values().next().value || null; }
   // elicitation/create: a form built from the requested schema.
   request(method, params) {
     if (method !== 'elicitation/create') return Promise.reject(new Error('not supported: ' + method));
     return new Promise((resolve) => {
       const props = (params.requestedSchema && params.requestedSchema.properties) || {};
       const fields = [];
-      const form = el('form', { class: 'elicit' }, el('div', { class: 'approval-title', text: params.message || 'The agent asks' }));
+      const form = el('form', { class: 'elicit card' }, el('div', { class: 'card-title', text: params.message || 'The agent asks' }));
+      let n = 0;
       for (const [name, p] of Object.entries(props)) {
+        const id = 'q' + Date.now() + '-' + (n++);
         let input;
-        if (p.enum) input = el('select', { name }, p.enum.map((v, k) => el('option', { value: v, text: (p.enumNames && p.enumNames[k]) || v })));
-        else if (p.type === 'boolean') input = el('input', { type: 'checkbox', name });
-        else input = el('input', { name, type: p.type === 'number' || p.type === 'integer' ? 'number' : 'text' });
+        if (p.enum) input = el('select', { name, id }, p.enum.map((v, k) => el('option', { value: v, text: (p.enumNames && p.enumNames[k]) || v })));
+        else if (p.type === 'boolean') input = el('input', { type: 'checkbox', name, id });
+        else input = el('input', { name, id, type: p.type === 'number' || p.type === 'integer' ? 'number' : 'text' });
         fields.push([name, p, input]);
-        form.append(el('label', {}, el('span', { text: p.title || p.description || name }), input));
+        form.append(el('label', { for: id, text: p.title || p.description || name }), input);
       }
       const done = (action) => {
         const content = {};
@@ -383,16 +762,59 @@ class SessionView {
             else content[name] = input.value;
           }
         }
-        form.replaceWith(el('div', { class: 'resolved', text: action === 'accept' ? 'answered' : 'declined' }));
+        form.replaceWith(el('div', { class: 'resolved', text: action === 'accept' ? 'Answered' : 'Declined' }));
         resolve(action === 'accept' ? { action, content } : { action });
       };
       form.addEventListener('submit', (ev) => { ev.preventDefault(); done('accept'); });
-      form.append(el('div', { class: 'buttons' }, el('button', { type: 'submit', text: 'Answer' }),
+      form.append(el('div', { class: 'buttons' }, el('button', { type: 'submit', class: 'primary', text: 'Answer' }),
         el('button', { type: 'button', class: 'secondary', text: 'Decline', onclick: () => done('decline') })));
       this.log.append(form);
       this.scroll();
+      const first = form.querySelector('input, select');
+      if (first) first.focus();
     });
   }
 }
+
+// ---- keyboard ----
+
+const SHORTCUTS = [
+  ['Alt+N', 'new session'], ['/', 'focus the message box'], ['Esc', 'stop the running turn (or close the list)'],
+  ['Alt+A', 'allow the waiting tool once'], ['Alt+R', 'reject the waiting tool'], ['Alt+K', 'search sessions'], ['?', 'these shortcuts'],
+];
+
+function toggleHelp() {
+  let d = document.getElementById('help');
+  if (!d) {
+    d = el('dialog', { id: 'help', 'aria-label': 'Keyboard shortcuts' }, el('h2', { text: 'Keyboard shortcuts' }),
+      el('dl', {}, SHORTCUTS.map(([k, what]) => [el('dt', {}, el('kbd', { text: k })), el('dd', { text: what })])),
+      el('form', { method: 'dialog' }, el('button', { class: 'primary', text: 'Close' })));
+    document.body.append(d);
+  }
+  if (d.open) d.close(); else d.showModal();
+}
+
+document.addEventListener('keydown', (ev) => {
+  if (!app.status) return;
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(ev.target.tagName);
+  const v = app.view;
+  if (ev.altKey && !ev.ctrlKey && !ev.metaKey) {
+    if (ev.code === 'KeyN') { ev.preventDefault(); newSessionPage(); const a = document.getElementById('new-agent'); if (a) a.focus(); return; }
+    if (ev.code === 'KeyK') { ev.preventDefault(); drawer(true); const s = document.getElementById('search'); if (s) s.focus(); return; }
+    if ((ev.code === 'KeyA' || ev.code === 'KeyR') && v && v.pending()) {
+      ev.preventDefault();
+      v.pending().decide(ev.code === 'KeyA' ? 'allow_once' : 'reject_once');
+      return;
+    }
+  }
+  if (ev.key === 'Escape') {
+    if (document.body.classList.contains('drawer-open')) { drawer(false); return; }
+    if (v && v.running) { ev.preventDefault(); v.stop(); }
+    return;
+  }
+  if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === '/' && v) { ev.preventDefault(); v.input.focus(); }
+  else if (ev.key === '?') { ev.preventDefault(); toggleHelp(); }
+});
 
 boot();
