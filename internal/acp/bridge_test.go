@@ -373,7 +373,7 @@ func TestBridgeAgainstDaemon(t *testing.T) {
 
 	// list, and load from a second editor: history replays as updates.
 	list := result(t, e.call("session/list", `{}`))
-	if ss := list["sessions"].([]any); len(ss) != 1 || ss[0].(map[string]any)["sessionId"] != sid || ss[0].(map[string]any)["title"] != "hello\n\n[Resource: file:///a.txt]\nA" {
+	if ss := list["sessions"].([]any); len(ss) != 1 || ss[0].(map[string]any)["sessionId"] != sid || ss[0].(map[string]any)["title"] != "hello" {
 		t.Errorf("list %v", list)
 	}
 	e2 := startBridge(t, endpoint)

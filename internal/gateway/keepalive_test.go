@@ -18,37 +18,46 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
-// A WebSocket whose peer answers no ping is closed after the ping
-// interval and the pong wait; one whose peer reads (and so answers
-// pings) stays, idle as it is.
-func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
+// lone starts a gateway alone (its keeper on a store of its own; each
+// connection served by reading it to its end, then ended) and pairs a
+// script's token.
+func lone(t *testing.T, ko pairing.Options, ping, pongWait time.Duration, ended func(rpc.Peer)) (*Gateway, string) {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "zc.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	k, err := pairing.New(context.Background(), st, pairing.Options{})
+	t.Cleanup(func() { st.Close() })
+	k, err := pairing.New(context.Background(), st, ko)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ended := make(chan string, 2)
-	g, err := Start(Options{Config: config.Gateway{Listen: "127.0.0.1:0"}, Keeper: k,
-		Ping: 100 * time.Millisecond, PongWait: 100 * time.Millisecond,
+	g, err := Start(Options{Config: config.Gateway{Listen: "127.0.0.1:0"}, Keeper: k, Ping: ping, PongWait: pongWait,
 		Serve: func(ctx context.Context, rwc io.ReadWriteCloser, peer rpc.Peer) error {
 			io.Copy(io.Discard, rwc) // reads until the connection ends
-			ended <- peer.Label
+			if ended != nil {
+				ended(peer)
+			}
 			return nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close(context.Background())
+	t.Cleanup(func() { g.Close(context.Background()) })
 	code, _ := k.NewCode()
 	cred, _, err := k.Pair("test", code, "", false)
-	tok := cred.Token
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, cred.Token
+}
+
+// A WebSocket whose peer answers no ping is closed after the ping
+// interval and the pong wait; one whose peer reads (and so answers
+// pings) stays, idle as it is.
+func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
+	ended := make(chan string, 2)
+	g, tok := lone(t, pairing.Options{}, 100*time.Millisecond, 100*time.Millisecond, func(peer rpc.Peer) { ended <- peer.Label })
 	dial := func() *websocket.Conn {
 		c, _, err := websocket.Dial(context.Background(), strings.Replace(g.URL(), "http", "ws", 1)+"/ws",
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
@@ -79,34 +88,11 @@ func TestKeepaliveDropsAPeerThatAnswersNoPing(t *testing.T) {
 // A credential that lapses while its WebSocket is open closes it (1008)
 // at the next keepalive round, and its requests are refused from then.
 func TestExpiredCredentialClosesItsWebSocket(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "zc.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	k, err := pairing.New(context.Background(), st, pairing.Options{TokenTTL: time.Hour, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Start(Options{Config: config.Gateway{Listen: "127.0.0.1:0"}, Keeper: k,
-		Ping: 50 * time.Millisecond, PongWait: time.Second,
-		Serve: func(ctx context.Context, rwc io.ReadWriteCloser, peer rpc.Peer) error {
-			io.Copy(io.Discard, rwc)
-			return nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close(context.Background())
-	code, _ := k.NewCode()
-	cred, _, err := k.Pair("test", code, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hdr := http.Header{"Authorization": {"Bearer " + cred.Token}}
+	g, tok := lone(t, pairing.Options{TokenTTL: time.Hour, Now: clock}, 50*time.Millisecond, time.Second, nil)
+	hdr := http.Header{"Authorization": {"Bearer " + tok}}
 	c, _, err := websocket.Dial(context.Background(), strings.Replace(g.URL(), "http", "ws", 1)+"/ws", &websocket.DialOptions{HTTPHeader: hdr})
 	if err != nil {
 		t.Fatal(err)
