@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -495,5 +496,34 @@ func TestAnswerThenHangUpIsNeverLost(t *testing.T) {
 		if err != nil || got != "bye" {
 			t.Fatalf("call %d: %q %v, want the answer", i, got, err)
 		}
+	}
+}
+
+// noDeadlines hides a stream's deadlines, as a WebSocket message stream
+// has none.
+type noDeadlines struct{ io.ReadWriteCloser }
+
+// An oversized line whose end was read with it leaves nothing to drop:
+// the connection answers the error and closes, without reading on (the
+// next line is another message, and on a stream without deadlines the
+// read would wait for it for ever).
+func TestOversizedCompleteLineClosesWithoutReadingOn(t *testing.T) {
+	a, b := net.Pipe()
+	c := NewConn(noDeadlines{a}, echoHandler(nil), Options{MaxFrame: 100})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(context.Background()) }()
+	t.Cleanup(func() { c.Close(); b.Close(); <-done })
+	p := newRawPeer(t, b)
+	p.send(`{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("x", 200) + `"],"id":1}`)
+	if got := p.next("frame error"); !strings.Contains(got, `"frame exceeds 100 bytes"`) {
+		t.Fatalf("got %s", got)
+	}
+	select {
+	case l, ok := <-p.lines:
+		if ok {
+			t.Fatalf("after the error: %s", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection waits for another line instead of closing")
 	}
 }
