@@ -402,6 +402,8 @@ func (s *Session) run(j *job) {
 		}
 		s.mu.Unlock()
 	}
+	// The list shows a live session's state from memory: idle only now.
+	s.m.changed(s.id)
 }
 
 // turn runs one prompt. The prompting client is answered only after the
