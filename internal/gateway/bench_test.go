@@ -65,10 +65,21 @@ func roundTrip(b *testing.B, c *websocket.Conn, msg []byte) {
 }
 
 // BenchmarkWSRoundTrip: sequential status calls over /ws against the
-// floor, a bare coder/websocket echo server on loopback answering the
-// same frame with the same client code, measured in the same run.
+// floor, a bare coder/websocket server on loopback that answers each
+// message with the daemon's own answer to status (the same frames both
+// ways, read by the same client code), measured in the same run.
 func BenchmarkWSRoundTrip(b *testing.B) {
 	url, _, tok := benchGW(b)
+	zc := wsBench(b, strings.Replace(url, "http", "ws", 1)+"/ws", http.Header{"Authorization": {"Bearer " + tok}})
+	roundTrip(b, zc, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
+	status := []byte(`{"jsonrpc":"2.0","id":1,"method":"status"}`)
+	if err := zc.Write(context.Background(), websocket.MessageText, status); err != nil {
+		b.Fatal(err)
+	}
+	_, answer, err := zc.Read(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
 	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 		if err != nil {
@@ -77,20 +88,17 @@ func BenchmarkWSRoundTrip(b *testing.B) {
 		defer c.CloseNow()
 		ctx := r.Context()
 		for {
-			typ, m, err := c.Read(ctx)
+			typ, _, err := c.Read(ctx)
 			if err != nil {
 				return
 			}
-			if c.Write(ctx, typ, m) != nil {
+			if c.Write(ctx, typ, answer) != nil {
 				return
 			}
 		}
 	}))
 	defer floor.Close()
-	zc := wsBench(b, strings.Replace(url, "http", "ws", 1)+"/ws", http.Header{"Authorization": {"Bearer " + tok}})
-	roundTrip(b, zc, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
 	fl := wsBench(b, strings.Replace(floor.URL, "http", "ws", 1), nil)
-	status := []byte(`{"jsonrpc":"2.0","id":1,"method":"status"}`)
 	var tz, tf time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; {

@@ -36,6 +36,7 @@ type Server struct {
 	// live is the config in force for status (cfg, the start's, keeps
 	// the frame limits, which need a restart).
 	live     atomic.Pointer[config.Config]
+	agents   atomic.Pointer[agentList] // status's agents, for the config they were made from
 	sessions *session.Manager
 	uploads  *attach.Store
 
@@ -307,17 +308,8 @@ func (b *binding) status() protocol.StatusResult {
 	for _, m := range s.sessions.MCPStatus() {
 		servers = append(servers, protocol.MCPServerStatus(m))
 	}
-	agents := []protocol.AgentStatus{}
-	for _, alias := range cfg.AgentAliases() {
-		a := cfg.Agents[alias]
-		as := protocol.AgentStatus{Alias: alias, Provider: a.Provider, ProviderKind: cfg.Providers[a.Provider].Kind, Risk: a.Risk}
-		if ai, err := s.sessions.AgentInfo(alias); err == nil {
-			as.Model = ai.Model
-		}
-		agents = append(agents, as)
-	}
 	return protocol.StatusResult{
-		Agents:          agents,
+		Agents:          s.agentsOf(cfg),
 		MCPServers:      servers,
 		ConfigWarnings:  cfg.Warnings,
 		ServerVersion:   s.version,
@@ -336,6 +328,31 @@ func (b *binding) status() protocol.StatusResult {
 		ProviderURL:     info.URL,
 		Gateway:         s.gatewayURLOrEmpty(),
 	}
+}
+
+// agentList is status's list of agents, made once per config.
+type agentList struct {
+	cfg    *config.Config
+	agents []protocol.AgentStatus
+}
+
+// agentsOf describes cfg's agents; what they run on changes only with
+// the config, so the list is made once per config, not per status.
+func (s *Server) agentsOf(cfg *config.Config) []protocol.AgentStatus {
+	if l := s.agents.Load(); l != nil && l.cfg == cfg {
+		return l.agents
+	}
+	agents := []protocol.AgentStatus{}
+	for _, alias := range cfg.AgentAliases() {
+		a := cfg.Agents[alias]
+		as := protocol.AgentStatus{Alias: alias, Provider: a.Provider, ProviderKind: cfg.Providers[a.Provider].Kind, Risk: a.Risk}
+		if ai, err := s.sessions.AgentInfo(alias); err == nil {
+			as.Model = ai.Model
+		}
+		agents = append(agents, as)
+	}
+	s.agents.Store(&agentList{cfg: cfg, agents: agents})
+	return agents
 }
 
 func (s *Server) gatewayURLOrEmpty() string {
