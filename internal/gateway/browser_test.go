@@ -158,7 +158,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	var out struct {
 		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
 		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
-		Agents, Models, Unlabelled, PageErrors, Steps                                                                       []string
+		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
+		EditCard                                                                                                            string
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -197,6 +198,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		"a command waiting: chip %q, command %q, shown once %v", out.WaitingChip, out.ApprovalCommand, out.ApprovalShownOnce)
 	check(out.DoneChip == "done" && strings.Contains(out.ToolOutput, "hi"), "after Alt+A: chip %q, output %q", out.DoneChip, out.ToolOutput)
 	check(out.DiffDel == "- old line" && out.DiffAdd == "+ new line", "the edit's diff: %q / %q", out.DiffDel, out.DiffAdd)
+	check(!strings.Contains(out.EditCard, "null") && strings.Contains(out.EditCard, "waiting for approval"), "the edit's card reads %q", out.EditCard)
 	check(out.RefusedChip == "refused", "after Alt+R: chip %q", out.RefusedChip)
 	b, _ := os.ReadFile(filepath.Join(cwd, "notes.txt"))
 	check(string(b) == "old line\n", "the refused edit changed the file: %q", b)
@@ -235,6 +237,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.PhoneLogTop < 200 && out.PhonePromptVisible && out.PhoneListHidden && out.PhoneDrawerOpens,
 		"phone: conversation at %dpx, prompt visible %v, list hidden %v, drawer opens %v", out.PhoneLogTop, out.PhonePromptVisible, out.PhoneListHidden, out.PhoneDrawerOpens)
 	check(len(out.Unlabelled) == 0, "controls without a label: %v", out.Unlabelled)
+	check(len(out.Shortcuts) >= 6 && out.Shortcuts[0] == "Alt+N", "the shortcuts dialog lists %q", out.Shortcuts)
+	check(len(out.StrayText) == 0, "the page shows %q", out.StrayText)
 	check(len(out.PageErrors) == 0, "script errors in the page: %v", out.PageErrors)
 	for _, f := range []string{"desktop-light.png", "desktop-dark.png", "phone-light.png", "phone-dark.png"} {
 		if fi, err := os.Stat(filepath.Join(shots, f)); err != nil || fi.Size() == 0 {

@@ -76,6 +76,7 @@ try {
   await page.fill('#prompt', '/tool edit_file {"path":"notes.txt","old":"old line","new":"new line"}');
   await page.click('#send');
   await page.waitForSelector('.tool[data-status="waiting"] .diff');
+  out.editCard = await text('.tool[data-status="waiting"]');
   out.diffDel = await text('.tool[data-status="waiting"] .diff-del');
   out.diffAdd = await text('.tool[data-status="waiting"] .diff-add');
   await page.keyboard.press('Alt+R');
@@ -223,6 +224,15 @@ try {
   await page.screenshot({ path: join(shots, 'phone-dark-drawer.png') });
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => !document.body.classList.contains('drawer-open'));
+
+  step('the shortcuts, listed with ?');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.click('#log');
+  await page.keyboard.press('?');
+  await page.waitForSelector('dialog#help[open]');
+  out.shortcuts = await page.$$eval('dialog#help dt', (d) => d.map((e) => e.textContent));
+  await page.keyboard.press('Escape');
+  out.strayText = await page.evaluate(() => ['[object ', 'undefined', 'NaN'].filter((w) => document.body.innerText.includes(w)));
 
   step('labels on every control');
   out.unlabelled = await page.evaluate(() => [...document.querySelectorAll('button, input, select, textarea')].filter((e) => {

@@ -153,9 +153,9 @@ function login(message) {
     } catch (e) { msg.textContent = e.message; }
   } },
   el('h1', { text: 'zeroclaw' }),
-  el('label', { for: 'code', text: 'Pairing code' }),
-  el('p', { id: 'code-help', class: 'muted', text: 'Get one on the daemon\u2019s machine with:' }),
+  el('p', { id: 'code-help', class: 'muted', text: 'Pair this browser with the daemon. Get a code on the daemon\u2019s machine with:' }),
   el('pre', { text: 'zeroclaw gateway pair' }),
+  el('label', { for: 'code', text: 'Pairing code' }),
   code, el('button', { type: 'submit', id: 'login', text: 'Pair this browser' }), msg);
   $app.replaceChildren(el('main', { class: 'login-page' }, form));
   code.focus();
@@ -721,14 +721,14 @@ class SessionView {
     };
     const opts = u.options || [];
     const diff = diffView(u.toolName, u.rawInput);
-    card.box.replaceChildren(
+    card.box.replaceChildren(...[
       diff,
       !diff && u.summary ? el('div', { class: 'approval-summary', text: u.summary }) : null,
       el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
         el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
         opts.includes('allow_always_input') && u.toolName === 'shell' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
         el('button', { type: 'button', class: 'secondary needs-online', text: 'Always allow ' + u.toolName, onclick: () => decide('allow_always') }),
-        el('button', { type: 'button', class: 'reject needs-online', text: 'Reject', title: 'Alt+R', onclick: () => decide('reject_once') })));
+        el('button', { type: 'button', class: 'reject needs-online', text: 'Reject', title: 'Alt+R', onclick: () => decide('reject_once') }))].filter(Boolean));
     card.details = card.node.querySelector('.tool-details');
     if (!diff && card.details) card.details.open = true;
     this.approvals.set(u.requestId, { card, box: card.box, decide });

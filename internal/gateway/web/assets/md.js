@@ -13,7 +13,7 @@ function el(tag, attrs, ...kids) {
     else if (k === 'text') e.textContent = v;
     else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? '' : v);
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined || k === false) continue;
     e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   }
