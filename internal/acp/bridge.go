@@ -59,6 +59,7 @@ type Bridge struct {
 	terminal  bool                     // the editor runs commands (terminal/*)
 	runs      map[string]string        // daemon runId -> the editor's terminalId
 	shells    map[string]string        // sessionId -> the shell tool call in progress
+	calls     map[string]toolCall      // toolCallId -> the call, until its result
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -70,7 +71,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 	if o.AgentAlias == "" {
 		o.AgentAlias = "default"
 	}
-	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{}}
+	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{},
+		calls: map[string]toolCall{}}
 	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
 	// base64): take frames up to the attachments' request limit.
 	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-", MaxFrame: editorMaxFrame})

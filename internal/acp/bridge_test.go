@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -654,4 +655,59 @@ func TestUnknownMetaIsAccepted(t *testing.T) {
 		t.Fatalf("prompt with _meta: %v", res)
 	}
 	e.updates()
+}
+
+// A tool call starts pending exactly when the daemon will ask for its
+// approval, as the daemon says (needsApproval): not a shell under the
+// full mode, nor a tool allowed for the session already; an untrusted
+// MCP tool, which the bridge cannot know by its name, does.
+func TestToolCallPendingExactlyWhenApprovalFollows(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("building the MCP test server: %v\n%s", err, out)
+	}
+	e := startBridge(t, runDaemon(t))
+	answer := "allow_once"
+	e.choose = func(map[string]any) string { return answer }
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[{"name":"calc","command":"`+bin+`","args":[],"env":[]}]}`))["sessionId"].(string)
+	e.updates()
+	turn := func(what, prompt string) (status string, asked int) {
+		t.Helper()
+		res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+strconv.Quote(prompt)+`}]}`))
+		if res["stopReason"] != "end_turn" {
+			t.Fatalf("%s: %v", what, res)
+		}
+		for _, u := range e.updates() {
+			if u["sessionUpdate"] == "tool_call" {
+				status = u["status"].(string)
+			}
+		}
+		for {
+			select {
+			case <-e.asked:
+				asked++
+			default:
+				return status, asked
+			}
+		}
+	}
+	for _, c := range []struct {
+		what, mode, answer, prompt, status string
+		asked                              int
+	}{
+		{"a shell under ask", "ask", "allow_once", `/tool shell {"command":"echo a"}`, "pending", 1},
+		{"a shell under full", "full", "", `/tool shell {"command":"echo b"}`, "in_progress", 0},
+		{"an untrusted MCP tool", "ask", "allow_always", `/tool mcp__calc__add {"a":1,"b":2}`, "pending", 1},
+		{"the MCP tool, allowed for the session", "ask", "", `/tool mcp__calc__add {"a":2,"b":3}`, "in_progress", 0},
+		{"a read under ask", "ask", "", `/tool list_dir {}`, "in_progress", 0},
+	} {
+		result(t, e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"mode","value":"`+c.mode+`"}`))
+		e.updates()
+		answer = c.answer
+		if status, asked := turn(c.what, c.prompt); status != c.status || asked != c.asked {
+			t.Errorf("%s: tool_call %q, asked %d times; want %q, %d", c.what, status, asked, c.status, c.asked)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -67,40 +66,6 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 	return nil, nil
 }
 
-// toolKind maps our tools to ACP's kinds.
-func toolKind(name string) string {
-	switch name {
-	case "read_file", "list_dir":
-		return "read"
-	case "search":
-		return "search"
-	case "write_file", "edit_file":
-		return "edit"
-	case "shell":
-		return "execute"
-	case "plan":
-		return "think"
-	}
-	return "other"
-}
-
-// asks reports whether a tool asks for approval (it starts pending).
-func asks(name string) bool { return name == "shell" || name == "write_file" || name == "edit_file" }
-
-func toolTitle(name string, raw json.RawMessage) string {
-	var a map[string]any
-	json.Unmarshal(raw, &a)
-	for _, k := range []string{"command", "path", "pattern", "question"} {
-		if v, ok := a[k].(string); ok && v != "" {
-			if len(v) > 80 {
-				v = v[:80] + "…"
-			}
-			return fmt.Sprintf("%s: %s", name, v)
-		}
-	}
-	return name
-}
-
 func textContent(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
 // forward sends one daemon event to the editor; replay is true while
@@ -119,22 +84,27 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		}
 		update = map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}
 	case protocol.EventToolCall:
+		// The daemon says whether it will ask: pending exactly then.
 		status := "in_progress"
-		if asks(ev.Name) {
+		if ev.NeedsApproval {
 			status = "pending"
 		}
 		input := ev.RawInput
 		if len(input) == 0 {
 			input = json.RawMessage(`{}`)
 		}
-		update = map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": toolTitle(ev.Name, input),
-			"kind": toolKind(ev.Name), "status": status, "rawInput": input}
-		if ev.Name == "shell" && !replay {
-			b.mu.Lock()
+		update = map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": ev.Title,
+			"kind": ev.Kind, "status": status, "rawInput": input}
+		b.mu.Lock()
+		b.calls[ev.ToolCallID] = toolCall{title: ev.Title, kind: ev.Kind}
+		if ev.Kind == protocol.KindExecute && !replay {
 			b.shells[ev.SessionID] = ev.ToolCallID
-			b.mu.Unlock()
 		}
+		b.mu.Unlock()
 	case protocol.EventToolResult:
+		b.mu.Lock()
+		delete(b.calls, ev.ToolCallID)
+		b.mu.Unlock()
 		status := "completed"
 		if ev.IsError {
 			status = "failed"
@@ -177,6 +147,10 @@ func (b *Bridge) forward(ev *event, replay bool) {
 	b.acp.Notify("session/update", map[string]any{"sessionId": ev.SessionID, "update": update})
 }
 
+// toolCall is what the bridge keeps of a call until its result: its
+// title and kind, for the permission request that may follow.
+type toolCall struct{ title, kind string }
+
 // toolOf returns the tool call an approval request was about.
 func (b *Bridge) toolOf(requestID string) string {
 	b.mu.Lock()
@@ -196,6 +170,12 @@ var permissionOptions = []map[string]any{
 // askPermission turns an approval_request into session/request_permission
 // and its outcome into session/approve (cancelled: reject_once).
 func (b *Bridge) askPermission(ev event) {
+	b.mu.Lock()
+	call, ok := b.calls[ev.ToolCallID]
+	b.mu.Unlock()
+	if !ok { // a call this bridge did not see: described as the daemon would
+		call = toolCall{title: tool.Title(ev.ToolName, ev.RawInput), kind: protocol.KindOther}
+	}
 	input := ev.RawInput
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
@@ -208,8 +188,8 @@ func (b *Bridge) askPermission(ev event) {
 	}
 	err := b.acp.Call(context.Background(), "session/request_permission", map[string]any{
 		"sessionId": ev.SessionID,
-		"toolCall": map[string]any{"toolCallId": ev.ToolCallID, "title": toolTitle(ev.ToolName, input),
-			"kind": toolKind(ev.ToolName), "status": "pending", "rawInput": input,
+		"toolCall": map[string]any{"toolCallId": ev.ToolCallID, "title": call.title,
+			"kind": call.kind, "status": "pending", "rawInput": input,
 			"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}},
 		"options": permissionOptions,
 	}, &res)

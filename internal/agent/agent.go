@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -24,10 +25,14 @@ type MessageChunk struct{ Text string }
 // ThoughtChunk is streamed reasoning text.
 type ThoughtChunk struct{ Text string }
 
-// ToolCall is a call the model made, before it runs.
+// ToolCall is a call the model made, before it runs: its title and kind
+// for the people watching, and whether the Host will be asked to
+// approve it (exactly when an Approve for it follows).
 type ToolCall struct {
-	ID, Name string
-	Input    json.RawMessage
+	ID, Name      string
+	Input         json.RawMessage
+	Title, Kind   string
+	NeedsApproval bool
 }
 
 // ToolResult is what a call gave back to the model.
@@ -55,6 +60,7 @@ type ApprovalRequest struct {
 	ToolCallID, ToolName string
 	Input                json.RawMessage
 	Summary              string
+	Kind                 string // the tool's kind (protocol.KindRead, ...)
 }
 
 // Decision is the Host's answer to an ApprovalRequest.
@@ -69,6 +75,9 @@ type Decision struct {
 // who answers questions, and where the transcript is kept.
 type Host interface {
 	Emit(Event)
+	// Standing is a decision already taken for such a call (an "always"
+	// answer earlier in the session), if any: then no approval is asked.
+	Standing(toolName string, input json.RawMessage) (Decision, bool)
 	Approve(ctx context.Context, req ApprovalRequest) Decision
 	// Elicit asks the user; nil when nobody can answer.
 	Elicitor() func(ctx context.Context, e tool.Elicitation) (tool.Answer, error)
@@ -225,8 +234,10 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 				// Every call gets a result, so the transcript stays valid.
 				r = tool.Result{Output: "cancelled before it ran", IsError: true}
 			} else {
-				h.Emit(ToolCall{ID: call.ID, Name: call.Name, Input: call.Input})
-				r = a.call(ctx, h, env, byName, call)
+				g := a.gate(h, byName, call)
+				h.Emit(ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Title: tool.Title(call.Name, call.Input),
+					Kind: g.kind, NeedsApproval: g.ask})
+				r = a.call(ctx, h, env, g, call)
 				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
 			}
 			view = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
@@ -322,9 +333,37 @@ func withSummary(system, summary string) string {
 // errRefused marks results of calls that never ran.
 var errRefused = errors.New("refused")
 
-func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, byName map[string]tool.Tool, call provider.ToolCall) tool.Result {
+// gated is what is decided about a call before it runs: its tool (nil:
+// unknown), its kind, and whether approval will be asked or was given
+// (or refused) already.
+type gated struct {
+	tool     tool.Tool
+	kind     string
+	ask      bool
+	standing *Decision
+}
+
+// gate decides, once, whether a call needs approval: a tool that asks,
+// under the supervised risk level, with no standing decision for it.
+func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall) gated {
 	t, ok := byName[call.Name]
 	if !ok {
+		return gated{kind: protocol.KindOther}
+	}
+	g := gated{tool: t, kind: t.Kind()}
+	if t.Asks() && a.Risk == RiskSupervised {
+		if d, ok := h.Standing(call.Name, call.Input); ok {
+			g.standing = &d
+		} else {
+			g.ask = true
+		}
+	}
+	return g
+}
+
+func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call provider.ToolCall) tool.Result {
+	t := g.tool
+	if t == nil {
 		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}
 	}
 	if t.Asks() {
@@ -332,7 +371,12 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, byName map[stri
 		case RiskReadonly:
 			return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
 		case RiskSupervised:
-			d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input)})
+			var d Decision
+			if g.standing != nil {
+				d = *g.standing
+			} else {
+				d = h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind})
+			}
 			if !d.Allow {
 				return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
 			}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +20,10 @@ type host struct {
 	record  []provider.Message
 	approve func(ApprovalRequest) Decision
 	asked   []ApprovalRequest
-	onChunk func()
-	view    provider.Transcript // the kept view (Cut, CutTokens, Summary)
+	// standing answers Standing (nil: no standing decision).
+	standing func(name string) (Decision, bool)
+	onChunk  func()
+	view     provider.Transcript // the kept view (Cut, CutTokens, Summary)
 }
 
 func (h *host) Emit(e Event) {
@@ -39,6 +42,13 @@ func (h *host) Approve(ctx context.Context, r ApprovalRequest) Decision {
 	}
 	return h.approve(r)
 }
+func (h *host) Standing(name string, _ json.RawMessage) (Decision, bool) {
+	if h.standing == nil {
+		return Decision{}, false
+	}
+	return h.standing(name)
+}
+
 func (h *host) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) { return nil }
 func (h *host) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
 	return nil
@@ -158,6 +168,48 @@ func TestRiskLevels(t *testing.T) {
 	agentWith(RiskFull).Run(context.Background(), h, dir, "/tool shell {\"command\":\"true\"}")
 	if !strings.Contains(h.record[2].Text, `unknown tool "shell"`) {
 		t.Errorf("unknown tool: %+v", h.record[2])
+	}
+}
+
+// A tool call says whether approval will be asked, exactly when it is:
+// a tool that asks, under supervised, with no standing decision.
+func TestToolCallSaysWhetherItWillAsk(t *testing.T) {
+	dir := t.TempDir()
+	prompt := "/tool write_file {\"path\":\"x\",\"content\":\"y\"}\n/tool read_file {\"path\":\"x\"}"
+	allow := func(ApprovalRequest) Decision { return Decision{Allow: true} }
+	always := func(name string) (Decision, bool) { return Decision{Allow: true}, name == "write_file" }
+	never := func(name string) (Decision, bool) {
+		return Decision{Why: "rejected for the session"}, name == "write_file"
+	}
+	for _, c := range []struct {
+		name, risk string
+		standing   func(string) (Decision, bool)
+		want       string // each call: name:kind:needsApproval
+		asked      int
+	}{
+		{"supervised", RiskSupervised, nil, "write_file:edit:true read_file:read:false", 1},
+		{"supervised, allowed for the session", RiskSupervised, always, "write_file:edit:false read_file:read:false", 0},
+		{"supervised, refused for the session", RiskSupervised, never, "write_file:edit:false read_file:read:false", 0},
+		{"full", RiskFull, nil, "write_file:edit:false read_file:read:false", 0},
+		{"readonly", RiskReadonly, nil, "write_file:edit:false read_file:read:false", 0},
+	} {
+		h := &host{approve: allow, standing: c.standing}
+		agentWith(c.risk, "write_file", "read_file").Run(context.Background(), h, dir, prompt)
+		var got []string
+		for _, e := range h.events {
+			if tc, ok := e.(ToolCall); ok {
+				got = append(got, fmt.Sprintf("%s:%s:%v", tc.Name, tc.Kind, tc.NeedsApproval))
+				if tc.Title != tool.Title(tc.Name, tc.Input) {
+					t.Errorf("%s: title %q", c.name, tc.Title)
+				}
+			}
+		}
+		if strings.Join(got, " ") != c.want || len(h.asked) != c.asked {
+			t.Errorf("%s: calls %v, asked %d; want %s, asked %d", c.name, got, len(h.asked), c.want, c.asked)
+		}
+		if c.standing != nil && strings.Contains(fmt.Sprint(h.record), "rejected") != (c.name == "supervised, refused for the session") {
+			t.Errorf("%s: results %v", c.name, h.record)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,7 +167,7 @@ func (ch *chat) open(ctx context.Context, id string) error {
 		verb = fmt.Sprintf("resumed session (%d messages)", ns.MessageCount)
 		ch.showRecent(ctx, ns)
 	}
-	ch.note(fmt.Sprintf("%s %s · agent %s · %s · %s", verb, ns.SessionID, ns.AgentAlias, cmpOr(ns.Model, ns.Provider), ns.Cwd))
+	ch.note(fmt.Sprintf("%s %s · agent %s · %s · %s", verb, ns.SessionID, ns.AgentAlias, cmp.Or(ns.Model, ns.Provider), ns.Cwd))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -526,7 +527,7 @@ func (m *tui) event(u *update) tea.Cmd {
 	case protocol.EventToolCall:
 		m.waiting = false
 		m.flush()
-		m.out.print(ch.sgr("\x1b[33m", "⚙ "+u.Name) + " " + mdterm.Safe(toolLine(u.Name, u.RawInput, max(m.width-len(u.Name)-4, 40))))
+		m.out.print(ch.sgr("\x1b[33m", "⚙ "+u.Name) + " " + mdterm.Safe(toolLine(u.Kind, u.RawInput, max(m.width-len(u.Name)-4, 40))))
 	case protocol.EventToolResult:
 		mark := ch.sgr("\x1b[32m", "  ✓ ")
 		if u.IsError {
@@ -628,8 +629,9 @@ func (m *tui) startApproval(msg approveMsg) tea.Cmd {
 	return nil
 }
 
-// approvalDetail is what an approval shows: the whole command of a shell
-// call, the change of a file write or edit as a coloured diff.
+// approvalDetail is what an approval shows, by the tool's kind: the
+// whole command of one that executes, the change of an edit (a whole
+// file's content, or old replaced by new) as a coloured diff.
 func (m *tui) approvalDetail(u *update) string {
 	var in struct {
 		Command string  `json:"command"`
@@ -640,9 +642,9 @@ func (m *tui) approvalDetail(u *update) string {
 	}
 	json.Unmarshal(u.RawInput, &in)
 	switch {
-	case u.ToolName == "shell" && in.Command != "":
+	case u.Kind == protocol.KindExecute && in.Command != "":
 		return m.ch.sgr("\x1b[1m", "$ "+mdterm.Safe(in.Command))
-	case (u.ToolName == "write_file" && in.Content != nil) || (u.ToolName == "edit_file" && in.New != nil):
+	case u.Kind == protocol.KindEdit && (in.Content != nil || in.New != nil):
 		path := in.Path
 		if !filepath.IsAbs(path) {
 			ns, _ := m.ch.session()
@@ -807,7 +809,7 @@ func (m *tui) View() string {
 		for _, l := range strings.Split(a.detail, "\n") {
 			b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
 		}
-		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.ToolName) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
 	}
 	switch {
 	case !m.ready:
@@ -834,8 +836,8 @@ func (m *tui) View() string {
 	return b.String()
 }
 
-func inputWord(tool string) string {
-	if tool == "shell" {
+func inputWord(kind string) string {
+	if kind == protocol.KindExecute {
 		return "command"
 	}
 	return "input"
@@ -847,7 +849,7 @@ func (m *tui) footer() string {
 	if ns.SessionID == "" {
 		return ""
 	}
-	parts := []string{"agent " + ns.AgentAlias, cmpOr(ns.Model, ns.Provider), ns.SessionID}
+	parts := []string{"agent " + ns.AgentAlias, cmp.Or(ns.Model, ns.Provider), ns.SessionID}
 	if used, size := tokens[0], tokens[1]; size > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s tokens (%d%%)", kilo(used), kilo(size), used*100/size))
 	}

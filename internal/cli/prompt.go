@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,7 +157,7 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 	case protocol.EventToolCall:
 		r.endLine()
-		r.note("⚙ %s %s\n", u.Name, toolLine(u.Name, u.RawInput, 120))
+		r.note("⚙ %s %s\n", u.Name, toolLine(u.Kind, u.RawInput, 120))
 	case protocol.EventToolResult:
 		mark := "→"
 		if u.IsError {
@@ -359,9 +360,10 @@ func cut(s string, max int) string {
 	return s[:i] + "…"
 }
 
-// toolLine says what a tool call does in one line: the command of a
-// shell call, the path of a file tool, else its input.
-func toolLine(name string, raw json.RawMessage, max int) string {
+// toolLine says what a tool call does in one line, by its kind (the
+// daemon's): the command of one that executes, the pattern of a search,
+// the path of a read or an edit, else its input.
+func toolLine(kind string, raw json.RawMessage, max int) string {
 	var in struct {
 		Command string `json:"command"`
 		Path    string `json:"path"`
@@ -369,21 +371,14 @@ func toolLine(name string, raw json.RawMessage, max int) string {
 	}
 	json.Unmarshal(raw, &in)
 	switch {
-	case name == "shell" && in.Command != "":
+	case kind == protocol.KindExecute && in.Command != "":
 		return "$ " + cut(strings.Join(strings.Fields(in.Command), " "), max)
-	case in.Pattern != "":
-		return cut(fmt.Sprintf("%q in %s", in.Pattern, cmpOr(in.Path, ".")), max)
-	case in.Path != "" && (name == "read_file" || name == "write_file" || name == "edit_file" || name == "list_dir"):
+	case kind == protocol.KindSearch && in.Pattern != "":
+		return cut(fmt.Sprintf("%q in %s", in.Pattern, cmp.Or(in.Path, ".")), max)
+	case in.Path != "" && (kind == protocol.KindRead || kind == protocol.KindEdit):
 		return cut(in.Path, max)
 	}
 	return compact(raw, max)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func firstLines(s string, n, width int) string {

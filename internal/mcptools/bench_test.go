@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ type direct struct{}
 
 func (direct) Spec() tool.Spec                { return tool.Spec{Name: "add"} }
 func (direct) Asks() bool                     { return false }
+func (direct) Kind() string                   { return protocol.KindOther }
 func (direct) Summary(json.RawMessage) string { return "" }
 func (direct) Run(_ context.Context, _ *tool.Env, in json.RawMessage) tool.Result {
 	var a struct{ A, B int }

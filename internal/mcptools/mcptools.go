@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"log/slog"
 	"net/http"
 	"os"
@@ -341,6 +342,10 @@ func (t *mcpTool) Spec() tool.Spec {
 }
 
 func (t *mcpTool) Asks() bool { return t.asks }
+
+// Kind is other: what a server's tool does is the server's to say, and
+// MCP's annotations are hints a server may get wrong.
+func (t *mcpTool) Kind() string { return protocol.KindOther }
 
 func (t *mcpTool) Summary(input json.RawMessage) string {
 	s := fmt.Sprintf("%s (MCP server %s) %s", t.remote, t.srv.name, input)

@@ -303,7 +303,7 @@ var EventTypes = []string{EventAgentMessageChunk, EventAgentThoughtChunk, EventT
 // Approval decisions.
 // allow_always_input (an addition to the spec) allows this tool with
 // exactly this input for the rest of the session: the same command.
-var Decisions = []string{"allow_once", "allow_always", "allow_always_input", "reject_once", "reject_always"}
+var Decisions = []string{DecisionAllowOnce, DecisionAllowAlways, DecisionAllowAlwaysInput, DecisionRejectOnce, DecisionRejectAlways}
 
 // SessionNewParams are the params of session/new.
 type SessionNewParams struct {
@@ -592,20 +592,24 @@ type Update struct {
 	Seq       int64  `json:"seq"`
 	Type      string `json:"type"`
 
-	Text        string          `json:"text"`       // chunks, user_message
-	ToolCallID  string          `json:"toolCallId"` // tool_call, tool_result, approval_request
-	Name        string          `json:"name"`       // tool_call, tool_result
-	RawInput    json.RawMessage `json:"rawInput"`   // tool_call, approval_request
-	RawOutput   string          `json:"rawOutput"`  // tool_result
-	IsError     bool            `json:"isError"`    // tool_result
-	RequestID   string          `json:"requestId"`  // approval_request, approval_resolved
-	ToolName    string          `json:"toolName"`   // approval_request
-	Summary     string          `json:"summary"`    // approval_request
-	TimeoutSecs int             `json:"timeoutSecs"`
-	Decision    string          `json:"decision"` // approval_resolved
-	By          string          `json:"by"`       // approval_resolved
-	Entries     []PlanEntry     `json:"entries"`  // plan
-	Outcome     string          `json:"outcome"`  // turn_complete
+	Text       string `json:"text"`       // chunks, user_message
+	ToolCallID string `json:"toolCallId"` // tool_call, tool_result, approval_request
+	Name       string `json:"name"`       // tool_call, tool_result
+	Title      string `json:"title"`      // tool_call
+	Kind       string `json:"kind"`       // tool_call
+	// NeedsApproval (tool_call): an approval_request for the call follows.
+	NeedsApproval bool            `json:"needsApproval"`
+	RawInput      json.RawMessage `json:"rawInput"`  // tool_call, approval_request
+	RawOutput     string          `json:"rawOutput"` // tool_result
+	IsError       bool            `json:"isError"`   // tool_result
+	RequestID     string          `json:"requestId"` // approval_request, approval_resolved
+	ToolName      string          `json:"toolName"`  // approval_request
+	Summary       string          `json:"summary"`   // approval_request
+	TimeoutSecs   int             `json:"timeoutSecs"`
+	Decision      string          `json:"decision"` // approval_resolved
+	By            string          `json:"by"`       // approval_resolved
+	Entries       []PlanEntry     `json:"entries"`  // plan
+	Outcome       string          `json:"outcome"`  // turn_complete
 	// context_usage
 	InputTokens      int64      `json:"inputTokens"`
 	MaxContextTokens int64      `json:"maxContextTokens"`

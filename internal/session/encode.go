@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // encodeEvent builds the params of one session/update:
@@ -64,4 +67,17 @@ func mustJSON(v any) []byte {
 		panic("session: cannot encode event: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// planEvent is a plan's event (the tool's entries and the wire's are the
+// same shape; each package keeps its own type).
+func planEvent(entries []tool.PlanEntry) protocol.PlanEvent {
+	var ev protocol.PlanEvent
+	if entries != nil {
+		ev.Entries = make([]protocol.PlanEntry, len(entries))
+		for i, e := range entries {
+			ev.Entries[i] = protocol.PlanEntry(e)
+		}
+	}
+	return ev
 }

@@ -442,12 +442,12 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		out.StopReason, out.Err = agent.StopError, err
 		res.StopReason = agent.StopError
 	}
-	outcome := "completed"
+	outcome := protocol.OutcomeCompleted
 	switch out.StopReason {
 	case agent.StopCancelled:
-		outcome = "cancelled"
+		outcome = protocol.OutcomeCancelled
 	case agent.StopError:
-		outcome = "failed"
+		outcome = protocol.OutcomeFailed
 		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
 	}
 	s.mu.Lock()
@@ -458,11 +458,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if err := s.mend(); err != nil {
 		return res
 	}
-	fields := map[string]any{"outcome": outcome, "stopReason": out.StopReason, "content": out.Content}
-	if res.Error != nil {
-		fields["error"] = res.Error
-	}
-	last := s.emit(protocol.EventTurnComplete, mustJSON(fields))
+	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error}))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
@@ -544,24 +540,16 @@ func (s *Session) Emit(e agent.Event) {
 	case agent.ThoughtChunk:
 		s.emit(protocol.EventAgentThoughtChunk, textFields(e.Text))
 	case agent.ToolCall:
-		s.emit(protocol.EventToolCall, mustJSON(struct {
-			ToolCallID string          `json:"toolCallId"`
-			Name       string          `json:"name"`
-			RawInput   json.RawMessage `json:"rawInput"`
-		}{e.ID, e.Name, e.Input}))
+		s.emit(protocol.EventToolCall, mustJSON(protocol.ToolCallEvent{ToolCallID: e.ID, Name: e.Name, Title: e.Title, Kind: e.Kind,
+			NeedsApproval: e.NeedsApproval, RawInput: e.Input}))
 	case agent.ToolResult:
-		s.emit(protocol.EventToolResult, mustJSON(struct {
-			ToolCallID string `json:"toolCallId"`
-			Name       string `json:"name"`
-			RawOutput  string `json:"rawOutput"`
-			IsError    bool   `json:"isError"`
-		}{e.ID, e.Name, e.Output, e.IsError}))
+		s.emit(protocol.EventToolResult, mustJSON(protocol.ToolResultEvent{ToolCallID: e.ID, Name: e.Name, RawOutput: e.Output, IsError: e.IsError}))
 	case agent.Plan:
-		s.emit(protocol.EventPlan, mustJSON(map[string]any{"entries": e.Entries}))
+		s.emit(protocol.EventPlan, mustJSON(planEvent(e.Entries)))
 	case agent.HistoryTrimmed:
-		s.emit(protocol.EventHistoryTrimmed, mustJSON(map[string]any{"droppedMessages": e.DroppedMessages, "keptTurns": e.KeptTurns, "reason": e.Reason}))
+		s.emit(protocol.EventHistoryTrimmed, mustJSON(protocol.HistoryTrimmedEvent{DroppedMessages: e.DroppedMessages, KeptTurns: e.KeptTurns, Reason: e.Reason}))
 	case agent.ContextUsage:
-		s.emit(protocol.EventContextUsage, mustJSON(map[string]int64{"inputTokens": e.InputTokens, "maxContextTokens": e.MaxContextTokens}))
+		s.emit(protocol.EventContextUsage, mustJSON(protocol.ContextUsageEvent{InputTokens: e.InputTokens, MaxContextTokens: e.MaxContextTokens}))
 	}
 }
 
@@ -814,20 +802,29 @@ func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool
 	}
 }
 
+// Standing implements agent.Host: an "always" answer given earlier in
+// the session for this tool (or this tool with this very input).
+func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decision, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.always[toolName], s.always[toolName+"\x00"+string(compactJSON(input))]:
+		return agent.Decision{Allow: true}, true
+	case s.never[toolName]:
+		return agent.Decision{Why: "the user rejected " + toolName + " for the rest of this session"}, true
+	}
+	return agent.Decision{}, false
+}
+
 // Approve implements agent.Host: an approval_request to every attached
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".
 func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.Decision {
+	if d, ok := s.Standing(req.ToolName, req.Input); ok {
+		return d
+	}
 	sameInput := req.ToolName + "\x00" + string(compactJSON(req.Input))
 	s.mu.Lock()
-	switch {
-	case s.always[req.ToolName], s.always[sameInput]:
-		s.mu.Unlock()
-		return agent.Decision{Allow: true}
-	case s.never[req.ToolName]:
-		s.mu.Unlock()
-		return agent.Decision{Why: "the user rejected " + req.ToolName + " for the rest of this session"}
-	}
 	id := "apr_" + randomHex(6)
 	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}
 	s.approvals[id] = a
@@ -838,15 +835,8 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	s.emit(protocol.EventApprovalRequest, mustJSON(struct {
-		RequestID   string          `json:"requestId"`
-		ToolCallID  string          `json:"toolCallId"`
-		ToolName    string          `json:"toolName"`
-		RawInput    json.RawMessage `json:"rawInput"`
-		Summary     string          `json:"summary"`
-		TimeoutSecs int             `json:"timeoutSecs"`
-		Options     []string        `json:"options"`
-	}{id, req.ToolCallID, req.ToolName, input, req.Summary, secs, protocol.Decisions}))
+	s.emit(protocol.EventApprovalRequest, mustJSON(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions}))
 
 	var expired <-chan time.Time
 	if secs > 0 {
@@ -863,7 +853,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	case <-ctx.Done():
 		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "cancel")
 	}
-	s.emit(protocol.EventApprovalResolved, mustJSON(map[string]string{"requestId": id, "decision": ans.decision, "by": by}))
+	s.emit(protocol.EventApprovalResolved, mustJSON(protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.decision, By: by}))
 
 	switch ans.decision {
 	case "allow_always":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"strings"
 	"time"
 )
@@ -20,7 +21,8 @@ func (askUser) Spec() Spec {
 	return Spec{Name: "ask_user", Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
 		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
 }
-func (askUser) Asks() bool { return false }
+func (askUser) Asks() bool   { return false }
+func (askUser) Kind() string { return protocol.KindOther }
 func (askUser) Summary(input json.RawMessage) string {
 	var a struct{ Question string }
 	json.Unmarshal(input, &a)
@@ -68,7 +70,8 @@ func (poll) Spec() Spec {
 	return Spec{Name: "poll", Description: "Ask the user to pick from options (several with multi); waits up to duration_minutes (default 5).",
 		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"},"minItems":2},"multi":{"type":"boolean"},"duration_minutes":{"type":"integer","minimum":1}},"required":["question","options"]}`)}
 }
-func (poll) Asks() bool { return false }
+func (poll) Asks() bool   { return false }
+func (poll) Kind() string { return protocol.KindOther }
 func (poll) Summary(input json.RawMessage) string {
 	var a struct{ Question string }
 	json.Unmarshal(input, &a)
@@ -146,6 +149,7 @@ func (plan) Spec() Spec {
 		Schema: schema(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]}},"required":["content","status","priority"]}}},"required":["entries"]}`)}
 }
 func (plan) Asks() bool                     { return false }
+func (plan) Kind() string                   { return protocol.KindThink }
 func (plan) Summary(json.RawMessage) string { return "Update the plan" }
 
 func (plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {

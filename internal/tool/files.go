@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"io"
 	"io/fs"
 	"os"
@@ -45,6 +46,7 @@ func (readFile) Spec() Spec {
 		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"}},"required":["path"]}`)}
 }
 func (readFile) Asks() bool                           { return false }
+func (readFile) Kind() string                         { return protocol.KindRead }
 func (readFile) Summary(input json.RawMessage) string { return "Read " + pathArg(input) }
 func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
@@ -101,6 +103,7 @@ func (listDir) Spec() Spec {
 		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"directory, relative to the session directory"}}}`)}
 }
 func (listDir) Asks() bool                           { return false }
+func (listDir) Kind() string                         { return protocol.KindRead }
 func (listDir) Summary(input json.RawMessage) string { return "List " + pathArg(input) }
 func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
@@ -161,7 +164,8 @@ func (search) Spec() Spec {
 	return Spec{Name: "search", Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200.",
 		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"}},"required":["pattern"]}`)}
 }
-func (search) Asks() bool { return false }
+func (search) Asks() bool   { return false }
+func (search) Kind() string { return protocol.KindSearch }
 func (search) Summary(input json.RawMessage) string {
 	var a struct{ Pattern string }
 	json.Unmarshal(input, &a)
@@ -306,7 +310,8 @@ func (writeFile) Spec() Spec {
 	return Spec{Name: "write_file", Description: "Write a file (creating it and its directories, replacing it if it exists).",
 		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)}
 }
-func (writeFile) Asks() bool { return true }
+func (writeFile) Asks() bool   { return true }
+func (writeFile) Kind() string { return protocol.KindEdit }
 func (writeFile) Summary(input json.RawMessage) string {
 	var a struct{ Path, Content string }
 	json.Unmarshal(input, &a)
@@ -408,6 +413,7 @@ func (editFile) Spec() Spec {
 		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once"},"new":{"type":"string"}},"required":["path","old","new"]}`)}
 }
 func (editFile) Asks() bool                           { return true }
+func (editFile) Kind() string                         { return protocol.KindEdit }
 func (editFile) Summary(input json.RawMessage) string { return "Edit " + pathArg(input) }
 func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {

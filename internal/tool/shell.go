@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"io"
 	"os"
 	"os/exec"
@@ -54,7 +55,8 @@ func (shell) Spec() Spec {
 	return Spec{Name: "shell", Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
 		Schema: schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
 }
-func (shell) Asks() bool { return true }
+func (shell) Asks() bool   { return true }
+func (shell) Kind() string { return protocol.KindExecute }
 func (shell) Summary(input json.RawMessage) string {
 	var a struct{ Command string }
 	json.Unmarshal(input, &a)

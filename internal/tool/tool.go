@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 )
 
 // Spec describes a tool to the model.
@@ -36,7 +35,28 @@ type Tool interface {
 	Asks() bool
 	// Summary is a one-line description of a call, for approval prompts.
 	Summary(input json.RawMessage) string
+	// Kind is what the tool does, in ACP's words (protocol.KindRead,
+	// ...: read, edit, delete, move, search, execute, think, fetch or
+	// other).
+	Kind() string
 	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// Title is a call's title for the people watching: the tool's name and
+// the argument that says most about the call (a command, a path, a
+// pattern, a question), cut at 80 bytes.
+func Title(name string, input json.RawMessage) string {
+	var a map[string]any
+	json.Unmarshal(input, &a)
+	for _, k := range []string{"command", "path", "pattern", "question"} {
+		if v, ok := a[k].(string); ok && v != "" {
+			if len(v) > 80 {
+				v = v[:80] + "…"
+			}
+			return fmt.Sprintf("%s: %s", name, v)
+		}
+	}
+	return name
 }
 
 // Elicitation is a question put to the user: a form described by a JSON
@@ -141,16 +161,6 @@ func register(t Tool) { builtin[t.Spec().Name] = t }
 func Lookup(name string) (Tool, bool) {
 	t, ok := builtin[name]
 	return t, ok
-}
-
-// Names lists every built-in tool, sorted.
-func Names() []string {
-	var out []string
-	for n := range builtin {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // decode unmarshals a call's input into v, for tools' Run.

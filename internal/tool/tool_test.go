@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,16 +35,34 @@ func sandbox(t *testing.T) *Env {
 	return &Env{Cwd: dir, Confine: true}
 }
 
+// Every tool the config may name is built in (config keeps the list, as
+// it imports nothing of ours), and says whether it asks and what kind of
+// tool it is.
 func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
-	want := "ask_user edit_file list_dir plan poll read_file search shell write_file"
-	if got := strings.Join(Names(), " "); got != want {
-		t.Fatalf("tools %q, want %q", got, want)
+	if len(builtin) != len(config.ToolNames) {
+		t.Errorf("%d tools built in, config.ToolNames names %d", len(builtin), len(config.ToolNames))
 	}
-	for _, n := range Names() {
-		tl, _ := Lookup(n)
+	kinds := map[string]string{"shell": protocol.KindExecute, "read_file": protocol.KindRead, "write_file": protocol.KindEdit, "edit_file": protocol.KindEdit,
+		"list_dir": protocol.KindRead, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
+	for _, n := range config.ToolNames {
+		tl, ok := Lookup(n)
+		if !ok {
+			t.Errorf("no tool %s", n)
+			continue
+		}
 		asks := n == "shell" || n == "write_file" || n == "edit_file"
-		if tl.Asks() != asks {
-			t.Errorf("%s: Asks %v, want %v", n, tl.Asks(), asks)
+		if tl.Asks() != asks || tl.Kind() != kinds[n] {
+			t.Errorf("%s: Asks %v, kind %q; want %v, %q", n, tl.Asks(), tl.Kind(), asks, kinds[n])
+		}
+	}
+	for _, c := range []struct{ name, input, want string }{
+		{"shell", `{"command":"ls -la"}`, "shell: ls -la"},
+		{"read_file", `{"path":"a.txt"}`, "read_file: a.txt"},
+		{"plan", `{"entries":[]}`, "plan"},
+		{"shell", `{"command":"` + strings.Repeat("x", 100) + `"}`, "shell: " + strings.Repeat("x", 80) + "…"},
+	} {
+		if got := Title(c.name, json.RawMessage(c.input)); got != c.want {
+			t.Errorf("Title(%s, %s) = %q, want %q", c.name, c.input, got, c.want)
 		}
 	}
 }

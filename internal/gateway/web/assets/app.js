@@ -633,7 +633,13 @@ class SessionView {
         this.thought.body.textContent = this.thought.text;
         break;
       }
-      case 'tool_call': this.endThought(); this.answer = null; this.toolCard(u.toolCallId, u.name, u.rawInput); break;
+      case 'tool_call': {
+        this.endThought();
+        this.answer = null;
+        const card = this.toolCard(u.toolCallId, u.name, u.rawInput, u.kind);
+        if (u.needsApproval) this.toolStatus(card, 'waiting'); // the daemon will ask
+        break;
+      }
       case 'tool_result': {
         const card = this.toolCard(u.toolCallId, u.name, null);
         card.output.textContent = u.rawOutput === '' ? '(no output)' : u.rawOutput;
@@ -676,7 +682,7 @@ class SessionView {
   }
   endThought() { if (this.thought) { this.thought.summary.textContent = 'Thought'; this.thought = null; } }
   // toolCard finds or makes the card of a tool call.
-  toolCard(id, name, input) {
+  toolCard(id, name, input, kind) {
     let card = this.tools.get(id);
     if (!card) {
       const chip = el('span', { class: 'chip' });
@@ -692,10 +698,13 @@ class SessionView {
       this.log.append(node);
       this.toolStatus(card, 'running');
     }
+    if (kind) card.node.dataset.kind = kind;
     if (input) {
       card.input = input;
       card.inputPre.textContent = JSON.stringify(input, null, 2);
-      const line = input.command !== undefined ? '$ ' + input.command : input.path !== undefined ? String(input.path) : input.pattern !== undefined ? String(input.pattern) : '';
+      // A command as it would be typed; else the path or pattern the call is about.
+      const line = (card.node.dataset.kind === 'execute' && typeof input.command === 'string') ? '$ ' + input.command
+        : typeof input.path === 'string' ? input.path : typeof input.pattern === 'string' ? input.pattern : '';
       card.summary.textContent = line;
       card.summary.hidden = !line;
     }
@@ -720,13 +729,13 @@ class SessionView {
       });
     };
     const opts = u.options || [];
-    const diff = diffView(u.toolName, u.rawInput);
+    const diff = diffView(card.node.dataset.kind, u.rawInput);
     card.box.replaceChildren(...[
       diff,
       !diff && u.summary ? el('div', { class: 'approval-summary', text: u.summary }) : null,
       el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
         el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
-        opts.includes('allow_always_input') && u.toolName === 'shell' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
+        opts.includes('allow_always_input') && card.node.dataset.kind === 'execute' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
         el('button', { type: 'button', class: 'secondary needs-online', text: 'Always allow ' + u.toolName, onclick: () => decide('allow_always') }),
         el('button', { type: 'button', class: 'reject needs-online', text: 'Reject', title: 'Alt+R', onclick: () => decide('reject_once') }))].filter(Boolean));
     card.details = card.node.querySelector('.tool-details');

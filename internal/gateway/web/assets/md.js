@@ -148,13 +148,14 @@ function markdown(src) {
 
 // ---- diffs for approvals ----
 
-// diffLines shows what an edit or a write would change, line by line:
-// removed lines, then added ones (the edit tool replaces one exact
-// text with another; a write replaces the whole file).
-function diffView(name, input) {
+// diffView shows what an edit would change, line by line: removed
+// lines, then added ones, for a call of kind edit that replaces one
+// exact text with another (old, new) or writes a whole file (content).
+function diffView(kind, input) {
   let old = null, neu = null;
-  if (name === 'edit_file' && input && typeof input.old === 'string') { old = input.old; neu = typeof input.new === 'string' ? input.new : ''; }
-  else if (name === 'write_file' && input && typeof input.content === 'string') { neu = input.content; }
+  if (kind !== 'edit' || !input) return null;
+  if (typeof input.old === 'string') { old = input.old; neu = typeof input.new === 'string' ? input.new : ''; }
+  else if (typeof input.content === 'string') { neu = input.content; }
   if (neu === null) return null;
   const pre = el('pre', { class: 'diff', 'aria-label': 'Proposed change to ' + (input.path || 'the file') });
   const add = (cls, sign, text) => pre.append(el('span', { class: cls, text: sign + text }), '\n');

@@ -1,0 +1,124 @@
+package protocol
+
+import "encoding/json"
+
+// The members of each session/update type beyond the ones every event
+// has (sessionId, seq, type), one Go type per event type: the daemon
+// encodes these, and the published schema is generated from them.
+// Update decodes any of them for a client.
+
+// TextEvent is agent_message_chunk, agent_thought_chunk and
+// user_message: streamed text, or the prompt as the session took it.
+type TextEvent struct {
+	Text string `json:"text"`
+}
+
+// ToolCallEvent is tool_call: a call the model made, before it runs.
+// Title and Kind are for the people watching (Kind is ACP's: read,
+// edit, delete, move, search, execute, think, fetch, other: the Kind
+// constants);
+// NeedsApproval is true exactly when an approval_request for this call
+// follows.
+type ToolCallEvent struct {
+	ToolCallID    string          `json:"toolCallId"`
+	Name          string          `json:"name"`
+	Title         string          `json:"title"`
+	Kind          string          `json:"kind"`
+	NeedsApproval bool            `json:"needsApproval"`
+	RawInput      json.RawMessage `json:"rawInput"`
+}
+
+// ToolResultEvent is tool_result: what a call gave back to the model.
+type ToolResultEvent struct {
+	ToolCallID string `json:"toolCallId"`
+	Name       string `json:"name"`
+	RawOutput  string `json:"rawOutput"`
+	IsError    bool   `json:"isError"`
+}
+
+// ApprovalRequestEvent is approval_request: the daemon waits for a
+// session/approve (or the timeout). Kind is the tool's, as in tool_call.
+type ApprovalRequestEvent struct {
+	RequestID   string          `json:"requestId"`
+	ToolCallID  string          `json:"toolCallId"`
+	ToolName    string          `json:"toolName"`
+	Kind        string          `json:"kind"`
+	RawInput    json.RawMessage `json:"rawInput"`
+	Summary     string          `json:"summary"`
+	TimeoutSecs int             `json:"timeoutSecs"`
+	Options     []string        `json:"options"`
+}
+
+// ApprovalResolvedEvent is approval_resolved: the decision, and who made
+// it (a client, "timeout" or "cancel").
+type ApprovalResolvedEvent struct {
+	RequestID string `json:"requestId"`
+	Decision  string `json:"decision"`
+	By        string `json:"by"`
+}
+
+// PlanEvent is plan: the agent's plan as it stands.
+type PlanEvent struct {
+	Entries []PlanEntry `json:"entries"`
+}
+
+// ContextUsageEvent is context_usage, after each model call.
+type ContextUsageEvent struct {
+	InputTokens      int64 `json:"inputTokens"`
+	MaxContextTokens int64 `json:"maxContextTokens"`
+}
+
+// HistoryTrimmedEvent is history_trimmed: older turns left the model's
+// view.
+type HistoryTrimmedEvent struct {
+	DroppedMessages int    `json:"droppedMessages"`
+	KeptTurns       int    `json:"keptTurns"`
+	Reason          string `json:"reason"`
+}
+
+// TurnCompleteEvent is turn_complete: how the turn ended.
+type TurnCompleteEvent struct {
+	Outcome    string     `json:"outcome"`
+	StopReason string     `json:"stopReason"`
+	Content    string     `json:"content"`
+	Error      *ErrorInfo `json:"error,omitempty"`
+}
+
+// Outcomes of turn_complete.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeCancelled = "cancelled"
+	OutcomeFailed    = "failed"
+)
+
+// Stop reasons of session/prompt and turn_complete.
+const (
+	StopEndTurn         = "end_turn"
+	StopCancelled       = "cancelled"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopError           = "error"
+	StopMaxTokens       = "max_tokens"
+	StopRefusal         = "refusal"
+)
+
+// Approval decisions (session/approve, approval_resolved).
+const (
+	DecisionAllowOnce        = "allow_once"
+	DecisionAllowAlways      = "allow_always"
+	DecisionAllowAlwaysInput = "allow_always_input"
+	DecisionRejectOnce       = "reject_once"
+	DecisionRejectAlways     = "reject_always"
+)
+
+// Tool kinds of tool_call and approval_request (ACP's ToolKind).
+const (
+	KindRead    = "read"
+	KindEdit    = "edit"
+	KindDelete  = "delete"
+	KindMove    = "move"
+	KindSearch  = "search"
+	KindExecute = "execute"
+	KindThink   = "think"
+	KindFetch   = "fetch"
+	KindOther   = "other"
+)
