@@ -194,14 +194,6 @@ type binding struct {
 	uploads     map[string]*attach.Upload // file/upload in progress
 }
 
-// methods lists every method served, in the order the capability list shows.
-var methods = []string{protocol.MethodInitialize, protocol.MethodStatus, protocol.MethodShutdown, protocol.MethodReload,
-	protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke,
-	protocol.MethodSessionNew, protocol.MethodSessionPrompt, protocol.MethodSessionCancel, protocol.MethodSessionClose,
-	protocol.MethodSessionApprove, protocol.MethodSessionList, protocol.MethodSessionHistory, protocol.MethodSessionDelete,
-	protocol.MethodSessionEvent, protocol.MethodSessionGet, protocol.MethodSessionCompact, protocol.MethodSessionConfigure, protocol.MethodModels, protocol.MethodFileAttach, protocol.MethodFileUpload,
-	protocol.MethodSessionRename, protocol.MethodSessionWatch}
-
 // minFrame is the smallest frame limit a client may announce: every
 // answer and cut event fits in it.
 const minFrame = 64 << 10
@@ -209,35 +201,32 @@ const minFrame = 64 << 10
 // events lists the session/update types the daemon emits.
 var events = protocol.EventTypes
 
-// Handle implements jsonrpc.Handler.
+// Handle implements jsonrpc.Handler: the initialize gate, then the
+// method's entry in the table.
 func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	if req.Method == protocol.MethodInitialize {
-		return b.initialize(req)
-	}
-	b.mu.Lock()
-	ok := b.initialized
-	b.mu.Unlock()
+	m, ok := byName[req.Method]
 	if !ok {
-		if req.IsNotification() {
-			return nil, nil // silence, as for every notification that fails
+		return nil, jsonrpc.ErrMethodNotFound
+	}
+	if req.Method != protocol.MethodInitialize {
+		b.mu.Lock()
+		ok := b.initialized
+		b.mu.Unlock()
+		if !ok {
+			if req.IsNotification() {
+				return nil, nil // silence, as for every notification that fails
+			}
+			return nil, errNotInitialized
 		}
-		return nil, errNotInitialized
 	}
-	switch req.Method {
-	case protocol.MethodStatus:
-		return b.status(), nil
-	case protocol.MethodShutdown:
-		return b.shutdownReq()
-	case protocol.MethodReload:
-		return b.reloadReq()
-	case protocol.MethodGatewayPair, protocol.MethodGatewayTokens, protocol.MethodGatewayRevoke:
-		return b.gateway(req)
+	if m.ownerOnly && b.peer.UID != os.Geteuid() {
+		return nil, errOwnerOnly(req.Method)
 	}
-	res, err := b.session(ctx, req)
+	res, err := m.handle(b, ctx, req)
 	return res, wire(err)
 }
 
-func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
+func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, error) {
 	var p protocol.InitializeParams
 	if err := protocol.Decode(req.Params, &p); err != nil {
 		return nil, wire(err)
@@ -288,7 +277,7 @@ func (b *binding) initialize(req *jsonrpc.Request) (any, error) {
 		ServerPID:       b.srv.pid,
 		ClientID:        id,
 		MaxFrameBytes:   b.srv.cfg.Daemon.MaxFrameBytes,
-		Capabilities:    protocol.Capabilities{Methods: methods, Events: events},
+		Capabilities:    protocol.Capabilities{Methods: Methods(), Events: events},
 	}, nil
 }
 
@@ -362,11 +351,7 @@ func (s *Server) gatewayURLOrEmpty() string {
 	return s.gatewayURL()
 }
 
-func (b *binding) shutdownReq() (any, error) {
-	if b.peer.UID != os.Geteuid() {
-		return nil, jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
-			"shutdown is allowed only to the daemon's own user")
-	}
+func (b *binding) shutdownReq(context.Context, *jsonrpc.Request) (any, error) {
 	b.srv.log.Info("shutdown requested", "peer", b.peer.Label)
 	// Stop only once the answer is on the wire, or the stop would close
 	// this connection before the client hears it.
@@ -377,11 +362,7 @@ func (b *binding) shutdownReq() (any, error) {
 	}}, nil
 }
 
-func (b *binding) reloadReq() (any, error) {
-	if b.peer.UID != os.Geteuid() {
-		return nil, jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
-			"reload is allowed only to the daemon's own user")
-	}
+func (b *binding) reloadReq(context.Context, *jsonrpc.Request) (any, error) {
 	if b.srv.reload == nil {
 		return nil, jsonrpc.ErrMethodNotFound
 	}

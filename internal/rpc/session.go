@@ -11,223 +11,265 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
-	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
-// session serves the session methods.
-func (b *binding) session(ctx context.Context, req *jsonrpc.Request) (any, error) {
+// sessionNew serves session/new.
+func (b *binding) sessionNew(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	m := b.srv.sessions
-	switch req.Method {
-	case protocol.MethodSessionNew:
-		var p protocol.SessionNewParams
-		if err := protocol.Decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		if b.peer.Remote {
-			for _, sp := range p.MCPServers {
-				if sp.Command != "" {
-					return nil, &protocol.ParamsError{Field: "mcpServers", Reason: "a stdio MCP server would run on the daemon's machine: over the gateway only url (streamable HTTP) servers are accepted"}
-				}
-			}
-		}
-		return m.New(ctx, b.client, p)
-
-	case protocol.MethodSessionPrompt:
-		var p protocol.SessionPromptParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		if p.Prompt == nil {
-			return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
-		}
-		text := *p.Prompt
-		var images []provider.Image
-		if err := b.refusePaths("attachments", p.Attachments); err != nil {
-			return nil, err
-		}
-		if len(p.Attachments) > 0 {
-			files, err := b.srv.uploads.SaveAll(ctx, p.Attachments)
-			if err != nil {
-				return nil, attachError(err)
-			}
-			text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
-			text = strings.TrimLeft(text, "\n")
-			for _, f := range files {
-				if strings.HasPrefix(f.MimeType, "image/") {
-					images = append(images, provider.Image{MimeType: f.MimeType, Path: f.Path})
-				}
-			}
-		}
-		done, err := m.Prompt(b.client, p.SessionID, text, images...)
-		if err != nil {
-			return nil, err
-		}
-		// The turn runs on; this connection's read loop does not wait. A
-		// stopping daemon waits for these answers to be written.
-		b.srv.prompts.Add(1)
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			select {
-			case res := <-done:
-				// The final text can be longer than the client's frame:
-				// then it is cut; turn_complete (session/event) has it whole.
-				var out any = res
-				if raw, err := jsonrpc.Marshal(res); err == nil {
-					out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-len(req.ID.Raw())-64))
-				}
-				return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}, nil
-			case <-ctx.Done():
-				b.srv.prompts.Add(-1)
-				return nil, ctx.Err() // the connection is gone; the turn goes on
-			}
-		}), nil
-
-	case protocol.MethodSessionCancel:
-		var p protocol.SessionRef
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		ok, err := m.Cancel(b.client, p.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		return protocol.SessionCancelResult{SessionID: p.SessionID, Cancelled: ok}, nil
-
-	case protocol.MethodSessionClose:
-		var p protocol.SessionRef
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		// Closing waits for a running turn to stop: off the read loop.
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			if err := m.Close(b.client, p.SessionID); err != nil {
-				return nil, wire(err)
-			}
-			return protocol.SessionCloseResult{SessionID: p.SessionID, Closed: true}, nil
-		}), nil
-
-	case protocol.MethodSessionDelete:
-		var p protocol.SessionRef
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			if err := m.Delete(ctx, p.SessionID); err != nil {
-				return nil, wire(err)
-			}
-			return protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
-		}), nil
-
-	case protocol.MethodSessionApprove:
-		var p protocol.SessionApproveParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		ok, err := m.Approve(b.client, p)
-		if err != nil {
-			return nil, err
-		}
-		return protocol.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Accepted: ok}, nil
-
-	case protocol.MethodSessionList:
-		var p protocol.SessionListParams
-		if err := protocol.Decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return m.List(ctx, p)
-
-	case protocol.MethodSessionConfigure:
-		var p protocol.SessionConfigureParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return m.Configure(ctx, b.client, p)
-
-	case protocol.MethodModels:
-		var p protocol.ModelsParams
-		if err := protocol.Decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			res, err := m.Models(ctx, p.AgentAlias)
-			return res, wire(err)
-		}), nil
-
-	case protocol.MethodSessionCompact:
-		var p protocol.SessionRef
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			res, err := m.Compact(ctx, b.client, p.SessionID)
-			return res, wire(err)
-		}), nil
-
-	case protocol.MethodSessionRename:
-		var p protocol.SessionRenameParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			res, err := m.Rename(ctx, p.SessionID, p.Title)
-			return res, wire(err)
-		}), nil
-
-	case protocol.MethodSessionWatch:
-		m.Watch(b.client)
-		return protocol.SessionWatchResult{Watching: true}, nil
-
-	case protocol.MethodSessionGet:
-		var p protocol.SessionRef
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return m.Get(ctx, p.SessionID)
-
-	case protocol.MethodFileAttach:
-		var p struct {
-			Files       []protocol.Attachment `json:"files"`
-			Attachments []protocol.Attachment `json:"attachments"`
-		}
-		if err := protocol.Decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		entries := append(p.Files, p.Attachments...)
-		if len(entries) == 0 {
-			return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
-		}
-		if err := b.refusePaths("files", entries); err != nil {
-			return nil, err
-		}
-		return jsonrpc.Later(func(ctx context.Context) (any, error) {
-			files, err := b.srv.uploads.SaveAll(ctx, entries)
-			if err != nil {
-				return nil, wire(attachError(err))
-			}
-			return map[string]any{"files": files}, nil
-		}), nil
-
-	case protocol.MethodFileUpload:
-		var p protocol.FileUploadParams
-		if err := protocol.Decode(req.Params, &p); err != nil {
-			return nil, err
-		}
-		return b.upload(p)
-
-	case protocol.MethodSessionHistory:
-		var p protocol.SessionHistoryParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return m.History(ctx, p, b.conn.PeerMaxFrame())
-
-	case protocol.MethodSessionEvent:
-		var p protocol.SessionEventParams
-		if err := decodeRef(req, &p, &p.SessionID); err != nil {
-			return nil, err
-		}
-		return m.Event(ctx, p, b.conn.PeerMaxFrame())
+	var p protocol.SessionNewParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
 	}
-	return nil, jsonrpc.ErrMethodNotFound
+	if b.peer.Remote {
+		for _, sp := range p.MCPServers {
+			if sp.Command != "" {
+				return nil, &protocol.ParamsError{Field: "mcpServers", Reason: "a stdio MCP server would run on the daemon's machine: over the gateway only url (streamable HTTP) servers are accepted"}
+			}
+		}
+	}
+	return m.New(ctx, b.client, p)
+}
+
+// sessionPrompt serves session/prompt.
+func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionPromptParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	if p.Prompt == nil {
+		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
+	}
+	text := *p.Prompt
+	var images []session.Image
+	if err := b.refusePaths("attachments", p.Attachments); err != nil {
+		return nil, err
+	}
+	if len(p.Attachments) > 0 {
+		files, err := b.srv.uploads.SaveAll(ctx, p.Attachments)
+		if err != nil {
+			return nil, attachError(err)
+		}
+		text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
+		text = strings.TrimLeft(text, "\n")
+		for _, f := range files {
+			if strings.HasPrefix(f.MimeType, "image/") {
+				images = append(images, session.Image{MimeType: f.MimeType, Path: f.Path})
+			}
+		}
+	}
+	done, err := m.Prompt(b.client, p.SessionID, text, images...)
+	if err != nil {
+		return nil, err
+	}
+	// The turn runs on; this connection's read loop does not wait. A
+	// stopping daemon waits for these answers to be written.
+	b.srv.prompts.Add(1)
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		select {
+		case res := <-done:
+			// The final text can be longer than the client's frame:
+			// then it is cut; turn_complete (session/event) has it whole.
+			var out any = res
+			if raw, err := jsonrpc.Marshal(res); err == nil {
+				out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-len(req.ID.Raw())-64))
+			}
+			return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}, nil
+		case <-ctx.Done():
+			b.srv.prompts.Add(-1)
+			return nil, ctx.Err() // the connection is gone; the turn goes on
+		}
+	}), nil
+}
+
+// sessionCancel serves session/cancel.
+func (b *binding) sessionCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	ok, err := m.Cancel(b.client, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.SessionCancelResult{SessionID: p.SessionID, Cancelled: ok}, nil
+}
+
+// sessionClose serves session/close.
+func (b *binding) sessionClose(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	// Closing waits for a running turn to stop: off the read loop.
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		if err := m.Close(b.client, p.SessionID); err != nil {
+			return nil, wire(err)
+		}
+		return protocol.SessionCloseResult{SessionID: p.SessionID, Closed: true}, nil
+	}), nil
+}
+
+// sessionDelete serves session/delete.
+func (b *binding) sessionDelete(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		if err := m.Delete(ctx, p.SessionID); err != nil {
+			return nil, wire(err)
+		}
+		return protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
+	}), nil
+}
+
+// sessionApprove serves session/approve.
+func (b *binding) sessionApprove(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionApproveParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	ok, err := m.Approve(b.client, p)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Accepted: ok}, nil
+}
+
+// sessionList serves session/list.
+func (b *binding) sessionList(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionListParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return m.List(ctx, p)
+}
+
+// sessionConfigure serves session/configure.
+func (b *binding) sessionConfigure(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionConfigureParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return m.Configure(ctx, b.client, p)
+}
+
+// models serves models.
+func (b *binding) models(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.ModelsParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := m.Models(ctx, p.AgentAlias)
+		return res, wire(err)
+	}), nil
+}
+
+// sessionCompact serves session/compact.
+func (b *binding) sessionCompact(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := m.Compact(ctx, b.client, p.SessionID)
+		return res, wire(err)
+	}), nil
+}
+
+// sessionRename serves session/rename.
+func (b *binding) sessionRename(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRenameParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := m.Rename(ctx, p.SessionID, p.Title)
+		return res, wire(err)
+	}), nil
+}
+
+// sessionWatch serves session/watch.
+func (b *binding) sessionWatch(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	m.Watch(b.client)
+	return protocol.SessionWatchResult{Watching: true}, nil
+}
+
+// sessionGet serves session/get.
+func (b *binding) sessionGet(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return m.Get(ctx, p.SessionID)
+}
+
+// fileAttach serves file/attach.
+func (b *binding) fileAttach(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p struct {
+		Files       []protocol.Attachment `json:"files"`
+		Attachments []protocol.Attachment `json:"attachments"`
+	}
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	entries := append(p.Files, p.Attachments...)
+	if len(entries) == 0 {
+		return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
+	}
+	if err := b.refusePaths("files", entries); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		files, err := b.srv.uploads.SaveAll(ctx, entries)
+		if err != nil {
+			return nil, wire(attachError(err))
+		}
+		return map[string]any{"files": files}, nil
+	}), nil
+}
+
+// fileUpload serves file/upload.
+func (b *binding) fileUpload(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.FileUploadParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return b.upload(p)
+}
+
+// sessionHistory serves session/history.
+func (b *binding) sessionHistory(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionHistoryParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return m.History(ctx, p, b.conn.PeerMaxFrame())
+}
+
+// sessionEvent serves session/event.
+func (b *binding) sessionEvent(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	m := b.srv.sessions
+	var p protocol.SessionEventParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return m.Event(ctx, p, b.conn.PeerMaxFrame())
 }
 
 // maxUploads bounds the uploads one connection may have open at once.

@@ -684,17 +684,24 @@ func (m *Manager) notLive(id string) error {
 
 // Prompt queues a prompt (with the images the daemon stored for it) and
 // returns a channel that yields its result.
-func (m *Manager) Prompt(c *Client, id, prompt string, images ...provider.Image) (<-chan protocol.SessionPromptResult, error) {
+func (m *Manager) Prompt(c *Client, id, prompt string, images ...Image) (<-chan protocol.SessionPromptResult, error) {
 	s, err := m.lookup(c, id)
 	if err != nil {
 		return nil, err
 	}
-	j := &job{prompt: prompt, images: images, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	var pi []provider.Image
+	for _, im := range images {
+		pi = append(pi, provider.Image(im))
+	}
+	j := &job{prompt: prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1)}
 	if err := s.enqueue(j); err != nil {
 		return nil, err
 	}
 	return j.done, nil
 }
+
+// Image is an image attached to a prompt: a file the daemon stored.
+type Image struct{ MimeType, Path string }
 
 // Cancel cancels a session's running turn.
 func (m *Manager) Cancel(c *Client, id string) (bool, error) {
