@@ -9,6 +9,7 @@
 package archtest
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -20,30 +21,32 @@ const module = "github.com/zeroclaw/zeroclaw/"
 // allowed lists, per package (relative to the module), the packages of
 // ours it may import.
 var allowed = map[string][]string{
-	"cmd/zeroclaw":          {"internal/cli"},
-	"internal/acp":          {"internal/client", "internal/jsonrpc", "internal/protocol", "internal/tool"},
-	"internal/acp/acptest":  {},
-	"internal/agent":        {"internal/protocol", "internal/provider", "internal/tool"},
-	"internal/archtest":     {},
-	"internal/attach":       {"internal/protocol"},
-	"internal/cli":          {"internal/acp", "internal/client", "internal/config", "internal/daemon", "internal/jsonrpc", "internal/mdterm", "internal/protocol", "internal/transport"},
-	"internal/client":       {"internal/jsonrpc", "internal/protocol", "internal/transport"},
-	"internal/config":       {},
-	"internal/daemon":       {"internal/config", "internal/gateway", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/rpc", "internal/session", "internal/store", "internal/tool", "internal/transport"},
-	"internal/gateway":      {"internal/acp", "internal/client", "internal/config", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/rpc"},
-	"internal/instructions": {},
-	"internal/jsonrpc":      {},
-	"internal/mcptools":     {"internal/config", "internal/protocol", "internal/tool"},
-	"internal/mdterm":       {},
-	"internal/pairing":      {"internal/store"},
-	"internal/protocol":     {},
-	"internal/provider":     {"internal/config"},
-	"internal/rpc":          {"internal/attach", "internal/config", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/session"},
-	"internal/session":      {"internal/agent", "internal/config", "internal/instructions", "internal/mcptools", "internal/protocol", "internal/provider", "internal/store", "internal/tool"},
-	"internal/store":        {},
-	"internal/testdir":      {},
-	"internal/tool":         {"internal/protocol"},
-	"internal/transport":    {},
+	"cmd/zeroclaw":               {"internal/cli"},
+	"internal/acp":               {"internal/client", "internal/jsonrpc", "internal/protocol", "internal/tool"},
+	"internal/acp/acptest":       {},
+	"internal/agent":             {"internal/protocol", "internal/provider", "internal/tool"},
+	"internal/archtest":          {},
+	"internal/attach":            {"internal/protocol"},
+	"internal/cli":               {"internal/acp", "internal/client", "internal/config", "internal/daemon", "internal/jsonrpc", "internal/mdterm", "internal/protocol", "internal/rpc", "internal/transport"},
+	"internal/client":            {"internal/jsonrpc", "internal/protocol", "internal/transport"},
+	"internal/config":            {},
+	"internal/daemon":            {"internal/config", "internal/gateway", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/rpc", "internal/session", "internal/store", "internal/tool", "internal/transport"},
+	"internal/gateway":           {"internal/acp", "internal/client", "internal/config", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/rpc"},
+	"internal/instructions":      {},
+	"internal/jsonrpc":           {},
+	"internal/mcptools":          {"internal/config", "internal/protocol", "internal/tool"},
+	"internal/mdterm":            {},
+	"internal/pairing":           {"internal/store"},
+	"internal/protocol":          {},
+	"internal/provider":          {"internal/config"},
+	"internal/rpc":               {"internal/attach", "internal/config", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/schema", "internal/session"},
+	"internal/schema":            {},
+	"internal/schema/schematest": {},
+	"internal/session":           {"internal/agent", "internal/config", "internal/instructions", "internal/mcptools", "internal/protocol", "internal/provider", "internal/store", "internal/tool"},
+	"internal/store":             {},
+	"internal/testdir":           {},
+	"internal/tool":              {"internal/protocol"},
+	"internal/transport":         {},
 }
 
 func TestImportArrows(t *testing.T) {
@@ -73,6 +76,19 @@ func TestImportArrows(t *testing.T) {
 	for pkg := range allowed {
 		if !seen[pkg] {
 			t.Errorf("%s is listed but does not exist: renamed or removed?", pkg)
+		}
+	}
+}
+
+// docs/architecture.md names every package (its table of rooms).
+func TestArchitectureDocNamesEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pkg := range allowed {
+		if !strings.Contains(string(b), "`"+pkg+"`") {
+			t.Errorf("docs/architecture.md does not name %s", pkg)
 		}
 	}
 }

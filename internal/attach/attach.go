@@ -27,14 +27,7 @@ const (
 )
 
 // File is one stored attachment.
-type File struct {
-	RefID        string `json:"refId"` // sha256:<hex>
-	Marker       string `json:"marker"`
-	Path         string `json:"path"`
-	SizeBytes    int64  `json:"sizeBytes"`
-	Deduplicated bool   `json:"deduplicated"`
-	MimeType     string `json:"mimeType"`
-}
+type File = protocol.StoredFile
 
 // Error is a refused attachment; Index says which entry.
 type Error struct {

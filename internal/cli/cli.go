@@ -17,6 +17,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
 
 // Version is the zeroclaw version; release builds set it with -ldflags.
@@ -79,7 +80,7 @@ to it from the terminal, editors (ACP), browsers (the gateway) and scripts.`,
 		c.GroupID = "agent"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), versionCmd(g)} {
+	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), schemaCmd(g), versionCmd(g)} {
 		c.GroupID = "admin"
 		root.AddCommand(c)
 	}
@@ -227,6 +228,18 @@ func newLogger(w io.Writer, getenv func(string) string) *slog.Logger {
 
 func resolve(env Env, configDir string) (config.Dirs, error) {
 	return config.ResolveDirs(configDir, env.Getenv)
+}
+
+func schemaCmd(g *globals) *cobra.Command {
+	return &cobra.Command{Use: "schema", Short: "print the protocol's JSON Schema (docs/protocol.schema.json), to generate clients from", Args: noArgs,
+		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			b, err := rpc.Schema()
+			if err != nil {
+				return err
+			}
+			_, err = env.Stdout.Write(b)
+			return err
+		})}
 }
 
 func versionCmd(g *globals) *cobra.Command {

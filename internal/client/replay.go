@@ -116,13 +116,10 @@ func (c *Client) Upload(ctx context.Context, data []byte, filename, mimeType str
 			return "", err
 		}
 		if p.Final {
-			var f struct {
-				RefID string `json:"refId"`
-			}
-			if err := json.Unmarshal(res.File, &f); err != nil || f.RefID == "" {
+			if res.File == nil || res.File.RefID == "" {
 				return "", fmt.Errorf("file/upload: no file in the final answer")
 			}
-			return f.RefID, nil
+			return res.File.RefID, nil
 		}
 		off = end
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
@@ -30,6 +31,7 @@ type peer struct {
 	mu        sync.Mutex
 	nextID    int
 	waiting   map[string]chan map[string]any
+	methods   map[string]string // id → the method asked, to check its result against the schema
 	events    []map[string]any
 	eventCh   chan map[string]any
 	changes   chan map[string]any // session/changed notifications
@@ -43,7 +45,7 @@ func connect(t *testing.T, path string, caps string) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, eventCh: make(chan map[string]any, 1<<16),
+	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, methods: map[string]string{}, eventCh: make(chan map[string]any, 1<<16),
 		changes: make(chan map[string]any, 1<<10), closed: make(chan struct{})}
 	t.Cleanup(func() { nc.Close(); <-p.closed })
 	go p.read()
@@ -77,6 +79,9 @@ func (p *peer) read() {
 		id, hasID := m["id"]
 		switch {
 		case method == "session/update":
+			var raw struct{ Params json.RawMessage }
+			json.Unmarshal(line, &raw)
+			schematest.Event(p.t, raw.Params)
 			ev := m["params"].(map[string]any)
 			p.mu.Lock()
 			p.events = append(p.events, ev)
@@ -86,12 +91,18 @@ func (p *peer) read() {
 			default: // a test that does not wait on events; snapshot has them all
 			}
 		case method == "session/changed":
+			var raw struct{ Params json.RawMessage }
+			json.Unmarshal(line, &raw)
+			schematest.Params(p.t, method, raw.Params)
 			params, _ := m["params"].(map[string]any)
 			select {
 			case p.changes <- params:
 			default:
 			}
 		case method != "":
+			var raw struct{ Params json.RawMessage }
+			json.Unmarshal(line, &raw)
+			schematest.Params(p.t, method, raw.Params)
 			params, _ := m["params"].(map[string]any)
 			reply := `"result":null`
 			if p.onRequest != nil {
@@ -106,7 +117,14 @@ func (p *peer) read() {
 			p.mu.Lock()
 			ch := p.waiting[k]
 			delete(p.waiting, k)
+			asked := p.methods[k]
+			delete(p.methods, k)
 			p.mu.Unlock()
+			if _, ok := m["result"]; ok && asked != "" {
+				var raw struct{ Result json.RawMessage }
+				json.Unmarshal(line, &raw)
+				schematest.Result(p.t, asked, raw.Result)
+			}
 			if ch != nil {
 				ch <- m
 			}
@@ -121,6 +139,7 @@ func (p *peer) send(method, params string) chan map[string]any {
 	id := p.nextID
 	ch := make(chan map[string]any, 1)
 	p.waiting[fmt.Sprint(id)] = ch
+	p.methods[fmt.Sprint(id)] = method
 	p.mu.Unlock()
 	fmt.Fprintf(p.nc, `{"jsonrpc":"2.0","method":%q,"params":%s,"id":%d}`+"\n", method, params, id)
 	return ch

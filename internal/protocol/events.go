@@ -1,11 +1,44 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // The members of each session/update type beyond the ones every event
 // has (sessionId, seq, type), one Go type per event type: the daemon
 // encodes these, and the published schema is generated from them.
 // Update decodes any of them for a client.
+
+// EventHeader is what every session/update has; the members of its
+// type follow (Events).
+type EventHeader struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	Type      string `json:"type"`
+}
+
+// Event pairs an event type with the Go type of its members.
+type Event struct {
+	Type   string
+	Fields reflect.Type
+}
+
+// Events lists every event type the daemon emits, with its members:
+// the one list the capabilities and the schema come from.
+var Events = []Event{
+	{EventAgentMessageChunk, reflect.TypeFor[TextEvent]()},
+	{EventAgentThoughtChunk, reflect.TypeFor[TextEvent]()},
+	{EventToolCall, reflect.TypeFor[ToolCallEvent]()},
+	{EventToolResult, reflect.TypeFor[ToolResultEvent]()},
+	{EventApprovalRequest, reflect.TypeFor[ApprovalRequestEvent]()},
+	{EventApprovalResolved, reflect.TypeFor[ApprovalResolvedEvent]()},
+	{EventPlan, reflect.TypeFor[PlanEvent]()},
+	{EventContextUsage, reflect.TypeFor[ContextUsageEvent]()},
+	{EventTurnComplete, reflect.TypeFor[TurnCompleteEvent]()},
+	{EventUserMessage, reflect.TypeFor[TextEvent]()},
+	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
+}
 
 // TextEvent is agent_message_chunk, agent_thought_chunk and
 // user_message: streamed text, or the prompt as the session took it.

@@ -295,10 +295,15 @@ const (
 	EventHistoryTrimmed    = "history_trimmed"
 )
 
-// EventTypes lists every event type, for the capabilities.
-var EventTypes = []string{EventAgentMessageChunk, EventAgentThoughtChunk, EventToolCall, EventToolResult,
-	EventApprovalRequest, EventApprovalResolved, EventPlan, EventContextUsage, EventTurnComplete, EventUserMessage,
-	EventHistoryTrimmed}
+// EventTypes lists every event type, for the capabilities (the order
+// of Events).
+var EventTypes = func() []string {
+	out := make([]string, len(Events))
+	for i, e := range Events {
+		out[i] = e.Type
+	}
+	return out
+}()
 
 // Approval decisions.
 // allow_always_input (an addition to the spec) allows this tool with
@@ -539,9 +544,31 @@ type FileUploadParams struct {
 // FileUploadResult answers a part: the upload's id and the bytes received
 // so far; with the final part, the stored file (as file/attach gives it).
 type FileUploadResult struct {
-	UploadID      string          `json:"uploadId"`
-	ReceivedBytes int64           `json:"receivedBytes"`
-	File          json.RawMessage `json:"file,omitempty"`
+	UploadID      string      `json:"uploadId"`
+	ReceivedBytes int64       `json:"receivedBytes"`
+	File          *StoredFile `json:"file,omitempty"`
+}
+
+// StoredFile is a file the daemon stored (file/attach, file/upload's
+// last part): attach it to a prompt by its refId.
+type StoredFile struct {
+	RefID        string `json:"refId"` // sha256:<hex>
+	Marker       string `json:"marker"`
+	Path         string `json:"path"`
+	SizeBytes    int64  `json:"sizeBytes"`
+	Deduplicated bool   `json:"deduplicated"`
+	MimeType     string `json:"mimeType"`
+}
+
+// FileAttachParams are file/attach's: files (or, the same, attachments).
+type FileAttachParams struct {
+	Files       []Attachment `json:"files,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+}
+
+// FileAttachResult answers file/attach.
+type FileAttachResult struct {
+	Files []StoredFile `json:"files"`
 }
 
 // SessionEventParams are the params of session/event: one stored event,

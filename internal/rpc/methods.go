@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -13,6 +14,10 @@ import (
 // from the table.
 type method struct {
 	name string
+	// params and result are the Go types the method's params are
+	// decoded into and its result encoded from (nil params: none); the
+	// published schema is written from them.
+	params, result reflect.Type
 	// ownerOnly: only the daemon's own user may call it, on its socket
 	// (so never a gateway client, whose uid is unknown): -32003 else.
 	ownerOnly bool
@@ -25,30 +30,30 @@ var table []method
 
 func init() {
 	table = []method{
-		{name: protocol.MethodInitialize, handle: (*binding).initialize},
-		{name: protocol.MethodStatus, handle: func(b *binding, _ context.Context, _ *jsonrpc.Request) (any, error) { return b.status(), nil }},
-		{name: protocol.MethodShutdown, ownerOnly: true, handle: (*binding).shutdownReq},
-		{name: protocol.MethodReload, ownerOnly: true, handle: (*binding).reloadReq},
-		{name: protocol.MethodGatewayPair, ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodGatewayTokens, ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodGatewayRevoke, ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodSessionNew, handle: (*binding).sessionNew},
-		{name: protocol.MethodSessionPrompt, handle: (*binding).sessionPrompt},
-		{name: protocol.MethodSessionCancel, handle: (*binding).sessionCancel},
-		{name: protocol.MethodSessionClose, handle: (*binding).sessionClose},
-		{name: protocol.MethodSessionApprove, handle: (*binding).sessionApprove},
-		{name: protocol.MethodSessionList, handle: (*binding).sessionList},
-		{name: protocol.MethodSessionHistory, handle: (*binding).sessionHistory},
-		{name: protocol.MethodSessionDelete, handle: (*binding).sessionDelete},
-		{name: protocol.MethodSessionEvent, handle: (*binding).sessionEvent},
-		{name: protocol.MethodSessionGet, handle: (*binding).sessionGet},
-		{name: protocol.MethodSessionCompact, handle: (*binding).sessionCompact},
-		{name: protocol.MethodSessionConfigure, handle: (*binding).sessionConfigure},
-		{name: protocol.MethodModels, handle: (*binding).models},
-		{name: protocol.MethodFileAttach, handle: (*binding).fileAttach},
-		{name: protocol.MethodFileUpload, handle: (*binding).fileUpload},
-		{name: protocol.MethodSessionRename, handle: (*binding).sessionRename},
-		{name: protocol.MethodSessionWatch, handle: (*binding).sessionWatch},
+		{name: protocol.MethodInitialize, params: typeOf[protocol.InitializeParams](), result: typeOf[protocol.InitializeResult](), handle: (*binding).initialize},
+		{name: protocol.MethodStatus, result: typeOf[protocol.StatusResult](), handle: func(b *binding, _ context.Context, _ *jsonrpc.Request) (any, error) { return b.status(), nil }},
+		{name: protocol.MethodShutdown, result: typeOf[protocol.ShutdownResult](), ownerOnly: true, handle: (*binding).shutdownReq},
+		{name: protocol.MethodReload, result: typeOf[protocol.ReloadResult](), ownerOnly: true, handle: (*binding).reloadReq},
+		{name: protocol.MethodGatewayPair, result: typeOf[protocol.GatewayPairResult](), ownerOnly: true, handle: (*binding).gateway},
+		{name: protocol.MethodGatewayTokens, result: typeOf[protocol.GatewayTokensResult](), ownerOnly: true, handle: (*binding).gateway},
+		{name: protocol.MethodGatewayRevoke, params: typeOf[protocol.GatewayRevokeParams](), result: typeOf[protocol.GatewayRevokeResult](), ownerOnly: true, handle: (*binding).gateway},
+		{name: protocol.MethodSessionNew, params: typeOf[protocol.SessionNewParams](), result: typeOf[protocol.SessionNewResult](), handle: (*binding).sessionNew},
+		{name: protocol.MethodSessionPrompt, params: typeOf[protocol.SessionPromptParams](), result: typeOf[protocol.SessionPromptResult](), handle: (*binding).sessionPrompt},
+		{name: protocol.MethodSessionCancel, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCancelResult](), handle: (*binding).sessionCancel},
+		{name: protocol.MethodSessionClose, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCloseResult](), handle: (*binding).sessionClose},
+		{name: protocol.MethodSessionApprove, params: typeOf[protocol.SessionApproveParams](), result: typeOf[protocol.SessionApproveResult](), handle: (*binding).sessionApprove},
+		{name: protocol.MethodSessionList, params: typeOf[protocol.SessionListParams](), result: typeOf[protocol.SessionListResult](), handle: (*binding).sessionList},
+		{name: protocol.MethodSessionHistory, params: typeOf[protocol.SessionHistoryParams](), result: typeOf[protocol.SessionHistoryResult](), handle: (*binding).sessionHistory},
+		{name: protocol.MethodSessionDelete, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionDeleteResult](), handle: (*binding).sessionDelete},
+		{name: protocol.MethodSessionEvent, params: typeOf[protocol.SessionEventParams](), result: typeOf[protocol.SessionEventResult](), handle: (*binding).sessionEvent},
+		{name: protocol.MethodSessionGet, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionInfo](), handle: (*binding).sessionGet},
+		{name: protocol.MethodSessionCompact, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCompactResult](), handle: (*binding).sessionCompact},
+		{name: protocol.MethodSessionConfigure, params: typeOf[protocol.SessionConfigureParams](), result: typeOf[protocol.SessionConfigureResult](), handle: (*binding).sessionConfigure},
+		{name: protocol.MethodModels, params: typeOf[protocol.ModelsParams](), result: typeOf[protocol.ModelsResult](), handle: (*binding).models},
+		{name: protocol.MethodFileAttach, params: typeOf[protocol.FileAttachParams](), result: typeOf[protocol.FileAttachResult](), handle: (*binding).fileAttach},
+		{name: protocol.MethodFileUpload, params: typeOf[protocol.FileUploadParams](), result: typeOf[protocol.FileUploadResult](), handle: (*binding).fileUpload},
+		{name: protocol.MethodSessionRename, params: typeOf[protocol.SessionRenameParams](), result: typeOf[protocol.SessionInfo](), handle: (*binding).sessionRename},
+		{name: protocol.MethodSessionWatch, result: typeOf[protocol.SessionWatchResult](), handle: (*binding).sessionWatch},
 	}
 	byName = make(map[string]*method, len(table))
 	for i := range table {
@@ -83,3 +88,5 @@ func errOwnerOnly(name string) error {
 	return jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
 		"%s is allowed only to the daemon's own user, on its socket", name)
 }
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

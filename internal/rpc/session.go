@@ -220,10 +220,7 @@ func (b *binding) sessionGet(ctx context.Context, req *jsonrpc.Request) (any, er
 
 // fileAttach serves file/attach.
 func (b *binding) fileAttach(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p struct {
-		Files       []protocol.Attachment `json:"files"`
-		Attachments []protocol.Attachment `json:"attachments"`
-	}
+	var p protocol.FileAttachParams
 	if err := protocol.Decode(req.Params, &p); err != nil {
 		return nil, err
 	}
@@ -239,7 +236,7 @@ func (b *binding) fileAttach(ctx context.Context, req *jsonrpc.Request) (any, er
 		if err != nil {
 			return nil, wire(attachError(err))
 		}
-		return map[string]any{"files": files}, nil
+		return protocol.FileAttachResult{Files: files}, nil
 	}), nil
 }
 
@@ -320,7 +317,7 @@ func (b *binding) upload(p protocol.FileUploadParams) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.File, _ = json.Marshal(f)
+		res.File = &f
 	}
 	return res, nil
 }
