@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"internal/jsonrpc":           {},
 	"internal/mcptools":          {"internal/config", "internal/protocol", "internal/tool"},
 	"internal/mdterm":            {},
-	"internal/pairing":           {"internal/store"},
+	"internal/pairing":           {"internal/protocol", "internal/store"},
 	"internal/protocol":          {},
 	"internal/provider":          {"internal/config"},
 	"internal/rpc":               {"internal/attach", "internal/config", "internal/jsonrpc", "internal/pairing", "internal/protocol", "internal/schema", "internal/session"},

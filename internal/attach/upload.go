@@ -1,10 +1,9 @@
 package attach
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"io"
 	"mime"
 	"net/http"
@@ -33,9 +32,7 @@ func (s *Store) Begin() (*Upload, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	return &Upload{ID: "up_" + hex.EncodeToString(b[:]), s: s, f: f}, nil
+	return &Upload{ID: protocol.NewID("up_", 8), s: s, f: f}, nil
 }
 
 // Write appends a part; the whole may not exceed MaxFileBytes.

@@ -317,7 +317,7 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 // compact is raw JSON on one line as a person reads it (no \u0026 for
 // &), cut at max bytes on a character boundary.
 func compact(raw json.RawMessage, max int) string {
-	s := string(compactJSON(raw))
+	s := string(protocol.CompactJSON(raw))
 	for _, esc := range [][2]string{{`\u0026`, "&"}, {`\u003c`, "<"}, {`\u003e`, ">"}} {
 		s = unescape(s, esc[0], esc[1])
 	}

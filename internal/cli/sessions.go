@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,14 +16,6 @@ import (
 func mustQuote(s string) []byte {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-func compactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
 
 // eachSession calls fn with every session, most recently updated first,
@@ -130,7 +121,7 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 				if n == 0 {
 					sep = "{\n  \"sessionId\": " + string(mustQuote(id)) + ",\n  \"events\": [\n    "
 				}
-				fmt.Fprintf(env.Stdout, "%s%s", sep, compactJSON(e))
+				fmt.Fprintf(env.Stdout, "%s%s", sep, protocol.CompactJSON(e))
 				n++
 				return nil
 			}

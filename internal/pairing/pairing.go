@@ -21,9 +21,9 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"slices"
 	"strings"
 	"sync"
@@ -296,8 +296,6 @@ func (k *Keeper) Pair(addr, code, name string, browser bool) (cred Credential, i
 	if browser {
 		cred.Key, kind = secret("zk_"), KindBrowser
 	}
-	var idb [6]byte
-	rand.Read(idb[:])
 	if name = strings.TrimSpace(name); name == "" {
 		name = "unnamed"
 	}
@@ -308,7 +306,7 @@ func (k *Keeper) Pair(addr, code, name string, browser bool) (cred Credential, i
 	if browser {
 		prefix = "web_"
 	}
-	info = Info{ID: prefix + hex.EncodeToString(idb[:]), Name: name, Kind: kind, CreatedMs: now.UnixMilli()}
+	info = Info{ID: protocol.NewID(prefix, 6), Name: name, Kind: kind, CreatedMs: now.UnixMilli()}
 	whole := cred.Token
 	if browser {
 		whole = Join(cred.Token, cred.Key)

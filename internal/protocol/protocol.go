@@ -27,7 +27,6 @@ const (
 	CodeForbidden       = -32003
 	CodeNotInitialized  = -32010
 	CodeVersionMismatch = -32011
-	CodeFrameTooLarge   = -32012
 	CodeConfigInvalid   = -32013
 )
 

@@ -8,8 +8,28 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
-var errNotInitialized = jsonrpc.NewError(protocol.CodeNotInitialized,
-	map[string]string{"kind": "not_initialized"}, "first call must be initialize")
+// The errors rpc answers itself, each with its code and kind; wire
+// (below) maps those of the layers beneath.
+var (
+	errNotInitialized = jsonrpc.NewError(protocol.CodeNotInitialized,
+		map[string]string{"kind": "not_initialized"}, "first call must be initialize")
+	errNoKeeper   = jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "this daemon keeps no gateway credentials")
+	errGatewayOff = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, map[string]string{"kind": "gateway_off"},
+		"the gateway is not running: start the daemon with --gateway, or set [gateway] enabled = true")
+)
+
+// errOwnerOnly refuses a method to anyone but the daemon's own user.
+func errOwnerOnly(name string) error {
+	return jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
+		"%s is allowed only to the daemon's own user, on its socket", name)
+}
+
+// errVersion refuses a protocol version this daemon does not speak.
+func errVersion(v int) error {
+	return jsonrpc.NewError(protocol.CodeVersionMismatch,
+		protocol.VersionMismatchData{Supported: protocol.SupportedVersions, Kind: "version_mismatch"},
+		"protocol version %d is not supported (supported: %v)", v, protocol.SupportedVersions)
+}
 
 // wire is the one table that turns the errors of the layers below into
 // JSON-RPC errors with a code and a kind.

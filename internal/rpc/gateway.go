@@ -15,14 +15,13 @@ import (
 func (b *binding) gateway(_ context.Context, req *jsonrpc.Request) (any, error) {
 	k := b.srv.keeper
 	if k == nil {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "this daemon keeps no gateway credentials")
+		return nil, errNoKeeper
 	}
 	switch req.Method {
 	case protocol.MethodGatewayPair:
 		url := b.srv.gatewayURLOrEmpty()
 		if url == "" {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, map[string]string{"kind": "gateway_off"},
-				"the gateway is not running: start the daemon with --gateway, or set [gateway] enabled = true")
+			return nil, errGatewayOff
 		}
 		code, exp := k.NewCode()
 		b.srv.log.Info("gateway pairing code issued", "peer", b.peer.Label, "expires", exp)

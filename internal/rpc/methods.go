@@ -83,10 +83,4 @@ func OwnerOnly(name string) bool {
 	return m != nil && m.ownerOnly
 }
 
-// errOwnerOnly refuses a method to anyone but the daemon's own user.
-func errOwnerOnly(name string) error {
-	return jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"},
-		"%s is allowed only to the daemon's own user, on its socket", name)
-}
-
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

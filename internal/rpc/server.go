@@ -5,8 +5,6 @@ package rpc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"os"
@@ -49,7 +47,6 @@ type Server struct {
 
 	clients atomic.Int64
 	prompts atomic.Int64 // session/prompt answers not yet written
-	connWG  sync.WaitGroup
 }
 
 // Options configure a Server.
@@ -232,9 +229,7 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 		return nil, wire(err)
 	}
 	if p.ProtocolVersion != nil && *p.ProtocolVersion != protocol.Version {
-		return nil, jsonrpc.NewError(protocol.CodeVersionMismatch,
-			protocol.VersionMismatchData{Supported: protocol.SupportedVersions, Kind: "version_mismatch"},
-			"protocol version %d is not supported (supported: %v)", *p.ProtocolVersion, protocol.SupportedVersions)
+		return nil, errVersion(*p.ProtocolVersion)
 	}
 	id := p.ClientID
 	if id != "" && !session.ValidID(id) {
@@ -245,7 +240,7 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 		id = b.clientID // a repeated initialize without an id keeps the one we gave
 	}
 	if id == "" {
-		id = newClientID()
+		id = protocol.NewID("cl_", 4)
 	}
 	b.initialized, b.clientID = true, id
 	if p.ClientCapabilities != nil {
@@ -372,9 +367,3 @@ func (b *binding) reloadReq(context.Context, *jsonrpc.Request) (any, error) {
 
 // SetConfig makes cfg the one status reports (after a reload).
 func (s *Server) SetConfig(cfg *config.Config) { s.live.Store(cfg) }
-
-func newClientID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "cl_" + hex.EncodeToString(b[:])
-}

@@ -546,7 +546,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session, error) {
 	id := p.SessionID
 	if id == "" {
-		id = "ses_" + randomHex(8)
+		id = protocol.NewID("ses_", 8)
 	}
 	cwd := p.Cwd
 	if cwd == "" {

@@ -1,10 +1,7 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -784,7 +781,7 @@ func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool
 		if err := s.caughtUp(ctx); err != nil {
 			return tool.TerminalOutcome{}, err
 		}
-		id := "run_" + randomHex(6)
+		id := protocol.NewID("run_", 6)
 		var res protocol.TerminalRunResult
 		// The client enforces the timeout; a little more here, so a
 		// client that never answers does not hold the turn.
@@ -808,7 +805,7 @@ func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decisi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.always[toolName], s.always[toolName+"\x00"+string(compactJSON(input))]:
+	case s.always[toolName], s.always[toolName+"\x00"+string(protocol.CompactJSON(input))]:
 		return agent.Decision{Allow: true}, true
 	case s.never[toolName]:
 		return agent.Decision{Why: "the user rejected " + toolName + " for the rest of this session"}, true
@@ -823,9 +820,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if d, ok := s.Standing(req.ToolName, req.Input); ok {
 		return d
 	}
-	sameInput := req.ToolName + "\x00" + string(compactJSON(req.Input))
+	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
 	s.mu.Lock()
-	id := "apr_" + randomHex(6)
+	id := protocol.NewID("apr_", 6)
 	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}
 	s.approvals[id] = a
 	s.mu.Unlock()
@@ -897,20 +894,4 @@ func (s *Session) withdraw(id string, a *approval, def answer, by string) (answe
 		return def, by
 	}
 	return <-a.ch, "client"
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// compactJSON is raw without insignificant space (raw as is when it does
-// not parse), so equal inputs compare equal.
-func compactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -400,11 +398,7 @@ func (p *place) replace(name string, data []byte) error {
 	return nil
 }
 
-func randomSuffix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func randomSuffix() string { return protocol.NewID("", 6) }
 
 type editFile struct{}
 
