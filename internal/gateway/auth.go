@@ -216,13 +216,6 @@ func (w *statusWriter) Flush() {
 // the connection.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// public routes need no token: the health check, pairing itself, and the
-// dashboard's static files (which hold no data: everything it shows it
-// fetches with its cookie).
-func public(path string) bool {
-	return path == "/health" || path == "/pair" || path == "/" || path == "/favicon.ico" || strings.HasPrefix(path, "/assets/")
-}
-
 // ServeHTTP checks every request (Host, Origin, token) before routing it.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t0 := time.Now()
@@ -251,7 +244,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, http.StatusForbidden, "forbidden_origin", "requests from origin "+quoteHost(r.Header.Get("Origin"))+" are not allowed (gateway.allowed_origins)")
 		return
 	}
-	if !public(r.URL.Path) {
+	if !g.public(r) {
 		var ok bool
 		if info, ok = g.check(r); !ok {
 			writeError(sw, http.StatusUnauthorized, "unauthorized", "a valid token is required: pair with `zeroclaw gateway pair` and POST /pair")
@@ -260,7 +253,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		authenticatedConn(r.Context())
 		r = r.WithContext(contextWith(r.Context(), info))
 	}
-	g.route(sw, r, peer)
+	g.routes.ServeHTTP(sw, r)
 }
 
 func quoteHost(s string) string {

@@ -72,6 +72,7 @@ type Gateway struct {
 	log    *slog.Logger
 	ln     net.Listener
 	conns  *budget
+	routes *http.ServeMux
 	srv    *http.Server
 	url    string
 	tls    *tls.Config
@@ -105,6 +106,7 @@ func Start(o Options) (*Gateway, error) {
 		o.PongWait = 10 * time.Second
 	}
 	g := &Gateway{o: o, log: o.Logger.With("surface", "gateway"), wss: map[*wsConn]struct{}{}}
+	g.routes = g.mux()
 	if o.Config.TLS() {
 		tc, err := tlsConfig(o.Config)
 		if err != nil {

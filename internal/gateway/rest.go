@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,48 +24,101 @@ func contextWith(ctx context.Context, info pairing.Info) context.Context {
 	return context.WithValue(ctx, ctxKey{}, info)
 }
 
-// route serves an accepted request.
-func (g *Gateway) route(w http.ResponseWriter, r *http.Request, peer string) {
-	path := r.URL.Path
-	switch {
-	case path == "/health":
-		if !method(w, r, http.MethodGet, http.MethodHead) {
+// Route is one REST route: its method and path pattern (http.ServeMux's
+// syntax), public when it needs no credential, and what it serves.
+type Route struct {
+	Method, Path string
+	Public       bool
+	serve        func(g *Gateway, w http.ResponseWriter, r *http.Request)
+}
+
+// Routes is the gateway's table of routes (the dashboard's static files
+// aside); openapi.json describes exactly these (a test checks).
+var Routes = []Route{
+	{Method: http.MethodGet, Path: "/health", Public: true, serve: (*Gateway).health},
+	{Method: http.MethodPost, Path: "/pair", Public: true, serve: (*Gateway).pair},
+	{Method: http.MethodPost, Path: "/logout", serve: (*Gateway).logout},
+	{Method: http.MethodGet, Path: "/ws", serve: func(g *Gateway, w http.ResponseWriter, r *http.Request) { g.serveWS(w, r, peerOf(r), false) }},
+	{Method: http.MethodGet, Path: "/acp", serve: func(g *Gateway, w http.ResponseWriter, r *http.Request) { g.serveWS(w, r, peerOf(r), true) }},
+	{Method: http.MethodPost, Path: "/webhook", serve: (*Gateway).webhook},
+	{Method: http.MethodGet, Path: "/api/openapi.json", serve: (*Gateway).openAPI},
+	{Method: http.MethodGet, Path: "/api/status", serve: (*Gateway).status},
+	{Method: http.MethodGet, Path: "/api/sessions", serve: (*Gateway).sessions},
+	{Method: http.MethodGet, Path: "/api/sessions/{id}", serve: (*Gateway).session},
+	{Method: http.MethodDelete, Path: "/api/sessions/{id}", serve: (*Gateway).deleteSession},
+	{Method: http.MethodGet, Path: "/api/sessions/{id}/history", serve: (*Gateway).history},
+	{Method: http.MethodPost, Path: "/api/sessions/{id}/prompt", serve: func(g *Gateway, w http.ResponseWriter, r *http.Request) {
+		g.prompt(w, r, peerOf(r), r.PathValue("id"))
+	}},
+	{Method: http.MethodPost, Path: "/api/sessions/{id}/cancel", serve: (*Gateway).cancelTurn},
+}
+
+// mux routes the table: each path also answers other methods with a
+// 405 that names the allowed ones, and unknown /api/ paths with a 404,
+// both as the gateway's JSON errors.
+func (g *Gateway) mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	for _, rt := range Routes {
+		mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) { rt.serve(g, w, r) })
+		allowed[rt.Path] = append(allowed[rt.Path], rt.Method)
+	}
+	for path, ms := range allowed {
+		if slices.Contains(ms, http.MethodGet) {
+			ms = append(ms, http.MethodHead)
+		}
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { method(w, r, ms...) })
+	}
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such route: "+r.URL.Path+" (see /api/openapi.json)")
+	})
+	mux.HandleFunc("/", g.dashboard)
+	return mux
+}
+
+// public says whether the route r takes needs no credential: the public
+// routes of the table, and the dashboard's static files (which hold no
+// data: everything it shows it fetches with its credential).
+func (g *Gateway) public(r *http.Request) bool {
+	_, pattern := g.routes.Handler(r)
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		for _, rt := range Routes {
+			if rt.Path == path {
+				return rt.Public
+			}
+		}
+	}
+	switch pattern {
+	case "/health", "/pair": // their 405s
+		return true
+	case "/": // the dashboard's files; every other path has a pattern of its own
+		return true
+	}
+	return false
+}
+
+func peerOf(r *http.Request) string { return "ws:" + r.RemoteAddr }
+
+func (g *Gateway) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "serverVersion": g.o.Version})
+}
+
+func (g *Gateway) logout(w http.ResponseWriter, r *http.Request) {
+	// A browser's session ends here, in the daemon too (a copy of the
+	// cookie and key is worth nothing after it).
+	if info := token(r); info.Kind == pairing.KindBrowser {
+		if _, err := g.o.Keeper.Revoke(info.ID); err != nil {
+			writeError(w, http.StatusInternalServerError, "internal", err.Error())
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "serverVersion": g.o.Version})
-	case path == "/pair":
-		if method(w, r, http.MethodPost) {
-			g.pair(w, r)
-		}
-	case path == "/logout":
-		if method(w, r, http.MethodPost) {
-			// A browser's session ends here, in the daemon too (a copy of
-			// the cookie and key is worth nothing after it).
-			if info := token(r); info.Kind == pairing.KindBrowser {
-				if _, err := g.o.Keeper.Revoke(info.ID); err != nil {
-					writeError(w, http.StatusInternalServerError, "internal", err.Error())
-					return
-				}
-			}
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-			writeJSON(w, http.StatusOK, map[string]bool{"loggedOut": true})
-		}
-	case path == "/ws" || path == "/acp":
-		g.serveWS(w, r, peer, path == "/acp")
-	case path == "/webhook":
-		if method(w, r, http.MethodPost) {
-			g.webhook(w, r, peer)
-		}
-	case path == "/api/openapi.json":
-		if method(w, r, http.MethodGet) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(openAPI)
-		}
-	case strings.HasPrefix(path, "/api/"):
-		g.api(w, r, peer, strings.TrimPrefix(path, "/api/"))
-	default:
-		g.dashboard(w, r)
 	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	writeJSON(w, http.StatusOK, map[string]bool{"loggedOut": true})
+}
+
+func (g *Gateway) openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPI)
 }
 
 func method(w http.ResponseWriter, r *http.Request, ms ...string) bool {
@@ -170,105 +224,75 @@ func (g *Gateway) call(ctx context.Context, peer, m string, params, result any) 
 	return c.Call(ctx, m, params, result)
 }
 
-// api serves /api/...
-func (g *Gateway) api(w http.ResponseWriter, r *http.Request, peer, rest string) {
-	ctx := r.Context()
-	parts := strings.Split(rest, "/")
-	switch {
-	case rest == "status":
-		if !method(w, r, http.MethodGet) {
-			return
-		}
-		var st protocol.StatusResult
-		if err := g.call(ctx, peer, protocol.MethodStatus, struct{}{}, &st); err != nil {
-			rpcError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, st)
-	case rest == "sessions":
-		if !method(w, r, http.MethodGet) {
-			return
-		}
-		q := r.URL.Query()
-		p := protocol.SessionListParams{Cursor: q.Get("cursor"), Query: q.Get("query")}
-		if v := q.Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				writeError(w, http.StatusBadRequest, "bad_request", "limit: not a number")
-				return
-			}
-			p.Limit = n
-		}
-		if v := q.Get("offset"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				writeError(w, http.StatusBadRequest, "bad_request", "offset: not a number")
-				return
-			}
-			p.Offset = n
-		}
-		var res protocol.SessionListResult
-		if err := g.call(ctx, peer, protocol.MethodSessionList, p, &res); err != nil {
-			rpcError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, res)
-	case len(parts) == 2 && parts[0] == "sessions":
-		id := parts[1]
-		switch r.Method {
-		case http.MethodGet:
-			var res protocol.SessionInfo
-			if err := g.call(ctx, peer, protocol.MethodSessionGet, protocol.SessionRef{SessionID: id}, &res); err != nil {
-				rpcError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, res)
-		case http.MethodDelete:
-			var res json.RawMessage
-			if err := g.call(ctx, peer, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: id}, &res); err != nil {
-				rpcError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, res)
-		default:
-			method(w, r, http.MethodGet, http.MethodDelete)
-		}
-	case len(parts) == 3 && parts[0] == "sessions" && parts[2] == "history":
-		if !method(w, r, http.MethodGet) {
-			return
-		}
-		since := int64(0)
-		if v := r.URL.Query().Get("sinceSeq"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				writeError(w, http.StatusBadRequest, "bad_request", "sinceSeq: not a seq")
-				return
-			}
-			since = n
-		}
-		var res json.RawMessage
-		if err := g.call(ctx, peer, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: parts[1], SinceSeq: since}, &res); err != nil {
-			rpcError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, res)
-	case len(parts) == 3 && parts[0] == "sessions" && (parts[2] == "prompt" || parts[2] == "cancel"):
-		if !method(w, r, http.MethodPost) {
-			return
-		}
-		if parts[2] == "cancel" {
-			var res json.RawMessage
-			if err := g.call(ctx, peer, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: parts[1]}, &res); err != nil {
-				rpcError(w, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, res)
-			return
-		}
-		g.prompt(w, r, peer, parts[1])
-	default:
-		writeError(w, http.StatusNotFound, "not_found", "no such route: "+r.URL.Path+" (see /api/openapi.json)")
+func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
+	var st protocol.StatusResult
+	if err := g.call(r.Context(), peerOf(r), protocol.MethodStatus, struct{}{}, &st); err != nil {
+		rpcError(w, err)
+		return
 	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (g *Gateway) sessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := protocol.SessionListParams{Cursor: q.Get("cursor"), Query: q.Get("query")}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"limit", &p.Limit}, {"offset", &p.Offset}} {
+		if v := q.Get(f.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "bad_request", f.name+": not a number")
+				return
+			}
+			*f.v = n
+		}
+	}
+	var res protocol.SessionListResult
+	if err := g.call(r.Context(), peerOf(r), protocol.MethodSessionList, p, &res); err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// relay answers with method's result for {sessionId} of the path.
+func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, method string) {
+	var res json.RawMessage
+	if err := g.call(r.Context(), peerOf(r), method, protocol.SessionRef{SessionID: r.PathValue("id")}, &res); err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (g *Gateway) session(w http.ResponseWriter, r *http.Request) {
+	g.relay(w, r, protocol.MethodSessionGet)
+}
+func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
+	g.relay(w, r, protocol.MethodSessionDelete)
+}
+func (g *Gateway) cancelTurn(w http.ResponseWriter, r *http.Request) {
+	g.relay(w, r, protocol.MethodSessionCancel)
+}
+
+func (g *Gateway) history(w http.ResponseWriter, r *http.Request) {
+	since := int64(0)
+	if v := r.URL.Query().Get("sinceSeq"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "bad_request", "sinceSeq: not a seq")
+			return
+		}
+		since = n
+	}
+	var res json.RawMessage
+	if err := g.call(r.Context(), peerOf(r), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: r.PathValue("id"), SinceSeq: since}, &res); err != nil {
+		rpcError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // sse writes Server-Sent Events, one at a time, flushed.
@@ -473,7 +497,8 @@ type webhookBody struct {
 
 // webhook starts a turn: 202 with the session id at once (the turn runs
 // on, its client held until it ends), or with ?wait=true the result.
-func (g *Gateway) webhook(w http.ResponseWriter, r *http.Request, peer string) {
+func (g *Gateway) webhook(w http.ResponseWriter, r *http.Request) {
+	peer := peerOf(r)
 	var body webhookBody
 	if !decodeBody(w, r, g.o.MaxFrame, &body) {
 		return
