@@ -343,15 +343,15 @@ func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.
 	if err != nil {
 		return nil, err
 	}
-	var ns protocol.SessionNewResult
-	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{
-		AgentAlias: b.o.AgentAlias, Cwd: cwd, Mode: "code", KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
+	ns, err := d.NewSession(ctx, protocol.SessionNewParams{
+		AgentAlias: b.o.AgentAlias, Cwd: cwd, Mode: "code", KeepSiblings: true, MCPServers: servers})
+	if err != nil {
 		return nil, acpError(err)
 	}
 	b.mu.Lock()
 	b.live[ns.SessionID] = true
 	b.mu.Unlock()
-	return b.opened(ctx, ns, true), nil
+	return b.opened(ctx, *ns, true), nil
 }
 
 // info tells the editor the session's title and last activity
@@ -359,8 +359,8 @@ func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.
 func (b *Bridge) info(d *client.Client, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var s protocol.SessionInfo
-	if err := d.Call(ctx, protocol.MethodSessionGet, protocol.SessionRef{SessionID: id}, &s); err != nil {
+	s, err := d.Get(ctx, id)
+	if err != nil {
 		return
 	}
 	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
@@ -376,12 +376,12 @@ func (b *Bridge) load(ctx context.Context, id string, since int64, replay bool, 
 		return nil, err
 	}
 	// Only a session that exists may be loaded (session/new would create one).
-	var h protocol.SessionHistoryResult
-	if err := d.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id, Limit: 1}, &h); err != nil {
+	_, err = d.History(ctx, protocol.SessionHistoryParams{SessionID: id, Limit: 1})
+	if err != nil {
 		return nil, acpError(err)
 	}
-	var ns protocol.SessionNewResult
-	if err := d.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, KeepSiblings: true, MCPServers: servers}, &ns); err != nil {
+	ns, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: id, KeepSiblings: true, MCPServers: servers})
+	if err != nil {
 		return nil, acpError(err)
 	}
 	// Up to the attach point from the store; live from there on.
@@ -399,7 +399,7 @@ func (b *Bridge) load(ctx context.Context, id string, since int64, replay bool, 
 	b.mu.Lock()
 	b.live[id] = true
 	b.mu.Unlock()
-	return b.opened(ctx, ns, false), nil
+	return b.opened(ctx, *ns, false), nil
 }
 
 type contentBlock struct {
@@ -465,8 +465,8 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	// "/compact" is a command: the model's view of older turns is
 	// summarised now.
 	if strings.TrimSpace(text) == "/compact" && len(files) == 0 {
-		var cr protocol.SessionCompactResult
-		if err := d.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: id}, &cr); err != nil {
+		cr, err := d.Compact(ctx, id)
+		if err != nil {
 			return nil, acpError(err)
 		}
 		b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
@@ -479,8 +479,8 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	if files, err = d.Inline(ctx, files); err != nil {
 		return nil, acpError(err)
 	}
-	var res protocol.SessionPromptResult
-	if err := d.Call(context.WithoutCancel(ctx), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files}, &res); err != nil {
+	res, err := d.Prompt(context.WithoutCancel(ctx), protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files})
+	if err != nil {
 		return nil, acpError(err)
 	}
 	switch res.StopReason {
@@ -503,8 +503,8 @@ func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
 	if cursor != nil {
 		p.Cursor = *cursor // the daemon's own cursor, passed through
 	}
-	var page protocol.SessionListResult
-	if err := d.Call(ctx, protocol.MethodSessionList, p, &page); err != nil {
+	page, err := d.List(ctx, p)
+	if err != nil {
 		return nil, acpError(err)
 	}
 	sessions := []map[string]any{}

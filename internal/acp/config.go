@@ -35,8 +35,7 @@ func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigur
 	b.mu.Unlock()
 	if models == nil {
 		if d, err := b.daemon(ctx); err == nil {
-			var ml protocol.ModelsResult
-			if d.Call(ctx, protocol.MethodModels, protocol.ModelsParams{AgentAlias: b.o.AgentAlias}, &ml) == nil {
+			if ml, err := d.Models(ctx, b.o.AgentAlias); err == nil {
 				models = ml.Models
 			}
 		}
@@ -89,11 +88,11 @@ func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value a
 	default:
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: no config option %q (model, mode)", option)
 	}
-	var cr protocol.SessionConfigureResult
-	if err := d.Call(ctx, protocol.MethodSessionConfigure, p, &cr); err != nil {
+	cr, err := d.Configure(ctx, p)
+	if err != nil {
 		return nil, acpError(err)
 	}
-	return map[string]any{"configOptions": b.configOptions(ctx, cr)}, nil
+	return map[string]any{"configOptions": b.configOptions(ctx, *cr)}, nil
 }
 
 // commands are the slash commands the agent understands.

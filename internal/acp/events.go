@@ -207,8 +207,8 @@ func (b *Bridge) askPermission(ev event) {
 	if derr != nil {
 		return
 	}
-	d.Call(context.Background(), protocol.MethodSessionApprove, protocol.SessionApproveParams{
-		SessionID: ev.SessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason}, nil)
+	d.Approve(context.Background(), protocol.SessionApproveParams{
+		SessionID: ev.SessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason})
 }
 
 // runInTerminal runs a shell command in the editor's terminal

@@ -142,7 +142,7 @@ func (ch *chat) start(ctx context.Context, sessionID string, cont bool) error {
 // latestHere is the most recently updated session of this directory.
 func (ch *chat) latestHere(ctx context.Context) (string, error) {
 	id := ""
-	err := eachSession(ctx, ch.cv.c, func(s protocol.SessionInfo) bool {
+	err := ch.cv.c.EachSession(ctx, func(s protocol.SessionInfo) bool {
 		if s.Cwd == ch.cwd {
 			id = s.SessionID
 		}
@@ -273,8 +273,8 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 	case "/resume":
 		ch.resume(ctx, arg)
 	case "/sessions":
-		var page protocol.SessionListResult
-		if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Limit: 20}, &page); err != nil {
+		page, err := c.List(ctx, protocol.SessionListParams{Limit: 20})
+		if err != nil {
 			fail(err)
 			return false
 		}
@@ -286,18 +286,16 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 			ch.say(fmt.Sprintf("%s %s  %s  %-11s %s", mark, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), s.State, s.Title))
 		}
 	case "/cancel":
-		var cr protocol.SessionCancelResult
-		c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: sid}, &cr)
-		if !cr.Cancelled {
+		if cancelled, _ := c.Cancel(ctx, sid); !cancelled {
 			ch.note("nothing is running")
 		}
 	case "/model":
-		var cr protocol.SessionConfigureResult
 		params := protocol.SessionConfigureParams{SessionID: sid}
 		if arg != "" {
 			params.Model = &arg
 		}
-		if err := c.Call(ctx, protocol.MethodSessionConfigure, params, &cr); err != nil {
+		cr, err := c.Configure(ctx, params)
+		if err != nil {
 			fail(err)
 			return false
 		}
@@ -307,8 +305,8 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 		ch.mu.Unlock()
 		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
 	case "/compact":
-		var cr protocol.SessionCompactResult
-		if err := c.Call(ctx, protocol.MethodSessionCompact, protocol.SessionRef{SessionID: sid}, &cr); err != nil {
+		cr, err := c.Compact(ctx, sid)
+		if err != nil {
 			fail(err)
 			return false
 		}
@@ -338,8 +336,8 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 	picks := ch.picks
 	ch.picks = nil
 	if arg == "" {
-		var page protocol.SessionListResult
-		if err := ch.cv.c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Limit: 15}, &page); err != nil {
+		page, err := ch.cv.c.List(ctx, protocol.SessionListParams{Limit: 15})
+		if err != nil {
 			ch.note("error: " + humanError(err))
 			return
 		}
@@ -367,7 +365,7 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 		arg = picks[n-1]
 	}
 	var matches []protocol.SessionInfo
-	err := eachSession(ctx, ch.cv.c, func(s protocol.SessionInfo) bool {
+	err := ch.cv.c.EachSession(ctx, func(s protocol.SessionInfo) bool {
 		if s.SessionID == arg {
 			matches = []protocol.SessionInfo{s}
 			return false

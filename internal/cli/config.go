@@ -78,8 +78,8 @@ The gateway and daemon.max_frame_bytes change only at the next start.`}
 			return err
 		}
 		defer cl.Close()
-		var r protocol.ReloadResult
-		if err := cl.Call(ctx, protocol.MethodReload, struct{}{}, &r); err != nil {
+		r, err := cl.Reload(ctx)
+		if err != nil {
 			return err
 		}
 		if *format == "json" {

@@ -65,8 +65,8 @@ func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue st
 	w := env.Stdout
 	switch sub {
 	case "pair":
-		var r protocol.GatewayPairResult
-		if err := c.Call(ctx, protocol.MethodGatewayPair, struct{}{}, &r); err != nil {
+		r, err := c.GatewayPair(ctx)
+		if err != nil {
 			return err
 		}
 		if *format == "json" {
@@ -78,8 +78,8 @@ func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue st
 		fmt.Fprintf(w, "valid once, until %s (%s)\n", exp.Local().Format("15:04:05"), time.Until(exp).Round(time.Second))
 		fmt.Fprintf(w, "open %s and enter it, or: curl -s %s/pair -d '{\"code\":\"%s\",\"name\":\"my script\"}'\n", r.URL, r.URL, r.Code)
 	case "tokens":
-		var r protocol.GatewayTokensResult
-		if err := c.Call(ctx, protocol.MethodGatewayTokens, struct{}{}, &r); err != nil {
+		r, err := c.GatewayTokens(ctx)
+		if err != nil {
 			return err
 		}
 		if *format == "json" {
@@ -103,10 +103,11 @@ func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue st
 			fmt.Fprintf(w, "%-18s %-8s %-24s %-20s %-20s %s\n", t.TokenID, t.Kind, t.Name, t.CreatedAt, used, exp)
 		}
 	case "revoke":
-		var r protocol.GatewayRevokeResult
-		if err := c.Call(ctx, protocol.MethodGatewayRevoke, protocol.GatewayRevokeParams{TokenID: id}, &r); err != nil {
+		revoked, err := c.GatewayRevoke(ctx, id)
+		if err != nil {
 			return err
 		}
+		r := protocol.GatewayRevokeResult{Revoked: revoked}
 		if *format == "json" {
 			out(r)
 			return nil

@@ -35,8 +35,8 @@ func modelsCmd(g *globals) *cobra.Command {
 			return err
 		}
 		defer c.Close()
-		var r protocol.ModelsResult
-		if err := c.Call(ctx, protocol.MethodModels, protocol.ModelsParams{AgentAlias: *agentAlias}, &r); err != nil {
+		r, err := c.Models(ctx, *agentAlias)
+		if err != nil {
 			return err
 		}
 		if *format == "json" {

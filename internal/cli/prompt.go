@@ -247,8 +247,8 @@ func (r *renderer) answer(ctx context.Context, u update, decision, reason string
 	go func() {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		r.c.Call(cctx, protocol.MethodSessionApprove, protocol.SessionApproveParams{
-			SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Reason: reason}, nil)
+		r.c.Approve(cctx, protocol.SessionApproveParams{
+			SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Reason: reason})
 	}()
 }
 
@@ -473,26 +473,26 @@ func (cv *conversation) reconnect(ctx context.Context, sid string) (*protocol.Se
 	}
 	cv.c.Close()
 	cv.c, cv.r.c = nc, nc
-	var again protocol.SessionNewResult
 	if sid == "" {
-		return &again, nil
+		return &protocol.SessionNewResult{}, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := nc.Call(rctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}, &again); err != nil {
+	again, err := nc.NewSession(rctx, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true})
+	if err != nil {
 		return nil, fmt.Errorf("reattach: %w", err)
 	}
-	return &again, nil
+	return again, nil
 }
 
 // open attaches to (or creates) a session.
 func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
-	var ns protocol.SessionNewResult
-	if err := cv.c.Call(ctx, protocol.MethodSessionNew, p, &ns); err != nil {
+	ns, err := cv.c.NewSession(ctx, p)
+	if err != nil {
 		return nil, err
 	}
 	cv.r.sessionID, cv.r.lastSeq, cv.r.c = ns.SessionID, ns.LastSeq, cv.c
-	return &ns, nil
+	return ns, nil
 }
 
 // turn runs one prompt to its end, rendering its stream. Ctrl-C (sigs)
@@ -512,7 +512,10 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 	send := func(c *client.Client) {
 		go func() {
 			var res protocol.SessionPromptResult
-			err := c.Call(context.Background(), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: sid, Prompt: &text}, &res)
+			r, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text})
+			if r != nil {
+				res = *r
+			}
 			results <- answer{c, res, err}
 		}()
 	}
@@ -578,7 +581,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			}
 			interrupted = true
 			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
-			go cv.c.Call(ctx, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: sid}, nil)
+			go cv.c.Cancel(ctx, sid)
 		case <-cv.c.Done():
 			if gotResult {
 				complete = true
@@ -674,7 +677,7 @@ model calls, 4 the model refused, 130 cancelled.`,
 			return err
 		}
 		if *model != "" {
-			if err := cv.c.Call(ctx, protocol.MethodSessionConfigure, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: model}, nil); err != nil {
+			if _, err := cv.c.Configure(ctx, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: model}); err != nil {
 				return fmt.Errorf("--model: %w", err)
 			}
 		}

@@ -18,26 +18,6 @@ func mustQuote(s string) []byte {
 	return b
 }
 
-// eachSession calls fn with every session, most recently updated first,
-// a page of 500 at a time, until fn returns false.
-func eachSession(ctx context.Context, c *client.Client, fn func(protocol.SessionInfo) bool) error {
-	for cursor := ""; ; {
-		var page protocol.SessionListResult
-		if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{Cursor: cursor, Limit: 500}, &page); err != nil {
-			return err
-		}
-		for _, s := range page.Sessions {
-			if !fn(s) {
-				return nil
-			}
-		}
-		if page.NextCursor == nil {
-			return nil
-		}
-		cursor = *page.NextCursor
-	}
-}
-
 // sessionsCmd lists, shows and deletes sessions.
 func sessionsCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "sessions", Short: "list, show or delete sessions", Args: noArgs}
@@ -88,7 +68,7 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 	switch verb {
 	case "list":
 		var all []protocol.SessionInfo
-		if err := eachSession(ctx, c, func(s protocol.SessionInfo) bool { all = append(all, s); return true }); err != nil {
+		if err := c.EachSession(ctx, func(s protocol.SessionInfo) bool { all = append(all, s); return true }); err != nil {
 			return err
 		}
 		if *format == "json" {
@@ -149,10 +129,10 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 		}
 		r.endLine()
 	case "delete":
-		var d protocol.SessionDeleteResult
-		if err := c.Call(ctx, protocol.MethodSessionDelete, protocol.SessionRef{SessionID: args[0]}, &d); err != nil {
+		if err := c.DeleteSession(ctx, args[0]); err != nil {
 			return err
 		}
+		d := protocol.SessionDeleteResult{SessionID: args[0], Deleted: true}
 		if *format == "json" {
 			printJSON(d)
 		} else {

@@ -406,8 +406,7 @@ func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string
 		return
 	}
 	defer c.Close()
-	var nres protocol.SessionNewResult
-	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: id, Cwd: body.Cwd, AgentAlias: body.AgentAlias, KeepSiblings: true}, &nres); err != nil {
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: id, Cwd: body.Cwd, AgentAlias: body.AgentAlias, KeepSiblings: true}); err != nil {
 		rpcError(w, err)
 		return
 	}
@@ -523,8 +522,8 @@ func (g *Gateway) webhook(w http.ResponseWriter, r *http.Request) {
 		rpcError(w, err)
 		return
 	}
-	var nres protocol.SessionNewResult
-	if err := c.Call(ctx, protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: body.SessionID, AgentAlias: body.AgentAlias, Cwd: body.Cwd, KeepSiblings: true}, &nres); err != nil {
+	nres, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: body.SessionID, AgentAlias: body.AgentAlias, Cwd: body.Cwd, KeepSiblings: true})
+	if err != nil {
 		c.Close()
 		g.idle()
 		rpcError(w, err)
