@@ -1,0 +1,85 @@
+package session
+
+import (
+	"context"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// The agent a session runs: built from the config, rebuilt after a
+// reload, copied per turn with the session's own model, risk and MCP
+// servers.
+
+// turnAgent is the session's agent with its own settings: a copy per
+// turn, so session/configure never changes a running turn.
+func (s *Session) turnAgent() *agent.Agent {
+	s.refreshAgent()
+	s.mu.Lock()
+	a := *s.agent
+	if own := s.mcp; own != nil {
+		shared := a.Extra
+		a.Extra = func(ctx context.Context) []tool.Tool {
+			var ts []tool.Tool
+			if shared != nil {
+				ts = shared(ctx)
+			}
+			return append(ts, own.Tools(ctx)...)
+		}
+	}
+	if s.model != "" {
+		a.Model = s.model
+	}
+	if s.risk != "" {
+		a.Risk = s.risk
+	}
+	s.mu.Unlock()
+	return &a
+}
+
+// refreshAgent builds the session's agent again after a config reload
+// (the next turn uses the new config). An agent the new config no longer
+// has keeps running as it was.
+func (s *Session) refreshAgent() {
+	l := s.m.conf()
+	s.mu.Lock()
+	stale := s.agentGen != l.gen
+	s.mu.Unlock()
+	if !stale {
+		return
+	}
+	a, files, err := s.m.buildAgent(s.alias, s.mode, s.cwd)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.agentGen = l.gen
+	if err != nil {
+		s.m.log.Warn("session keeps its agent: the reloaded config cannot build it", "sessionId", s.id, "err", err)
+		return
+	}
+	s.agent, s.instructions = a, files
+}
+
+// addMCP gives the session its own MCP servers, once (a session attached
+// again keeps the ones it has).
+func (s *Session) addMCP(servers map[string]config.MCPServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mcp == nil && !s.closing {
+		s.mcp = mcptools.NewSet(servers, s.m.conf().environ, s.m.log.With("sessionId", s.id))
+	}
+}
+
+// configResult says what the session runs on.
+func (s *Session) configResult() *protocol.SessionConfigureResult {
+	a := s.turnAgent()
+	info := a.Provider.Info()
+	model := a.Model
+	if model == "" {
+		model = info.Model
+	}
+	return &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
+		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model)}
+}

@@ -1,0 +1,124 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// Approvals: a call that asks waits for a client's answer (or the
+// timeout); "always" answers stand for the rest of the session.
+
+// approve answers a pending approval; false when it is unknown or
+// already answered.
+func (s *Session) approve(requestID, decision, reason string) bool {
+	s.mu.Lock()
+	a, ok := s.approvals[requestID]
+	delete(s.approvals, requestID)
+	s.mu.Unlock()
+	if ok {
+		a.ch <- answer{decision, reason}
+	}
+	return ok
+}
+
+// Standing implements agent.Host: an "always" answer given earlier in
+// the session for this tool (or this tool with this very input).
+func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decision, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.always[toolName], s.always[toolName+"\x00"+string(protocol.CompactJSON(input))]:
+		return agent.Decision{Allow: true}, true
+	case s.never[toolName]:
+		return agent.Decision{Why: "the user rejected " + toolName + " for the rest of this session"}, true
+	}
+	return agent.Decision{}, false
+}
+
+// Approve implements agent.Host: an approval_request to every attached
+// client; the first answer wins; no answer within the configured timeout
+// is a rejection by "timeout".
+func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.Decision {
+	if d, ok := s.Standing(req.ToolName, req.Input); ok {
+		return d
+	}
+	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
+	s.mu.Lock()
+	id := protocol.NewID("apr_", 6)
+	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}
+	s.approvals[id] = a
+	s.mu.Unlock()
+
+	secs := s.m.conf().cfg.Daemon.ApprovalTimeoutSecs
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	s.emit(protocol.EventApprovalRequest, mustJSON(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions}))
+
+	var expired <-chan time.Time
+	if secs > 0 {
+		t := time.NewTimer(time.Duration(secs) * time.Second)
+		defer t.Stop()
+		expired = t.C
+	}
+	var ans answer
+	by := "client"
+	select {
+	case ans = <-a.ch:
+	case <-expired:
+		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "timeout")
+	case <-ctx.Done():
+		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "cancel")
+	}
+	s.emit(protocol.EventApprovalResolved, mustJSON(protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.decision, By: by}))
+
+	switch ans.decision {
+	case "allow_always":
+		s.mu.Lock()
+		s.always[req.ToolName] = true
+		s.mu.Unlock()
+		return agent.Decision{Allow: true}
+	case "allow_always_input":
+		s.mu.Lock()
+		s.always[sameInput] = true
+		s.mu.Unlock()
+		return agent.Decision{Allow: true}
+	case "allow_once":
+		return agent.Decision{Allow: true}
+	case "reject_always":
+		s.mu.Lock()
+		s.never[req.ToolName] = true
+		s.mu.Unlock()
+	}
+	switch by {
+	case "timeout":
+		return agent.Decision{Why: "no approval within " + strconv.Itoa(secs) + " s"}
+	case "cancel":
+		return agent.Decision{Why: "the turn was cancelled"}
+	}
+	why := "rejected by the user"
+	if ans.reason != "" {
+		why += ": " + ans.reason
+	}
+	return agent.Decision{Why: why}
+}
+
+// withdraw removes a pending approval unless a client answered first, in
+// which case that answer wins.
+func (s *Session) withdraw(id string, a *approval, def answer, by string) (answer, string) {
+	s.mu.Lock()
+	_, pending := s.approvals[id]
+	delete(s.approvals, id)
+	s.mu.Unlock()
+	if pending {
+		return def, by
+	}
+	return <-a.ch, "client"
+}

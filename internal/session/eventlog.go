@@ -1,0 +1,242 @@
+package session
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// The event log of a session: every event gets the next seq, is
+// written, and is delivered to the attached clients only once its write
+// has committed; a failed write breaks the session until mend.
+
+// emit records one event; fields is its JSON object beyond the common
+// members. It returns the event's seq, or 0 when nothing can be written
+// (the session is closed or its writes failed).
+func (s *Session) emit(typ string, fields []byte) int64 {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	if s.fenced || s.failure() != nil {
+		return 0
+	}
+	s.seq++
+	seq := s.seq
+	body := encodeEvent(s.quotedID, seq, typ, fields)
+	s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, func(err error) {
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		s.deliver(seq, body)
+	})
+	return seq
+}
+
+// deliver runs on the store's writer, in commit order: the event joins
+// the recent ones and every attached client's subscription is queued on
+// its connection (once: a queued one just gets further).
+func (s *Session) deliver(seq int64, body []byte) {
+	s.subMu.Lock()
+	s.delivered = seq
+	low := seq
+	for _, sb := range s.clients {
+		low = min(low, sb.written.Load())
+	}
+	if seq > low { // else every client has it already
+		s.recent.push(seq, body)
+	}
+	s.recent.trim(low)
+	for c, sb := range s.clients {
+		if !sb.queued {
+			sb.queued = true
+			if c.conn.Push(sb) != nil {
+				sb.queued = false
+			}
+		}
+	}
+	s.subMu.Unlock()
+	s.cmu.Lock()
+	s.signalLocked()
+	s.cmu.Unlock()
+}
+
+func (s *Session) signalLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// fail records the first write failure of the session and cancels its
+// turn with it as the cause.
+func (s *Session) fail(err error) {
+	s.cmu.Lock()
+	first := s.failed == nil
+	if first {
+		s.failed = err
+	}
+	s.signalLocked()
+	s.cmu.Unlock()
+	if first {
+		s.m.log.Error("session write failed: its turn ends", "sessionId", s.id, "err", err)
+		s.mu.Lock()
+		if s.cancel != nil {
+			s.cancel(err)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) failure() error {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.failed
+}
+
+// committed waits until seq has been delivered, or the session's writes
+// failed (that error), or ctx ends.
+func (s *Session) committed(ctx context.Context, seq int64) error {
+	for {
+		s.cmu.Lock()
+		if s.failed != nil {
+			err := s.failed
+			s.cmu.Unlock()
+			return err
+		}
+		s.subMu.Lock()
+		done := s.delivered >= seq
+		s.subMu.Unlock()
+		if done {
+			s.cmu.Unlock()
+			return nil
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.cmu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// mend makes a session whose writes failed writable again, from what the
+// store holds: the seq counter goes back to the last committed event (no
+// later one was ever delivered) and the transcript to the stored one.
+func (s *Session) mend() error {
+	if s.failure() == nil {
+		return nil
+	}
+	last, msgs, err := s.m.store.Resume(s.id)
+	if err != nil {
+		return err
+	}
+	s.emitMu.Lock()
+	s.seq = last
+	s.emitMu.Unlock()
+	s.mu.Lock()
+	s.history.Truncate(int(msgs))
+	s.mu.Unlock()
+	s.cmu.Lock()
+	s.failed = nil
+	s.signalLocked()
+	s.cmu.Unlock()
+	if err := s.repairStored(); err != nil {
+		s.fail(err)
+		return err
+	}
+	s.m.log.Info("session writable again", "sessionId", s.id, "lastSeq", last)
+	return nil
+}
+
+// fence stops every later write of the session: a turn that outlives its
+// session's close (a tool that ignores cancellation) writes nothing.
+func (s *Session) fence() {
+	s.emitMu.Lock()
+	s.fenced = true
+	s.emitMu.Unlock()
+}
+
+// written is the error callback of writes whose failure breaks the session.
+func (s *Session) written(err error) {
+	if err != nil {
+		s.fail(err)
+	}
+}
+
+// attach adds c; it returns the last seq delivered before c joined, so
+// c gets every later event live and the earlier ones from history.
+func (s *Session) attach(c *Client) (int64, bool) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if sb, ok := s.clients[c]; ok {
+		return sb.written.Load(), true
+	}
+	sb := c.subscribe(s, s.delivered)
+	if sb == nil {
+		return 0, false
+	}
+	s.clients[c] = sb
+	s.touch()
+	return s.delivered, true
+}
+
+func (s *Session) detach(c *Client) {
+	s.subMu.Lock()
+	if sb := s.clients[c]; sb != nil {
+		sb.detached = true
+	}
+	delete(s.clients, c)
+	s.subMu.Unlock()
+	s.touch()
+}
+
+func (s *Session) detachAll() {
+	s.subMu.Lock()
+	cs := s.clients
+	s.clients = map[*Client]*sub{}
+	for _, sb := range cs {
+		sb.detached = true
+	}
+	s.recent = ring{}
+	s.subMu.Unlock()
+	for c := range cs {
+		c.unsubscribe(s)
+	}
+}
+
+// fromMemory appends the frames of the recent events from seq up to
+// target (stopping at max bytes of buf) and records each as written; it
+// returns how many it appended: 0 when seq is no longer in memory.
+func (s *Session) fromMemory(buf []byte, seq, target int64, max, limit int, written *atomic.Int64) ([]byte, int) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	n := 0
+	for ; seq <= target; seq++ {
+		body, ok := s.recent.get(seq)
+		if !ok {
+			break
+		}
+		buf = appendUpdate(buf, body, limit)
+		written.Store(seq)
+		n++
+		if len(buf) >= max {
+			break
+		}
+	}
+	return buf, n
+}
+
+// caughtUp waits until every event emitted so far is committed, and so
+// queued on the connections: a request to a client (a question, a file,
+// a command) must not overtake the events before it (its tool_call).
+func (s *Session) caughtUp(ctx context.Context) error {
+	s.emitMu.Lock()
+	seq := s.seq
+	s.emitMu.Unlock()
+	return s.committed(ctx, seq)
+}

@@ -1,0 +1,160 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// The session as the agent's Host: where a turn's events, transcript
+// and requests to the prompting client go.
+
+// Emit implements agent.Host.
+func (s *Session) Emit(e agent.Event) {
+	switch e := e.(type) {
+	case agent.MessageChunk:
+		s.emit(protocol.EventAgentMessageChunk, textFields(e.Text))
+	case agent.ThoughtChunk:
+		s.emit(protocol.EventAgentThoughtChunk, textFields(e.Text))
+	case agent.ToolCall:
+		s.emit(protocol.EventToolCall, mustJSON(protocol.ToolCallEvent{ToolCallID: e.ID, Name: e.Name, Title: e.Title, Kind: e.Kind,
+			NeedsApproval: e.NeedsApproval, RawInput: e.Input}))
+	case agent.ToolResult:
+		s.emit(protocol.EventToolResult, mustJSON(protocol.ToolResultEvent{ToolCallID: e.ID, Name: e.Name, RawOutput: e.Output, IsError: e.IsError}))
+	case agent.Plan:
+		s.emit(protocol.EventPlan, mustJSON(planEvent(e.Entries)))
+	case agent.HistoryTrimmed:
+		s.emit(protocol.EventHistoryTrimmed, mustJSON(protocol.HistoryTrimmedEvent{DroppedMessages: e.DroppedMessages, KeptTurns: e.KeptTurns, Reason: e.Reason}))
+	case agent.ContextUsage:
+		s.emit(protocol.EventContextUsage, mustJSON(protocol.ContextUsageEvent{InputTokens: e.InputTokens, MaxContextTokens: e.MaxContextTokens}))
+	}
+}
+
+// Record implements agent.Host: the transcript grows in place (appended
+// to, never copied: only the turn's goroutine writes it) and the model is
+// sent it as it is.
+func (s *Session) Record(m provider.Message) provider.Transcript {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.mu.Lock()
+	s.history.Append(m)
+	h := s.history
+	s.mu.Unlock()
+	if !s.fenced && s.failure() == nil { // else mend brings it back to the stored one
+		s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
+	}
+	return h
+}
+
+// Trimmed implements agent.Host: the model's view of the transcript
+// starts later from now on; the transcript (and the store) keep all.
+func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
+	s.mu.Lock()
+	if t.Cut <= len(s.history.Messages) {
+		s.history.Cut, s.history.CutTokens, s.history.Summary = t.Cut, t.CutTokens, t.Summary
+	}
+	s.mu.Unlock()
+	s.m.log.Info("model view trimmed", "sessionId", s.id, "dropped", dropped, "reason", reason)
+}
+
+// Elicitor implements agent.Host: questions go to the client that sent
+// the prompt, if it advertised elicitation.
+func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) {
+	s.mu.Lock()
+	c := s.turnClient
+	s.mu.Unlock()
+	if c == nil || !c.elicits() {
+		return nil
+	}
+	return func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
+		// The question must not overtake the events before it (its
+		// tool_call above all): once they are committed they are queued
+		// on the connection, and the question is queued behind them.
+		if err := s.caughtUp(ctx); err != nil {
+			return tool.Answer{}, err
+		}
+		var res protocol.ElicitationResult
+		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, protocol.ElicitationParams{
+			SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}, &res)
+		if err != nil {
+			return tool.Answer{}, err
+		}
+		if res.Action == "" {
+			res.Action = "decline" // "result": null
+		}
+		return tool.Answer{Action: res.Action, Content: res.Content}, nil
+	}
+}
+
+// ClientFS implements agent.Host: the file tools read and write through
+// the client that sent the prompt, if it said it would (an editor shows
+// the writes as diffs and reads its unsaved buffers). Like a question,
+// a request waits for the events before it (its tool_call).
+func (s *Session) ClientFS() *tool.ClientFS {
+	s.mu.Lock()
+	c := s.turnClient
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	read, write := c.fs()
+	if !read && !write {
+		return nil
+	}
+	fs := &tool.ClientFS{}
+	if read {
+		fs.Read = func(ctx context.Context, path string) (string, error) {
+			if err := s.caughtUp(ctx); err != nil {
+				return "", err
+			}
+			var r protocol.FSReadResult
+			err := c.conn.Call(ctx, protocol.MethodFSReadTextFile, protocol.FSReadParams{SessionID: s.id, Path: path}, &r)
+			return r.Content, err
+		}
+	}
+	if write {
+		fs.Write = func(ctx context.Context, path, content string) error {
+			if err := s.caughtUp(ctx); err != nil {
+				return err
+			}
+			return c.conn.Call(ctx, protocol.MethodFSWriteTextFile, protocol.FSWriteParams{SessionID: s.id, Path: path, Content: content}, nil)
+		}
+	}
+	return fs
+}
+
+// ClientTerminal implements agent.Host: shell commands run in the
+// terminal of the client that sent the prompt, if it said it would; a
+// cancelled turn tells it to stop the command (terminal/cancel).
+func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
+	s.mu.Lock()
+	c := s.turnClient
+	s.mu.Unlock()
+	if c == nil || !c.runs() {
+		return nil
+	}
+	return func(ctx context.Context, r tool.TerminalRun) (tool.TerminalOutcome, error) {
+		if err := s.caughtUp(ctx); err != nil {
+			return tool.TerminalOutcome{}, err
+		}
+		id := protocol.NewID("run_", 6)
+		var res protocol.TerminalRunResult
+		// The client enforces the timeout; a little more here, so a
+		// client that never answers does not hold the turn.
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(r.Timeout+10)*time.Second)
+		defer cancel()
+		err := c.conn.Call(cctx, protocol.MethodTerminalRun, protocol.TerminalRunParams{SessionID: s.id, RunID: id,
+			Program: r.Program, Command: r.Command, Cwd: r.Cwd, TimeoutSecs: r.Timeout, OutputByteLimit: r.OutputLimit}, &res)
+		if cctx.Err() != nil {
+			c.notify(protocol.MethodTerminalCancel, protocol.TerminalCancelParams{SessionID: s.id, RunID: id})
+		}
+		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+			return tool.TerminalOutcome{Output: res.Output, TimedOut: true}, nil
+		}
+		return tool.TerminalOutcome{Output: res.Output, Truncated: res.Truncated, ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut}, err
+	}
+}

@@ -1,0 +1,180 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// The prompt queue and the turns: one turn at a time, the others wait
+// in order; a turn runs the agent with the session as its host.
+
+// enqueue queues a prompt; it fails when the queue is full or the session
+// is closing.
+func (s *Session) enqueue(j *job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return ErrNotFound
+	}
+	s.lastUsed = time.Now()
+	if !s.running {
+		s.running = true
+		s.turnDone = make(chan struct{})
+		go s.run(j)
+		return nil
+	}
+	if len(s.pending) >= s.m.conf().cfg.Daemon.PromptQueue {
+		return fmt.Errorf("%w: %d prompts already queued", ErrBusy, len(s.pending))
+	}
+	s.pending = append(s.pending, j)
+	return nil
+}
+
+// run runs j and then every queued prompt, one turn at a time.
+func (s *Session) run(j *job) {
+	for j != nil {
+		j.done <- s.turn(j)
+		s.mu.Lock()
+		close(s.turnDone)
+		if len(s.pending) == 0 || s.closing {
+			for _, p := range s.pending {
+				p.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
+			}
+			s.pending = nil
+			s.running = false
+			s.lastUsed = time.Now()
+			j = nil
+		} else {
+			j = s.pending[0]
+			s.pending = s.pending[1:]
+			s.turnDone = make(chan struct{})
+		}
+		s.mu.Unlock()
+	}
+	// The list shows a live session's state from memory: idle only now.
+	s.m.changed(s.id)
+}
+
+// turn runs one prompt. The prompting client is answered only after the
+// turn's turn_complete is committed and queued on its connection, ahead
+// of the answer: the same road, so the order holds.
+func (s *Session) turn(j *job) protocol.SessionPromptResult {
+	ctx, cancel := context.WithCancelCause(s.m.ctx)
+	defer cancel(nil)
+	res := protocol.SessionPromptResult{SessionID: s.id, Usage: &protocol.Usage{}}
+	if err := s.mend(); err != nil {
+		// Still not writable (the disk is still full): nothing can run.
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
+		return res
+	}
+	if err := s.load(ctx); err != nil {
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
+		return res
+	}
+	s.mu.Lock()
+	s.cancel, s.turnClient = cancel, j.client
+	fresh := len(s.history.Messages) == 0
+	s.mu.Unlock()
+	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
+	if fresh {
+		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
+	}
+
+	s.emit(protocol.EventUserMessage, textFields(j.prompt))
+	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
+
+	res.StopReason, res.Content = out.StopReason, out.Content
+	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+	if err := s.failure(); err != nil {
+		// A write failed: the turn ends with that cause, whatever the
+		// agent made of its cancelled context.
+		out.StopReason, out.Err = agent.StopError, err
+		res.StopReason = agent.StopError
+	}
+	outcome := protocol.OutcomeCompleted
+	switch out.StopReason {
+	case agent.StopCancelled:
+		outcome = protocol.OutcomeCancelled
+	case agent.StopError:
+		outcome = protocol.OutcomeFailed
+		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
+	}
+	s.mu.Lock()
+	s.cancel, s.turnClient = nil, nil
+	s.mu.Unlock()
+	// After a failed write, write what comes next (turn_complete, the
+	// idle state) if the store takes writes again.
+	if err := s.mend(); err != nil {
+		return res
+	}
+	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error}))
+	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
+	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
+		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
+	}
+	return res
+}
+
+// mdLink is a Markdown link or image; title keeps its text.
+var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+
+// cancelTurn cancels the running turn, if any.
+func (s *Session) cancelTurn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel == nil {
+		return false
+	}
+	s.cancel(nil)
+	return true
+}
+
+// Compact leaves all but the last turn out of the model's view
+// (session/compact), between turns.
+func (s *Session) Compact(ctx context.Context) (int, error) {
+	if err := s.load(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	for s.running { // after the running turn (and those queued behind it)
+		done := s.turnDone
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	if s.closing {
+		s.mu.Unlock()
+		return 0, ErrNotFound
+	}
+	s.running = true // no turn starts meanwhile; others wait on done
+	done := make(chan struct{})
+	s.turnDone = done
+	h := s.history
+	s.mu.Unlock()
+	defer func() {
+		// A prompt that came meanwhile was queued: run it now.
+		s.mu.Lock()
+		close(done)
+		if len(s.pending) > 0 && !s.closing {
+			j := s.pending[0]
+			s.pending = s.pending[1:]
+			s.turnDone = make(chan struct{})
+			go s.run(j)
+		} else {
+			s.running = false
+		}
+		s.mu.Unlock()
+	}()
+	after := s.turnAgent().Compact(ctx, s, h)
+	return after.Cut - h.Cut, nil
+}
