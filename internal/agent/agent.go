@@ -146,12 +146,8 @@ type Agent struct {
 	Extra       func(ctx context.Context) []tool.Tool
 	Risk        string
 	MaxRequests int
-	// Environ, Umask, Reaper and Shell are handed to the tools (see
-	// tool.Env).
-	Environ []string
-	Umask   string
-	Reaper  *tool.Reaper
-	Shell   string
+	// Commands is what the tools' commands run with.
+	Commands tool.Commands
 }
 
 // Outcome is how a turn ended.
@@ -180,7 +176,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Environ: a.Environ, Umask: a.Umask, Reaper: a.Reaper, Shell: a.Shell, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
+		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome

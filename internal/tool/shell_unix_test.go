@@ -76,7 +76,7 @@ func TestShellCancelKillsProcessGroup(t *testing.T) {
 // [daemon] shell picks the shell: sh runs the command, and the user's
 // umask still applies.
 func TestShellConfigured(t *testing.T) {
-	env := &Env{Cwd: t.TempDir(), Shell: "sh", Umask: "0027"}
+	env := &Env{Cwd: t.TempDir(), Commands: Commands{Shell: "sh", Umask: "0027"}}
 	r := run(t, env, "shell", `{"command":"echo \"$0\"; umask"}`)
 	if r.IsError || !strings.Contains(r.Output, "sh\n") || !strings.Contains(r.Output, "0027") {
 		t.Fatalf("sh: %+v", r)

@@ -60,7 +60,7 @@ func TestShellPowerShell(t *testing.T) {
 	if _, err := exec.LookPath("powershell"); err != nil {
 		t.Skip("no PowerShell on this machine")
 	}
-	env := &Env{Cwd: testdir.New(t), Shell: "powershell"}
+	env := &Env{Cwd: testdir.New(t), Commands: Commands{Shell: "powershell"}}
 	sh, _ := Lookup("shell")
 	r := sh.Run(context.Background(), env, json.RawMessage(`{"command":"Write-Output (1+2)"}`))
 	if r.IsError || strings.TrimSpace(r.Output) != "3" {

@@ -89,6 +89,19 @@ type Env struct {
 	Elicit func(ctx context.Context, e Elicitation) (Answer, error)
 	// Plan publishes a plan.
 	Plan func(entries []PlanEntry)
+	// Commands is what commands run with.
+	Commands
+	// FS, when set, reads and writes files through the client (an
+	// editor) instead of the disk, after the same path checks.
+	FS *ClientFS
+	// Terminal, when set, runs the shell tool's commands in the client's
+	// terminal (an editor's) instead of here.
+	Terminal func(ctx context.Context, r TerminalRun) (TerminalOutcome, error)
+}
+
+// Commands is what the shell tool's commands run with, one value from
+// the daemon's start to the tool.
+type Commands struct {
 	// Environ is the environment of commands (nil: the daemon's), with
 	// the variables that hold provider keys removed by whoever made it.
 	Environ []string
@@ -101,12 +114,6 @@ type Env struct {
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper
-	// FS, when set, reads and writes files through the client (an
-	// editor) instead of the disk, after the same path checks.
-	FS *ClientFS
-	// Terminal, when set, runs the shell tool's commands in the client's
-	// terminal (an editor's) instead of here.
-	Terminal func(ctx context.Context, r TerminalRun) (TerminalOutcome, error)
 }
 
 // TerminalRun is a command for a client's terminal.
