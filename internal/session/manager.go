@@ -5,9 +5,7 @@
 package session
 
 import (
-	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,15 +15,12 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/config"
-	"github.com/zeroclaw/zeroclaw/internal/instructions"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -215,90 +210,6 @@ func (m *Manager) Summaries() []protocol.SessionSummary {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
 	return out
-}
-
-func (m *Manager) provider(name string) (provider.Provider, error) {
-	m.pmu.Lock()
-	defer m.pmu.Unlock()
-	if p, ok := m.providers[name]; ok {
-		return p, nil
-	}
-	pc, ok := m.conf().cfg.Providers[name]
-	if !ok {
-		return nil, fmt.Errorf("no provider %q configured", name)
-	}
-	p, err := provider.New(name, pc, m.getenv)
-	if err != nil {
-		return nil, err
-	}
-	m.providers[name] = p
-	return p, nil
-}
-
-// Models lists what the agent's provider offers (the models method).
-func (m *Manager) Models(ctx context.Context, alias string) (*protocol.ModelsResult, error) {
-	if alias == "" {
-		alias = "default"
-	}
-	ac, ok := m.conf().cfg.Agents[alias]
-	if !ok {
-		return nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
-	}
-	p, err := m.provider(ac.Provider)
-	if err != nil {
-		return nil, err
-	}
-	info := p.Info()
-	list, err := p.Models(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.ModelsResult{Provider: info.Name, Kind: info.Kind, URL: info.URL, Current: cmp.Or(ac.Model, info.Model), Models: list}, nil
-}
-
-// AgentInfo describes what agent alias runs on: its provider and model.
-func (m *Manager) AgentInfo(alias string) (provider.Info, error) {
-	ac, ok := m.conf().cfg.Agents[alias]
-	if !ok {
-		return provider.Info{}, fmt.Errorf("no agent %q", alias)
-	}
-	p, err := m.provider(ac.Provider)
-	if err != nil {
-		return provider.Info{}, err
-	}
-	info := p.Info()
-	info.Model = cmp.Or(ac.Model, info.Model)
-	return info, nil
-}
-
-func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, error) {
-	l := m.conf()
-	ac, ok := l.cfg.Agents[alias]
-	if !ok {
-		return nil, nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
-	}
-	p, err := m.provider(ac.Provider)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The system prompt is composed once per session (and again when a
-	// stored session is resumed): the environment and the project's
-	// instructions as they are now.
-	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
-		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
-	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
-		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell}}
-	if !l.mcp.Empty() {
-		a.Extra = l.mcp.Tools
-	}
-	for _, n := range ac.Tools {
-		if t, ok := tool.Lookup(n); ok {
-			a.Tools = append(a.Tools, t)
-		}
-	}
-	return a, sys.Files, nil
 }
 
 // closeWaitMax bounds how long session/new waits for a closing session
@@ -567,100 +478,6 @@ func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session
 	return s, nil
 }
 
-func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Session, error) {
-	s, err := m.newSession(rec.ID, rec.AgentAlias, rec.Mode, rec.Cwd, rec.Owner)
-	if err != nil {
-		return nil, err
-	}
-	// The transcript is read at the first turn, not here: attaching to a
-	// session costs the same whatever its length.
-	s.unloaded, s.storedMessages = true, rec.MessageCount
-	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
-	s.model, s.risk = rec.Model, rec.Risk
-	if rec.State == store.StateInterrupted {
-		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
-	}
-	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
-	return s, nil
-}
-
-// load reads the transcript of a resumed session (repairing what an
-// interrupted turn left open), once, before its first turn.
-func (s *Session) load(ctx context.Context) error {
-	s.mu.Lock()
-	unloaded := s.unloaded
-	s.mu.Unlock()
-	if !unloaded {
-		return nil
-	}
-	raw, err := s.m.store.Messages(ctx, s.id)
-	if err != nil {
-		return err
-	}
-	history := make([]provider.Message, 0, len(raw)+8)
-	for _, b := range raw {
-		var msg provider.Message
-		if err := json.Unmarshal(b, &msg); err != nil {
-			return fmt.Errorf("session %s: transcript: %w", s.id, err)
-		}
-		history = append(history, msg)
-	}
-	s.mu.Lock()
-	s.history, s.unloaded = provider.NewTranscript(history), false
-	s.mu.Unlock()
-	return s.repairStored()
-}
-
-// repairStored repairs the session's transcript (see repair) and writes
-// the repaired part to the store, so the transcript the model sees and
-// the stored one stay the same, message for message.
-func (s *Session) repairStored() error {
-	s.mu.Lock()
-	old := s.history.Messages
-	fixed := repair(old)
-	s.history = provider.NewTranscript(fixed)
-	s.mu.Unlock()
-	from := 0
-	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
-		from++
-	}
-	if from == len(old) && from == len(fixed) {
-		return nil
-	}
-	bodies := make([][]byte, 0, len(fixed)-from)
-	for _, m := range fixed[from:] {
-		bodies = append(bodies, mustJSON(m))
-	}
-	return s.m.store.ReplaceMessages(s.id, int64(from), bodies)
-}
-
-// repair gives every tool call of an interrupted turn a result, so the
-// transcript is one a model accepts: results follow their assistant
-// message, and a call without one gets an "interrupted" result.
-func repair(h []provider.Message) []provider.Message {
-	out := make([]provider.Message, 0, len(h))
-	for i := 0; i < len(h); i++ {
-		m := h[i]
-		out = append(out, m)
-		if m.Role != provider.RoleAssistant || len(m.ToolCalls) == 0 {
-			continue
-		}
-		answered := map[string]bool{}
-		for i+1 < len(h) && h[i+1].Role == provider.RoleTool {
-			i++
-			out = append(out, h[i])
-			answered[h[i].ToolCallID] = true
-		}
-		for _, tc := range m.ToolCalls {
-			if !answered[tc.ID] {
-				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Text: "interrupted: the daemon stopped before this call finished", IsError: true})
-			}
-		}
-	}
-	return out
-}
-
 // lookup returns a live session c is attached to.
 func (m *Manager) lookup(c *Client, id string) (*Session, error) {
 	m.mu.Lock()
@@ -772,72 +589,6 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List pages through persisted sessions, newest first: from cursor (a
-// page's nextCursor) by keyset, else from offset (and then with the total).
-func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
-	limit := p.Limit
-	if limit <= 0 || limit > 500 {
-		limit = 50
-	}
-	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
-	var recs []*store.Session
-	var err error
-	if p.Cursor != "" || p.Offset <= 0 {
-		var after int64
-		var id string
-		if p.Cursor != "" {
-			ms, rest, ok := strings.Cut(p.Cursor, ":")
-			n, perr := strconv.ParseInt(ms, 10, 64)
-			if !ok || perr != nil || rest == "" {
-				return nil, &protocol.ParamsError{Field: "cursor", Reason: fmt.Sprintf("%q: not a cursor this daemon gave", p.Cursor)}
-			}
-			after, id = n, rest
-		}
-		// One more than asked: whether a next page exists.
-		if p.Query != "" {
-			recs, err = m.store.ListMatching(ctx, p.Query, after, id, limit+1)
-		} else {
-			recs, err = m.store.ListAfter(ctx, after, id, limit+1)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if p.Cursor == "" && p.Query == "" {
-			n, err := m.store.CountSessions(ctx)
-			if err != nil {
-				return nil, err
-			}
-			res.Total = &n
-		}
-	} else {
-		if p.Query != "" {
-			return nil, &protocol.ParamsError{Field: "offset", Reason: "a query pages with cursor, not offset"}
-		}
-		var n int
-		if recs, n, err = m.store.ListSessions(ctx, p.Offset, limit+1); err != nil {
-			return nil, err
-		}
-		res.Total = &n
-	}
-	more := len(recs) > limit
-	if more {
-		recs = recs[:limit]
-	}
-	for _, r := range recs {
-		res.Sessions = append(res.Sessions, m.info(r))
-	}
-	if more {
-		last := recs[len(recs)-1]
-		c := strconv.FormatInt(last.UpdatedMs, 10) + ":" + last.ID
-		res.NextCursor = &c
-		if p.Cursor == "" && p.Query == "" {
-			next := max(p.Offset, 0) + len(recs)
-			res.NextOffset = &next
-		}
-	}
-	return res, nil
-}
-
 // Configure changes a session's model and risk level (session/configure;
 // "" goes back to the agent's), from its next turn on, and stores them.
 func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionConfigureParams) (*protocol.SessionConfigureResult, error) {
@@ -882,85 +633,6 @@ func (m *Manager) Compact(ctx context.Context, c *Client, id string) (*protocol.
 		return nil, err
 	}
 	return &protocol.SessionCompactResult{SessionID: id, DroppedMessages: n}, nil
-}
-
-// info describes a stored session, with its live state.
-func (m *Manager) info(r *store.Session) protocol.SessionInfo {
-	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
-		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
-	m.mu.Lock()
-	s, live := m.live[r.ID]
-	m.mu.Unlock()
-	if live {
-		info.Live = true
-		info.State = s.summary().State
-	}
-	return info
-}
-
-// Get describes one session, as session/list would.
-func (m *Manager) Get(ctx context.Context, id string) (*protocol.SessionInfo, error) {
-	rec, err := m.store.GetSession(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	info := m.info(rec)
-	return &info, nil
-}
-
-// History returns persisted events of a session after sinceSeq: a page
-// of at most limit events and at most half of maxFrame bytes (the
-// client's frame limit), so the answer always fits; an event bigger than
-// that on its own is cut (protocol.Cut) and session/event reads it whole.
-func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, maxFrame int) (*protocol.SessionHistoryResult, error) {
-	rec, err := m.store.GetSession(ctx, p.SessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	limit := p.Limit
-	if limit <= 0 || limit > 10000 {
-		limit = 1000
-	}
-	// Bodies within half the frame, less room for the page's own JSON.
-	budget := maxFrame/2 - 4096
-	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
-	if err != nil {
-		return nil, err
-	}
-	res := &protocol.SessionHistoryResult{SessionID: p.SessionID, Events: make([]json.RawMessage, 0, len(evs)), LastSeq: rec.LastSeq}
-	for _, e := range evs {
-		res.Events = append(res.Events, protocol.Cut(e.Body, budget))
-	}
-	if len(evs) > 0 {
-		res.More = evs[len(evs)-1].Seq < rec.LastSeq
-	}
-	return res, nil
-}
-
-// Event returns part of one stored event's params, whole as stored:
-// bytes from offset, at most what fits in half of maxFrame once base64
-// encoded. A client reads a cut event whole with it.
-func (m *Manager) Event(ctx context.Context, p protocol.SessionEventParams, maxFrame int) (*protocol.SessionEventResult, error) {
-	ev, err := m.store.Event(ctx, p.SessionID, p.Seq)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: session %s has no event %d", ErrNotFound, p.SessionID, p.Seq)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.Offset < 0 || p.Offset > int64(len(ev.Body)) {
-		return nil, &protocol.ParamsError{Field: "offset", Reason: fmt.Sprintf("%d: must be between 0 and %d", p.Offset, len(ev.Body))}
-	}
-	chunk := int64(maxFrame / 2 / 4 * 3)
-	end := min(p.Offset+chunk, int64(len(ev.Body)))
-	return &protocol.SessionEventResult{SessionID: p.SessionID, Seq: p.Seq, Offset: p.Offset, TotalBytes: int64(len(ev.Body)),
-		DataB64: base64.StdEncoding.EncodeToString(ev.Body[p.Offset:end]), More: end < int64(len(ev.Body))}, nil
 }
 
 // ValidID reports whether s is a valid client or session id:

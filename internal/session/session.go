@@ -22,8 +22,10 @@ import (
 //
 // Its ideas live in files of their own: the event log (eventlog.go), the
 // prompt queue and turns (queue.go), approvals (approvals.go), the
-// agent's host (host.go), the agent it runs (agents.go); the registry of
-// sessions is the Manager (manager.go).
+// agent's host (host.go), the agent it runs (agents.go, build.go),
+// resuming a stored one (resume.go); the registry of live sessions is the
+// Manager (manager.go), the stored ones are read in stored.go, and the
+// list's watchers are in watch.go.
 //
 // Lock order. A goroutine that holds more than one of these takes them in
 // this order, and never the other way:

@@ -1,0 +1,103 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/instructions"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// Building a session's agent: its provider (made once per config
+// name), its model, its system prompt and tools; and what an agent
+// runs on, for status and models.
+
+func (m *Manager) provider(name string) (provider.Provider, error) {
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
+	if p, ok := m.providers[name]; ok {
+		return p, nil
+	}
+	pc, ok := m.conf().cfg.Providers[name]
+	if !ok {
+		return nil, fmt.Errorf("no provider %q configured", name)
+	}
+	p, err := provider.New(name, pc, m.getenv)
+	if err != nil {
+		return nil, err
+	}
+	m.providers[name] = p
+	return p, nil
+}
+
+// Models lists what the agent's provider offers (the models method).
+func (m *Manager) Models(ctx context.Context, alias string) (*protocol.ModelsResult, error) {
+	if alias == "" {
+		alias = "default"
+	}
+	ac, ok := m.conf().cfg.Agents[alias]
+	if !ok {
+		return nil, &protocol.ParamsError{Field: "agentAlias",
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return nil, err
+	}
+	info := p.Info()
+	list, err := p.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ModelsResult{Provider: info.Name, Kind: info.Kind, URL: info.URL, Current: cmp.Or(ac.Model, info.Model), Models: list}, nil
+}
+
+// AgentInfo describes what agent alias runs on: its provider and model.
+func (m *Manager) AgentInfo(alias string) (provider.Info, error) {
+	ac, ok := m.conf().cfg.Agents[alias]
+	if !ok {
+		return provider.Info{}, fmt.Errorf("no agent %q", alias)
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return provider.Info{}, err
+	}
+	info := p.Info()
+	info.Model = cmp.Or(ac.Model, info.Model)
+	return info, nil
+}
+
+func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, error) {
+	l := m.conf()
+	ac, ok := l.cfg.Agents[alias]
+	if !ok {
+		return nil, nil, &protocol.ParamsError{Field: "agentAlias",
+			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
+	}
+	p, err := m.provider(ac.Provider)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The system prompt is composed once per session (and again when a
+	// stored session is resumed): the environment and the project's
+	// instructions as they are now.
+	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
+		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
+	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
+		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell}}
+	if !l.mcp.Empty() {
+		a.Extra = l.mcp.Tools
+	}
+	for _, n := range ac.Tools {
+		if t, ok := tool.Lookup(n); ok {
+			a.Tools = append(a.Tools, t)
+		}
+	}
+	return a, sys.Files, nil
+}

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// Resuming a stored session: its transcript read and repaired (results
+// for calls a crash or a fence left open) before its first turn.
+
+func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Session, error) {
+	s, err := m.newSession(rec.ID, rec.AgentAlias, rec.Mode, rec.Cwd, rec.Owner)
+	if err != nil {
+		return nil, err
+	}
+	// The transcript is read at the first turn, not here: attaching to a
+	// session costs the same whatever its length.
+	s.unloaded, s.storedMessages = true, rec.MessageCount
+	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
+	s.model, s.risk = rec.Model, rec.Risk
+	if rec.State == store.StateInterrupted {
+		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
+	}
+	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
+	return s, nil
+}
+
+// load reads the transcript of a resumed session (repairing what an
+// interrupted turn left open), once, before its first turn.
+func (s *Session) load(ctx context.Context) error {
+	s.mu.Lock()
+	unloaded := s.unloaded
+	s.mu.Unlock()
+	if !unloaded {
+		return nil
+	}
+	raw, err := s.m.store.Messages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	history := make([]provider.Message, 0, len(raw)+8)
+	for _, b := range raw {
+		var msg provider.Message
+		if err := json.Unmarshal(b, &msg); err != nil {
+			return fmt.Errorf("session %s: transcript: %w", s.id, err)
+		}
+		history = append(history, msg)
+	}
+	s.mu.Lock()
+	s.history, s.unloaded = provider.NewTranscript(history), false
+	s.mu.Unlock()
+	return s.repairStored()
+}
+
+// repairStored repairs the session's transcript (see repair) and writes
+// the repaired part to the store, so the transcript the model sees and
+// the stored one stay the same, message for message.
+func (s *Session) repairStored() error {
+	s.mu.Lock()
+	old := s.history.Messages
+	fixed := repair(old)
+	s.history = provider.NewTranscript(fixed)
+	s.mu.Unlock()
+	from := 0
+	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
+		from++
+	}
+	if from == len(old) && from == len(fixed) {
+		return nil
+	}
+	bodies := make([][]byte, 0, len(fixed)-from)
+	for _, m := range fixed[from:] {
+		bodies = append(bodies, mustJSON(m))
+	}
+	return s.m.store.ReplaceMessages(s.id, int64(from), bodies)
+}
+
+// repair gives every tool call of an interrupted turn a result, so the
+// transcript is one a model accepts: results follow their assistant
+// message, and a call without one gets an "interrupted" result.
+func repair(h []provider.Message) []provider.Message {
+	out := make([]provider.Message, 0, len(h))
+	for i := 0; i < len(h); i++ {
+		m := h[i]
+		out = append(out, m)
+		if m.Role != provider.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for i+1 < len(h) && h[i+1].Role == provider.RoleTool {
+			i++
+			out = append(out, h[i])
+			answered[h[i].ToolCallID] = true
+		}
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+					Text: "interrupted: the daemon stopped before this call finished", IsError: true})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package session
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// The stored sessions as clients read them: listed, one, its history
+// and its events, with the live state of those loaded.
+
+// List pages through persisted sessions, newest first: from cursor (a
+// page's nextCursor) by keyset, else from offset (and then with the total).
+func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 50
+	}
+	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+	var recs []*store.Session
+	var err error
+	if p.Cursor != "" || p.Offset <= 0 {
+		var after int64
+		var id string
+		if p.Cursor != "" {
+			ms, rest, ok := strings.Cut(p.Cursor, ":")
+			n, perr := strconv.ParseInt(ms, 10, 64)
+			if !ok || perr != nil || rest == "" {
+				return nil, &protocol.ParamsError{Field: "cursor", Reason: fmt.Sprintf("%q: not a cursor this daemon gave", p.Cursor)}
+			}
+			after, id = n, rest
+		}
+		// One more than asked: whether a next page exists.
+		if p.Query != "" {
+			recs, err = m.store.ListMatching(ctx, p.Query, after, id, limit+1)
+		} else {
+			recs, err = m.store.ListAfter(ctx, after, id, limit+1)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.Cursor == "" && p.Query == "" {
+			n, err := m.store.CountSessions(ctx)
+			if err != nil {
+				return nil, err
+			}
+			res.Total = &n
+		}
+	} else {
+		if p.Query != "" {
+			return nil, &protocol.ParamsError{Field: "offset", Reason: "a query pages with cursor, not offset"}
+		}
+		var n int
+		if recs, n, err = m.store.ListSessions(ctx, p.Offset, limit+1); err != nil {
+			return nil, err
+		}
+		res.Total = &n
+	}
+	more := len(recs) > limit
+	if more {
+		recs = recs[:limit]
+	}
+	for _, r := range recs {
+		res.Sessions = append(res.Sessions, m.info(r))
+	}
+	if more {
+		last := recs[len(recs)-1]
+		c := strconv.FormatInt(last.UpdatedMs, 10) + ":" + last.ID
+		res.NextCursor = &c
+		if p.Cursor == "" && p.Query == "" {
+			next := max(p.Offset, 0) + len(recs)
+			res.NextOffset = &next
+		}
+	}
+	return res, nil
+}
+
+// info describes a stored session, with its live state.
+func (m *Manager) info(r *store.Session) protocol.SessionInfo {
+	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
+		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
+	m.mu.Lock()
+	s, live := m.live[r.ID]
+	m.mu.Unlock()
+	if live {
+		info.Live = true
+		info.State = s.summary().State
+	}
+	return info
+}
+
+// Get describes one session, as session/list would.
+func (m *Manager) Get(ctx context.Context, id string) (*protocol.SessionInfo, error) {
+	rec, err := m.store.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := m.info(rec)
+	return &info, nil
+}
+
+// History returns persisted events of a session after sinceSeq: a page
+// of at most limit events and at most half of maxFrame bytes (the
+// client's frame limit), so the answer always fits; an event bigger than
+// that on its own is cut (protocol.Cut) and session/event reads it whole.
+func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, maxFrame int) (*protocol.SessionHistoryResult, error) {
+	rec, err := m.store.GetSession(ctx, p.SessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	limit := p.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 1000
+	}
+	// Bodies within half the frame, less room for the page's own JSON.
+	budget := maxFrame/2 - 4096
+	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
+	if err != nil {
+		return nil, err
+	}
+	res := &protocol.SessionHistoryResult{SessionID: p.SessionID, Events: make([]json.RawMessage, 0, len(evs)), LastSeq: rec.LastSeq}
+	for _, e := range evs {
+		res.Events = append(res.Events, protocol.Cut(e.Body, budget))
+	}
+	if len(evs) > 0 {
+		res.More = evs[len(evs)-1].Seq < rec.LastSeq
+	}
+	return res, nil
+}
+
+// Event returns part of one stored event's params, whole as stored:
+// bytes from offset, at most what fits in half of maxFrame once base64
+// encoded. A client reads a cut event whole with it.
+func (m *Manager) Event(ctx context.Context, p protocol.SessionEventParams, maxFrame int) (*protocol.SessionEventResult, error) {
+	ev, err := m.store.Event(ctx, p.SessionID, p.Seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: session %s has no event %d", ErrNotFound, p.SessionID, p.Seq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Offset < 0 || p.Offset > int64(len(ev.Body)) {
+		return nil, &protocol.ParamsError{Field: "offset", Reason: fmt.Sprintf("%d: must be between 0 and %d", p.Offset, len(ev.Body))}
+	}
+	chunk := int64(maxFrame / 2 / 4 * 3)
+	end := min(p.Offset+chunk, int64(len(ev.Body)))
+	return &protocol.SessionEventResult{SessionID: p.SessionID, Seq: p.Seq, Offset: p.Offset, TotalBytes: int64(len(ev.Body)),
+		DataB64: base64.StdEncoding.EncodeToString(ev.Body[p.Offset:end]), More: end < int64(len(ev.Body))}, nil
+}
