@@ -527,31 +527,16 @@ func (m *tui) event(u *update) tea.Cmd {
 	case protocol.EventToolCall:
 		m.waiting = false
 		m.flush()
-		m.out.print(ch.sgr("\x1b[33m", "⚙ "+u.Name) + " " + mdterm.Safe(toolLine(u.Kind, u.RawInput, max(m.width-len(u.Name)-4, 40))))
+		m.out.print(ch.tuiStyle().toolCallLine(u, max(m.width-len(u.Name)-4, 40)))
 	case protocol.EventToolResult:
-		mark := ch.sgr("\x1b[32m", "  ✓ ")
-		if u.IsError {
-			mark = ch.sgr("\x1b[31m", "  ✗ ")
-		}
-		m.out.print(mark + ch.dim(mdterm.Safe(firstLines(u.RawOutput, 3, max(m.width-6, 40)))))
+		m.out.print(ch.tuiStyle().toolResultLine(u, max(m.width-6, 40)))
 	case protocol.EventPlan:
-		var b strings.Builder
-		for _, e := range u.Entries {
-			box := "☐"
-			switch e.Status {
-			case "in_progress":
-				box = "◐"
-			case "completed":
-				box = "☑"
-			}
-			fmt.Fprintf(&b, "%s %s\n", box, mdterm.Safe(e.Content))
-		}
 		m.flush()
-		m.out.print(strings.TrimRight(b.String(), "\n"))
+		m.out.print(ch.tuiStyle().planLines(u.Entries))
 	case protocol.EventApprovalResolved:
 		if u.By == "timeout" {
 			m.asking = nil
-			m.out.print(ch.dim("  (no answer in time: rejected)"))
+			m.out.print(ch.dim(timedOut))
 		}
 		if m.asking != nil && m.asking.approval != nil && m.asking.approval.RequestID == u.RequestID && u.By != "client" {
 			m.asking = nil

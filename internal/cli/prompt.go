@@ -157,31 +157,20 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 	case protocol.EventToolCall:
 		r.endLine()
-		r.note("⚙ %s %s\n", u.Name, toolLine(u.Kind, u.RawInput, 120))
+		r.note("%s\n", plainStyle.toolCallLine(&u, 120))
 	case protocol.EventToolResult:
-		mark := "→"
-		if u.IsError {
-			mark = "✗"
-		}
-		r.note("  %s %s\n", mark, firstLines(u.RawOutput, 3, 160))
+		r.note("%s\n", plainStyle.toolResultLine(&u, 160))
 	case protocol.EventPlan:
 		r.endLine()
-		for _, e := range u.Entries {
-			box := "[ ]"
-			switch e.Status {
-			case "in_progress":
-				box = "[~]"
-			case "completed":
-				box = "[x]"
-			}
-			r.note("%s %s\n", box, e.Content)
+		if len(u.Entries) > 0 {
+			r.note("%s\n", plainStyle.planLines(u.Entries))
 		}
 	case protocol.EventApprovalRequest:
 		r.endLine()
 		r.decide(ctx, u)
 	case protocol.EventApprovalResolved:
 		if u.By == "timeout" {
-			r.note("  (no answer in time: rejected)\n")
+			r.note("%s\n", timedOut)
 		}
 	case protocol.EventTurnComplete:
 		r.endLine()

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// eventStyle is how a view dresses the lines of the one event formatter
+// below: the plain renderer (prompt, piped chat) and the terminal chat
+// show the same events with the same words, each in its own dress.
+type eventStyle struct {
+	tool, ok, bad, dim func(string) string
+	safe               func(string) string // makes model and tool text safe for the terminal
+	okMark, badMark    string
+	boxes              [3]string // a plan entry pending, in progress, completed
+}
+
+func same(s string) string { return s }
+
+// plainStyle: no colour, ASCII boxes, text as it came.
+var plainStyle = eventStyle{tool: same, ok: same, bad: same, dim: same, safe: same,
+	okMark: "→", badMark: "✗", boxes: [3]string{"[ ]", "[~]", "[x]"}}
+
+// tuiStyle: the chat's colours (when it may use them), Unicode boxes,
+// escape bytes shown, never sent.
+func (ch *chat) tuiStyle() eventStyle {
+	return eventStyle{
+		tool: func(s string) string { return ch.sgr("\x1b[33m", s) },
+		ok:   func(s string) string { return ch.sgr("\x1b[32m", s) },
+		bad:  func(s string) string { return ch.sgr("\x1b[31m", s) },
+		dim:  ch.dim, safe: mdterm.Safe,
+		okMark: "✓", badMark: "✗", boxes: [3]string{"☐", "◐", "☑"},
+	}
+}
+
+// toolCallLine: the tool's name and what the call is about (toolLine).
+func (st eventStyle) toolCallLine(u *update, width int) string {
+	return st.tool("⚙ "+u.Name) + " " + st.safe(toolLine(u.Kind, u.RawInput, width))
+}
+
+// toolResultLine: a mark for success or failure and the output's first
+// lines.
+func (st eventStyle) toolResultLine(u *update, width int) string {
+	mark := st.ok("  " + st.okMark + " ")
+	if u.IsError {
+		mark = st.bad("  " + st.badMark + " ")
+	}
+	return mark + st.dim(st.safe(firstLines(u.RawOutput, 3, width)))
+}
+
+// planLines: one line per entry, its box saying how far it is.
+func (st eventStyle) planLines(entries []protocol.PlanEntry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		box := st.boxes[0]
+		switch e.Status {
+		case "in_progress":
+			box = st.boxes[1]
+		case "completed":
+			box = st.boxes[2]
+		}
+		fmt.Fprintf(&b, "%s %s\n", box, st.safe(e.Content))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// timedOut is what an approval nobody answered in time says.
+const timedOut = "  (no answer in time: rejected)"
