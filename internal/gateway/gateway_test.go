@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -326,6 +327,11 @@ func wsCall(t *testing.T, c *websocket.Conn, frame string) map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("a frame that is not JSON: %q", b)
+		}
+		if m["method"] == protocol.MethodSessionUpdate {
+			var raw struct{ Params json.RawMessage }
+			json.Unmarshal(b, &raw)
+			schematest.Event(t, raw.Params) // over /ws as over the socket
 		}
 		if _, ok := m["method"]; !ok {
 			return m
