@@ -124,14 +124,14 @@ const (
 	RiskFull       = "full"
 )
 
-// Stop reasons of a turn.
+// Stop reasons of a turn: the wire's (protocol), one copy.
 const (
-	StopEndTurn         = "end_turn"
-	StopCancelled       = "cancelled"
-	StopMaxTurnRequests = "max_turn_requests"
-	StopError           = "error"
-	StopMaxTokens       = "max_tokens"
-	StopRefusal         = "refusal"
+	StopEndTurn         = protocol.StopEndTurn
+	StopCancelled       = protocol.StopCancelled
+	StopMaxTurnRequests = protocol.StopMaxTurnRequests
+	StopError           = protocol.StopError
+	StopMaxTokens       = protocol.StopMaxTokens
+	StopRefusal         = protocol.StopRefusal
 )
 
 // Agent is a configured agent: the model, its instructions and tools.

@@ -23,7 +23,7 @@ const module = "github.com/zeroclaw/zeroclaw/"
 var allowed = map[string][]string{
 	"cmd/zeroclaw":               {"internal/cli"},
 	"internal/acp":               {"internal/client", "internal/jsonrpc", "internal/protocol", "internal/tool"},
-	"internal/acp/acptest":       {},
+	"internal/acp/acptest":       {"internal/schema/schematest"},
 	"internal/agent":             {"internal/protocol", "internal/provider", "internal/tool"},
 	"internal/archtest":          {},
 	"internal/attach":            {"internal/protocol"},

@@ -2,20 +2,14 @@ package rpc
 
 import (
 	"bufio"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/zeroclaw/zeroclaw/internal/config"
-	"github.com/zeroclaw/zeroclaw/internal/session"
-	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,33 +24,7 @@ type peer struct {
 
 func serve(t *testing.T, tune func(*Options)) *peer {
 	t.Helper()
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "zc.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default(func(string) string { return "" })
-	m, err := session.NewManager(session.Options{Config: cfg, Store: st, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m}
-	if tune != nil {
-		tune(&o)
-	}
-	srv := NewServer(o)
-	a, b := net.Pipe()
-	done := make(chan struct{})
-	go func() { defer close(done); srv.ServeConn(context.Background(), a, Peer{Label: "test", UID: 0}) }()
-	t.Cleanup(func() {
-		b.Close()
-		<-done
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		m.Shutdown(ctx)
-		st.Close()
-	})
-	return &peer{t: t, nc: b, br: bufio.NewReaderSize(b, 1<<20)}
+	return servePeer(t, Peer{Label: "test", UID: 0}, tune)
 }
 
 // call sends a request and returns its answer, skipping notifications.

@@ -14,59 +14,79 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-var (
-	once     sync.Once
-	compiler *jsonschema.Compiler
-	loadErr  error
-	mu       sync.Mutex
-	compiled = map[string]*jsonschema.Schema{}
-)
+// Doc is a JSON Schema document, loaded (once) when first used, whose
+// parts are compiled once each.
+type Doc struct {
+	path string
+	once sync.Once
+	c    *jsonschema.Compiler
+	err  error
 
-// schema compiles the part of the document at pointer ("/events/plan").
-func schema(t testing.TB, pointer string) *jsonschema.Schema {
+	mu       sync.Mutex
+	compiled map[string]*jsonschema.Schema
+}
+
+// Load names a schema document by its path relative to the module root.
+func Load(path ...string) *Doc {
+	_, here, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(here), "..", "..", "..")
+	return &Doc{path: filepath.Join(append([]string{root}, path...)...), compiled: map[string]*jsonschema.Schema{}}
+}
+
+// Compile returns the part of the document at pointer ("/events/plan").
+func (d *Doc) Compile(t testing.TB, pointer string) *jsonschema.Schema {
 	t.Helper()
-	once.Do(func() {
-		_, here, _, _ := runtime.Caller(0)
-		f, err := os.Open(filepath.Join(filepath.Dir(here), "..", "..", "..", "docs", "protocol.schema.json"))
+	d.once.Do(func() {
+		f, err := os.Open(d.path)
 		if err != nil {
-			loadErr = err
+			d.err = err
 			return
 		}
 		defer f.Close()
 		doc, err := jsonschema.UnmarshalJSON(f)
 		if err != nil {
-			loadErr = err
+			d.err = err
 			return
 		}
-		compiler = jsonschema.NewCompiler()
-		loadErr = compiler.AddResource("zeroclaw.json", doc)
+		d.c = jsonschema.NewCompiler()
+		d.err = d.c.AddResource("doc.json", doc)
 	})
-	if loadErr != nil {
-		t.Fatal(loadErr)
+	if d.err != nil {
+		t.Fatal(d.err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if s := compiled[pointer]; s != nil {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s := d.compiled[pointer]; s != nil {
 		return s
 	}
-	s, err := compiler.Compile("zeroclaw.json#" + pointer)
+	s, err := d.c.Compile("doc.json#" + pointer)
 	if err != nil {
-		t.Fatalf("compiling %s: %v", pointer, err)
+		t.Fatalf("compiling %s of %s: %v", pointer, d.path, err)
 	}
-	compiled[pointer] = s
+	d.compiled[pointer] = s
 	return s
 }
 
-func validate(t testing.TB, pointer string, raw []byte) {
+// Validate reports (t.Errorf) raw when it is not valid against the part
+// at pointer; what names the frame in the report.
+func (d *Doc) Validate(t testing.TB, pointer, what string, raw []byte) {
 	t.Helper()
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		t.Errorf("%s: not JSON: %v", pointer, err)
+		t.Errorf("%s: not JSON: %v", what, err)
 		return
 	}
-	if err := schema(t, pointer).Validate(v); err != nil {
-		t.Errorf("a frame does not match the schema's %s: %v\n%s", pointer, err, raw)
+	if err := d.Compile(t, pointer).Validate(v); err != nil {
+		t.Errorf("%s does not match the schema's %s: %v\n%s", what, pointer, err, raw)
 	}
+}
+
+// ours is the daemon's published schema.
+var ours = Load("docs", "protocol.schema.json")
+
+func validate(t testing.TB, pointer string, raw []byte) {
+	t.Helper()
+	ours.Validate(t, pointer, "a frame", raw)
 }
 
 // Event checks a session/update's params against its event type.
