@@ -19,16 +19,49 @@ import (
 
 const statusFrame = `{"jsonrpc":"2.0","method":"status","params":{},"id":1}` + "\n"
 
-// BenchmarkEchoFloor is the floor: a bare NDJSON line echo over the same
-// kind of socket, one line in, one line out.
+// BenchmarkEchoFloor is the floor of RoundTrip: a bare NDJSON server over
+// the same kind of socket, one line in, and out the daemon's own answer
+// to status (so both move the same bytes; it used to echo the request,
+// a tenth of the answer's size).
 func BenchmarkEchoFloor(b *testing.B) {
-	roundTrips(b, echoFloor(b), false)
+	roundTrips(b, answerFloor(b, statusAnswer(b)), false)
 }
 
-// echoFloor serves the bare line echo on the platform's endpoint (a Unix
-// socket; a named pipe on Windows, through the same transport as the
-// daemon) and returns its path.
-func echoFloor(b *testing.B) string {
+// statusAnswer is a fresh daemon's answer line to statusFrame.
+func statusAnswer(b *testing.B) []byte {
+	dirs, _ := config.ResolveDirs(filepath.Join(testdir.New(b), "a"), func(string) string { return "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, Options{Dirs: dirs, Config: config.Default(func(string) string { return "" }), Ready: func(string) { close(ready) }})
+	}()
+	<-ready
+	defer func() { cancel(); <-done }()
+	c, err := transport.Dial(context.Background(), dirs.Endpoint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	c.Write([]byte(initFrame + "\n"))
+	br.ReadSlice('\n')
+	c.Write([]byte(statusFrame))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return line
+}
+
+// echoFloor is answerFloor echoing each line.
+func echoFloor(b *testing.B) string { return answerFloor(b, nil) }
+
+// answerFloor serves a bare NDJSON server on the platform's endpoint (a
+// Unix socket; a named pipe on Windows, through the same transport as
+// the daemon) that answers each line with reply (nil: the line itself),
+// and returns its path.
+func answerFloor(b *testing.B, reply []byte) string {
 	path := config.DefaultEndpoint(runtime.GOOS, filepath.Join(testdir.New(b), "echo"))
 	ln, err := transport.Listen(path)
 	if err != nil {
@@ -48,6 +81,9 @@ func echoFloor(b *testing.B) string {
 					l, err := br.ReadSlice('\n')
 					if err != nil {
 						return
+					}
+					if reply != nil {
+						l = reply
 					}
 					c.Write(l)
 				}
