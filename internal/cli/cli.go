@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,22 +14,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
-	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
+	"github.com/zeroclaw/zeroclaw/internal/talk"
 )
 
 // Version is the zeroclaw version; release builds set it with -ldflags.
 var Version = "0.1.0-dev"
 
+// The conversation tells the daemon the same version (set once, before
+// any command runs: -ldflags has set Version by then).
+func init() { talk.Version = Version }
+
 // Env is what a command may touch: its streams and environment.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	Getenv         func(string) string
-	// Environ is the environment handed to processes the command starts.
-	Environ []string
-}
+type Env = talk.Env
 
 // OSEnv returns the process's real streams and environment.
 func OSEnv() Env {
@@ -38,16 +36,9 @@ func OSEnv() Env {
 }
 
 // exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	msg  string
-}
+type exitError = talk.ExitError
 
-func (e *exitError) Error() string { return e.msg }
-
-func exitf(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
-}
+func exitf(code int, format string, args ...any) error { return talk.Exitf(code, format, args...) }
 
 // globals are the flags every command takes, and the command's Env.
 type globals struct {
@@ -145,39 +136,27 @@ func Main(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", name)
 		return 2
 	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintf(env.Stderr, "%s: %s\n", name, ee.msg)
-			if ee.code == 2 {
+		if ee.Msg != "" {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, ee.Msg)
+			if ee.Code == 2 {
 				fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", name)
 			}
 		}
-		return ee.code
+		return ee.Code
 	}
 	fmt.Fprintf(env.Stderr, "%s: %s\n", name, humanError(err))
 	return 1
 }
 
-// humanError is err for a person: a daemon's JSON-RPC error shows its
-// message and, where it has one, its reason, never the wire code.
-func humanError(err error) string {
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) {
-		return err.Error()
-	}
-	msg := strings.Replace(err.Error(), je.Error(), je.Message, 1)
-	var data struct {
-		Reason string `json:"reason"`
-		Hint   string `json:"hint"`
-	}
-	if json.Unmarshal(je.Data, &data) == nil {
-		for _, extra := range []string{data.Reason, data.Hint} {
-			if extra != "" && !strings.Contains(msg, extra) {
-				msg += " (" + extra + ")"
-			}
-		}
-	}
-	return msg
+// humanError is err for a person (talk.HumanError).
+func humanError(err error) string { return talk.HumanError(err) }
+
+// connect dials the daemon, starting one unless noStart.
+func connect(ctx context.Context, env Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
+	return talk.Connect(ctx, env, configDir, noStart, o)
 }
+
+func isTerminal(x any) bool { return talk.IsTerminal(x) }
 
 // noArgs refuses positional arguments with a usage error.
 func noArgs(c *cobra.Command, args []string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/talk"
 )
 
 func mustQuote(s string) []byte {
@@ -93,41 +94,27 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 		id := args[0]
 		// Streamed as replayed: a session of a million events or of
 		// multi-MiB tool outputs shows in bounded memory.
-		r := &renderer{out: env.Stdout, errw: env.Stdout, format: "text", sessionID: id}
+		if *format != "json" {
+			return talk.Show(ctx, c, id, env.Stdout)
+		}
 		n := 0
 		_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u *protocol.Update) error {
-			if *format == "json" {
-				sep := ",\n    "
-				if n == 0 {
-					sep = "{\n  \"sessionId\": " + string(mustQuote(id)) + ",\n  \"events\": [\n    "
-				}
-				fmt.Fprintf(env.Stdout, "%s%s", sep, protocol.CompactJSON(e))
-				n++
-				return nil
+			sep := ",\n    "
+			if n == 0 {
+				sep = "{\n  \"sessionId\": " + string(mustQuote(id)) + ",\n  \"events\": [\n    "
 			}
-			if u.Type == protocol.EventUserMessage {
-				r.endLine()
-				fmt.Fprintf(env.Stdout, "> %s\n", u.Text)
-			}
-			if u.Type != protocol.EventApprovalRequest { // history: nothing to answer
-				r.handle(ctx, event{update: e})
-			} else {
-				r.lastSeq = u.Seq
-				fmt.Fprintf(env.Stdout, "  (approval asked: %s)\n", u.Summary)
-			}
+			fmt.Fprintf(env.Stdout, "%s%s", sep, protocol.CompactJSON(e))
+			n++
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if *format == "json" {
-			if n == 0 {
-				fmt.Fprintf(env.Stdout, "{\n  \"sessionId\": %s,\n  \"events\": [", mustQuote(id))
-			}
-			fmt.Fprintln(env.Stdout, "\n  ]\n}")
-			return nil
+		if n == 0 {
+			fmt.Fprintf(env.Stdout, "{\n  \"sessionId\": %s,\n  \"events\": [", mustQuote(id))
 		}
-		r.endLine()
+		fmt.Fprintln(env.Stdout, "\n  ]\n}")
+		return nil
 	case "delete":
 		if err := c.DeleteSession(ctx, args[0]); err != nil {
 			return err

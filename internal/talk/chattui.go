@@ -1,4 +1,4 @@
-package cli
+package talk
 
 import (
 	"bufio"
@@ -226,7 +226,7 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy, m.waiting = false, false
 		var ee *exitError
 		switch {
-		case errors.As(msg.err, &ee) && ee.code == exitCancelled:
+		case errors.As(msg.err, &ee) && ee.Code == exitCancelled:
 		case msg.err != nil:
 			m.out.print("error: " + humanError(msg.err))
 		default:

@@ -1,0 +1,485 @@
+package talk
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+const chatHelp = `commands:
+  /new, /clear     start a new session (the old one stays: /resume)
+  /sessions        list recent sessions
+  /resume [ID]     continue a session: without an id pick one from a list;
+                   an id prefix resumes the one session it matches
+  /cancel          cancel the running turn (Esc or Ctrl-C do it too)
+  /compact         summarise earlier turns out of the model's view (the history keeps them)
+  /model [M]       show the session's model, or switch it to M (see zeroclaw models)
+  /status          the daemon's status
+  /quit            leave (Ctrl-D on an empty line too)
+anything else is a prompt; start it with // to send a literal /.
+keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
+prompt, Up/Down walk the history, Tab completes a /command; Esc or Ctrl-C
+cancel a turn, and what you type meanwhile is queued; Ctrl-C twice on an
+empty prompt (or Ctrl-D) leaves.
+approvals: y once, c always for this command or input, a always for the
+tool, n no, e explain.`
+
+// chat is a chat's hold on its session, shared by the terminal interface
+// and the line mode used when stdin is not a terminal.
+type chat struct {
+	env   Env
+	cv    *conversation
+	agent string
+	cwd   string
+	color bool
+	say   func(string) // output for the person (stdout in line mode)
+	note  func(string) // notes and errors (stderr in line mode)
+	picks []string     // sessions /resume listed, for a number to pick
+
+	// mu guards what the terminal interface reads while commands and
+	// turns run on other goroutines.
+	mu     sync.Mutex
+	ns     *protocol.SessionNewResult // the session attached
+	tokens [2]int64                   // context used, of the window
+}
+
+// session returns a copy of the attached session and the context use.
+func (ch *chat) session() (protocol.SessionNewResult, [2]int64) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.ns == nil {
+		return protocol.SessionNewResult{}, ch.tokens
+	}
+	return *ch.ns, ch.tokens
+}
+
+// useColor: colour only on a terminal, and never when NO_COLOR is set
+// (https://no-color.org) or the terminal is dumb.
+func useColor(env Env) bool {
+	return env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
+}
+
+// start connects and opens the first session.
+func (ch *chat) start(ctx context.Context, sessionID string, cont bool) error {
+	c, err := ch.cv.dial(ctx, "")
+	if err != nil {
+		return err
+	}
+	ch.cv.c = c
+	if cont {
+		id, err := ch.latestHere(ctx)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			ch.note("no earlier session in " + ch.cwd + "; starting a new one")
+		}
+		sessionID = id
+	}
+	return ch.open(ctx, sessionID)
+}
+
+// latestHere is the most recently updated session of this directory.
+func (ch *chat) latestHere(ctx context.Context) (string, error) {
+	id := ""
+	err := ch.cv.c.EachSession(ctx, func(s protocol.SessionInfo) bool {
+		if s.Cwd == ch.cwd {
+			id = s.SessionID
+		}
+		return id == ""
+	})
+	return id, err
+}
+
+// open attaches to session id (a new one when id is ""), says so and,
+// for an earlier session, shows its last exchanges.
+func (ch *chat) open(ctx context.Context, id string) error {
+	ns, err := ch.cv.open(ctx, protocol.SessionNewParams{AgentAlias: ch.agent, Cwd: ch.cwd, SessionID: id, Mode: "chat"})
+	if err != nil {
+		return err
+	}
+	ch.mu.Lock()
+	ch.ns = ns
+	ch.tokens = [2]int64{0, ns.ContextWindow}
+	ch.mu.Unlock()
+	verb := "new session"
+	if ns.Resumed {
+		verb = fmt.Sprintf("resumed session (%d messages)", ns.MessageCount)
+		ch.showRecent(ctx, ns)
+	}
+	ch.note(fmt.Sprintf("%s %s · agent %s · %s · %s", verb, ns.SessionID, ns.AgentAlias, cmp.Or(ns.Model, ns.Provider), ns.Cwd))
+	return nil
+}
+
+// showRecent prints the last three exchanges of the session (read from
+// at most its last 4,000 events).
+func (ch *chat) showRecent(ctx context.Context, ns *protocol.SessionNewResult) {
+	type exchange struct{ prompt, reply string }
+	var ex []exchange
+	var reply strings.Builder
+	flush := func() {
+		if len(ex) > 0 {
+			ex[len(ex)-1].reply = reply.String()
+		}
+		reply.Reset()
+	}
+	ch.cv.c.Replay(ctx, ns.SessionID, max(0, ns.LastSeq-4000), ns.LastSeq, func(_ json.RawMessage, u *protocol.Update) error {
+		switch u.Type {
+		case protocol.EventUserMessage:
+			flush()
+			ex = append(ex, exchange{prompt: u.Text})
+			if len(ex) > 3 {
+				ex = ex[1:]
+			}
+		case protocol.EventAgentMessageChunk:
+			reply.WriteString(u.Text)
+		}
+		return nil
+	})
+	flush()
+	if len(ex) == 0 {
+		return
+	}
+	ch.say(ch.dim("── earlier in this session ──"))
+	for _, e := range ex {
+		ch.say(ch.promptLine(e.prompt))
+		if e.reply != "" {
+			ch.say(mdterm.Render(strings.TrimSpace(e.reply), ch.color))
+		}
+	}
+	ch.say(ch.dim("──"))
+}
+
+func (ch *chat) sgr(code, s string) string {
+	if !ch.color {
+		return s
+	}
+	return code + s + "\x1b[0m"
+}
+
+func (ch *chat) dim(s string) string { return ch.sgr("\x1b[2m", s) }
+
+// promptLine shows the user's prompt as sent.
+func (ch *chat) promptLine(text string) string {
+	lines := strings.Split(mdterm.Safe(strings.ReplaceAll(text, "\n", "\x00")), "^@")
+	for i := range lines {
+		mark := "  "
+		if i == 0 {
+			mark = "› "
+		}
+		lines[i] = ch.sgr("\x1b[1;36m", mark) + ch.sgr("\x1b[1m", lines[i])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ensure dials the daemon again when the connection is gone (a daemon
+// restarted between turns) and attaches the session again.
+func (ch *chat) ensure(ctx context.Context) error {
+	select {
+	case <-ch.cv.c.Done():
+	default:
+		return nil
+	}
+	ns, _ := ch.session()
+	if _, err := ch.cv.reconnect(ctx, ns.SessionID); err != nil {
+		return err
+	}
+	ch.note(ch.dim("(reconnected to the daemon)"))
+	return nil
+}
+
+// command runs a /command line; quit says the person leaves.
+func (ch *chat) command(ctx context.Context, line string) (quit bool) {
+	word, arg, _ := strings.Cut(line, " ")
+	if word != "/quit" && word != "/exit" && word != "/help" {
+		if err := ch.ensure(ctx); err != nil {
+			ch.note("error: " + humanError(err))
+			return false
+		}
+	}
+	arg = strings.TrimSpace(arg)
+	fail := func(err error) { ch.note("error: " + humanError(err)) }
+	c := ch.cv.c
+	sid := ch.cv.r.sessionID
+	switch word {
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		ch.say(chatHelp)
+	case "/new", "/clear":
+		if err := ch.open(ctx, ""); err != nil {
+			fail(err)
+		}
+	case "/resume":
+		ch.resume(ctx, arg)
+	case "/sessions":
+		page, err := c.List(ctx, protocol.SessionListParams{Limit: 20})
+		if err != nil {
+			fail(err)
+			return false
+		}
+		for _, s := range page.Sessions {
+			mark := " "
+			if s.SessionID == sid {
+				mark = "*"
+			}
+			ch.say(fmt.Sprintf("%s %s  %s  %-11s %s", mark, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), s.State, s.Title))
+		}
+	case "/cancel":
+		if cancelled, _ := c.Cancel(ctx, sid); !cancelled {
+			ch.note("nothing is running")
+		}
+	case "/model":
+		params := protocol.SessionConfigureParams{SessionID: sid}
+		if arg != "" {
+			params.Model = &arg
+		}
+		cr, err := c.Configure(ctx, params)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		ch.mu.Lock()
+		ch.ns.Model = cr.Model
+		ch.tokens[1] = cr.ContextWindow
+		ch.mu.Unlock()
+		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
+	case "/compact":
+		cr, err := c.Compact(ctx, sid)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		ch.say(fmt.Sprintf("compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)", cr.DroppedMessages))
+	case "/status":
+		st, err := c.Status(ctx)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		ch.say(fmt.Sprintf("daemon %s pid %d · provider %s · %d client(s) · %d live session(s) · session %s",
+			st.ServerVersion, st.PID, st.Provider, st.Clients, st.ActiveSessions, sid))
+	default:
+		ch.note(fmt.Sprintf("unknown command %s; /help lists them (start a prompt with // to send a literal /)", word))
+	}
+	return false
+}
+
+// resume continues a session: by list number after a bare /resume, by
+// id, or by the one id (or title) a prefix matches. A typo never makes
+// a new session.
+func (ch *chat) resume(ctx context.Context, arg string) {
+	if err := ch.ensure(ctx); err != nil {
+		ch.note("error: " + humanError(err))
+		return
+	}
+	picks := ch.picks
+	ch.picks = nil
+	if arg == "" {
+		page, err := ch.cv.c.List(ctx, protocol.SessionListParams{Limit: 15})
+		if err != nil {
+			ch.note("error: " + humanError(err))
+			return
+		}
+		if len(page.Sessions) == 0 {
+			ch.say("no sessions yet")
+			return
+		}
+		for i, s := range page.Sessions {
+			ch.picks = append(ch.picks, s.SessionID)
+			title := s.Title
+			if title == "" {
+				title = "(no prompt yet)"
+			}
+			ch.say(fmt.Sprintf("%2d) %s  %s  %s  %s", i+1, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), cut(title, 60), ch.dim(s.Cwd)))
+		}
+		ch.say("type its number to resume it (anything else: stay here)")
+		return
+	}
+	if n, err := strconv.Atoi(arg); err == nil && picks != nil {
+		if n < 1 || n > len(picks) {
+			ch.note(fmt.Sprintf("pick 1 to %d", len(picks)))
+			ch.picks = picks
+			return
+		}
+		arg = picks[n-1]
+	}
+	var matches []protocol.SessionInfo
+	err := ch.cv.c.EachSession(ctx, func(s protocol.SessionInfo) bool {
+		if s.SessionID == arg {
+			matches = []protocol.SessionInfo{s}
+			return false
+		}
+		if strings.HasPrefix(s.SessionID, arg) || strings.HasPrefix(strings.TrimPrefix(s.SessionID, "ses_"), arg) {
+			matches = append(matches, s)
+		}
+		return true
+	})
+	if err != nil {
+		ch.note("error: " + humanError(err))
+		return
+	}
+	switch len(matches) {
+	case 0:
+		ch.note(fmt.Sprintf("no session matches %q (/resume alone lists them)", arg))
+	case 1:
+		if err := ch.open(ctx, matches[0].SessionID); err != nil {
+			ch.note("error: " + humanError(err))
+		}
+	default:
+		ch.note(fmt.Sprintf("%q matches %d sessions; give more of the id:", arg, len(matches)))
+		for _, s := range matches[:min(len(matches), 10)] {
+			ch.say("  " + s.SessionID + "  " + cut(s.Title, 60))
+		}
+	}
+}
+
+// isPick: a bare number right after /resume listed sessions picks one.
+func (ch *chat) isPick(line string) bool {
+	if ch.picks == nil {
+		return false
+	}
+	if _, err := strconv.Atoi(line); err == nil {
+		return true
+	}
+	ch.picks = nil
+	return false
+}
+
+// historyFile is where a terminal chat keeps its prompts (private: they
+// are the user's words).
+func historyFile(env Env, configDir string) (string, error) {
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dirs.DataDir, "chat_history")
+	return path, privateFile(path)
+}
+
+// privateFile makes sure path exists as a file only its owner can read
+// (0600, in a 0700 directory), whatever the umask: the chat history holds
+// the user's prompts.
+func privateFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Chmod(path, 0o600)
+}
+
+func isTerminal(x any) bool {
+	f, ok := x.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runChatLines is the chat when stdin is not a terminal: one prompt or
+// command per line, the reply streamed as text.
+func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
+	env := ch.env
+	in := &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: true}
+	ch.say = func(s string) { fmt.Fprintln(env.Stdout, s) }
+	ch.note = func(s string) { fmt.Fprintln(env.Stderr, s) }
+	ch.cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: approve, answers: in,
+		color: isTerminal(env.Stderr) && useColor(env)}
+	if err := ch.start(ctx, sessionID, cont); err != nil {
+		return err
+	}
+	defer func() { ch.cv.c.Close() }()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	for {
+		line, err := in.ReadLine("")
+		if err != nil {
+			return nil // EOF: leave
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if ch.isPick(line) {
+			ch.resume(ctx, line)
+			continue
+		}
+		if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
+			if ch.command(ctx, line) {
+				return nil
+			}
+			continue
+		}
+		line = strings.TrimPrefix(line, "/") // "//x" sends "/x"
+		res, err := ch.cv.turn(ctx, line, sigs)
+		var ee *exitError
+		if errors.As(err, &ee) && ee.Code == exitCancelled {
+			return err // a second Ctrl-C: quit
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "error: %s\n", humanError(err))
+			continue
+		}
+		if note := stopNote(res); note != "" {
+			fmt.Fprintln(env.Stderr, note)
+		}
+	}
+}
+
+// stopNote says how a turn ended when it did not simply finish.
+func stopNote(res protocol.SessionPromptResult) string {
+	switch res.StopReason {
+	case "end_turn":
+		return ""
+	case "cancelled":
+		return "(cancelled)"
+	}
+	if e := exitFor(res, false, io.Discard); e != nil {
+		return "(" + e.Error() + ")"
+	}
+	if res.StopReason == "max_tokens" {
+		return "(the reply was cut at the model's token limit)"
+	}
+	return ""
+}
+
+// ChatOptions are zeroclaw chat's.
+type ChatOptions struct {
+	ConfigDir, Agent, SessionID string
+	Continue                    bool   // resume this directory's latest session
+	Cwd                         string // absolute
+	Approve                     string // ask | all | none
+	NoStart                     bool
+}
+
+// Chat is zeroclaw chat: the full-screen chat on a terminal, else one
+// prompt or command per line.
+func Chat(ctx context.Context, env Env, o ChatOptions) error {
+	tty := isTerminal(env.Stdin) && isTerminal(env.Stdout)
+	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: tty && useColor(env)}
+	ch.cv = &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-chat",
+		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}, events: make(chan event, 1024)}
+	if tty {
+		return runChatTUI(ctx, ch, o.Approve, o.SessionID, o.Continue)
+	}
+	return runChatLines(ctx, ch, o.Approve, o.SessionID, o.Continue)
+}

@@ -1,0 +1,710 @@
+package talk
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// Exit codes of zeroclaw prompt.
+const (
+	exitTurnError       = 1
+	exitMaxTurnRequests = 3
+	exitRefusal         = 4
+	exitCancelled       = 130
+)
+
+// event is one thing the renderer handles, in the order it arrived: a
+// session/update, or a question from the daemon with where to answer.
+type event struct {
+	update json.RawMessage
+	ask    *protocol.ElicitationParams
+	answer chan protocol.ElicitationResult
+}
+
+// update is a decoded session/update.
+type update = protocol.Update
+
+// handler feeds the daemon's notifications and requests to events.
+func handler(events chan<- event) jsonrpc.Handler {
+	return jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		switch r.Method {
+		case protocol.MethodSessionUpdate:
+			events <- event{update: append(json.RawMessage(nil), r.Params...)}
+			return nil, nil
+		case protocol.MethodElicitationCreate:
+			var p protocol.ElicitationParams
+			if err := json.Unmarshal(r.Params, &p); err != nil {
+				return nil, err
+			}
+			ch := make(chan protocol.ElicitationResult, 1)
+			events <- event{ask: &p, answer: ch}
+			return jsonrpc.Later(func(ctx context.Context) (any, error) {
+				select {
+				case res := <-ch:
+					return res, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}), nil
+		}
+		return nil, jsonrpc.ErrMethodNotFound
+	})
+}
+
+// renderer prints a session's stream for a person (text) or a script
+// (ndjson), and answers approvals and questions.
+type renderer struct {
+	out, errw io.Writer
+	format    string // text | json | ndjson
+	approve   string // ask | all | none
+	answers   lines
+	c         *client.Client
+	sessionID string
+	lastSeq   int64
+	midLine   bool    // text output has an unfinished line
+	last      *update // the last turn_complete seen
+	before    func()  // if set, runs before each event is handled (chat stops its spinner)
+	// ui, when set, shows the events and asks the questions instead
+	// (the chat's terminal interface).
+	ui chatUI
+	// color dims thoughts (notes go to a terminal, NO_COLOR unset);
+	// thinking: a thought is being written, on lines of its own.
+	color, thinking bool
+}
+
+// chatUI is a full-screen chat's side of the renderer.
+type chatUI interface {
+	// Event shows one event (never an approval_request).
+	Event(u *update)
+	// Approve asks the person and returns the decision and reason.
+	Approve(u *update) (decision, reason string)
+	// Elicit asks an ask_user or poll question.
+	Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult
+}
+
+func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
+	if r.before != nil {
+		r.before()
+	}
+	if ev.ask != nil {
+		if r.ui != nil {
+			ev.answer <- r.ui.Elicit(ev.ask)
+		} else {
+			ev.answer <- r.elicit(ev.ask)
+		}
+		return false
+	}
+	var u update
+	if err := json.Unmarshal(ev.update, &u); err != nil || u.SessionID != r.sessionID {
+		return false
+	}
+	if u.Seq <= r.lastSeq {
+		return false // already shown (a replay after reconnect)
+	}
+	r.lastSeq = u.Seq
+	if r.ui != nil {
+		if u.Type == protocol.EventApprovalRequest {
+			decision, reason := r.ui.Approve(&u)
+			r.answer(ctx, u, decision, reason)
+		} else {
+			r.ui.Event(&u)
+		}
+		if u.Type == protocol.EventTurnComplete {
+			r.last = &u
+			return true
+		}
+		return false
+	}
+	if r.format == "ndjson" {
+		fmt.Fprintf(r.out, "%s\n", ev.update)
+	}
+	if r.thinking && u.Type != protocol.EventAgentThoughtChunk {
+		r.thinking = false
+		r.note("\n")
+	}
+	switch u.Type {
+	case protocol.EventAgentMessageChunk:
+		if r.format == "text" {
+			io.WriteString(r.out, u.Text)
+			r.midLine = !strings.HasSuffix(u.Text, "\n")
+		}
+	case protocol.EventAgentThoughtChunk:
+		if !r.thinking {
+			r.endLine()
+			r.thinking = true
+		}
+		if r.color {
+			r.note("\x1b[2;3m%s\x1b[0m", u.Text)
+		} else {
+			r.note("%s", u.Text)
+		}
+	case protocol.EventToolCall:
+		r.endLine()
+		r.note("%s\n", plainStyle.toolCallLine(&u, 120))
+	case protocol.EventToolResult:
+		r.note("%s\n", plainStyle.toolResultLine(&u, 160))
+	case protocol.EventPlan:
+		r.endLine()
+		if len(u.Entries) > 0 {
+			r.note("%s\n", plainStyle.planLines(u.Entries))
+		}
+	case protocol.EventApprovalRequest:
+		r.endLine()
+		r.decide(ctx, u)
+	case protocol.EventApprovalResolved:
+		if u.By == "timeout" {
+			r.note("%s\n", timedOut)
+		}
+	case protocol.EventTurnComplete:
+		r.endLine()
+		r.last = &u
+		return true
+	}
+	return false
+}
+
+// note writes to stderr in text mode (stdout stays the reply alone).
+func (r *renderer) note(format string, args ...any) {
+	if r.format == "text" {
+		fmt.Fprintf(r.errw, format, args...)
+	}
+}
+
+func (r *renderer) endLine() {
+	if r.midLine && r.format == "text" {
+		io.WriteString(r.out, "\n")
+		r.midLine = false
+	}
+}
+
+func (r *renderer) decide(ctx context.Context, u update) {
+	decision := "reject_once"
+	reason := ""
+	switch r.approve {
+	case "all":
+		decision = "allow_once"
+	case "none":
+		reason = "the client was started with --approve none"
+	default:
+		for {
+			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary))
+			ans := strings.ToLower(strings.TrimSpace(line))
+			if err != nil && ans == "" {
+				fmt.Fprintln(r.errw, "\n(no answer: stdin closed) rejected")
+				reason = "no answer"
+				break
+			}
+			switch ans {
+			case "y", "yes":
+				decision = "allow_once"
+			case "a", "always":
+				decision = "allow_always"
+			case "n", "no":
+			case "e", "explain":
+				fmt.Fprintf(r.errw, "  tool %s, call %s, input %s\n", u.ToolName, u.ToolCallID, compact(u.RawInput, 2000))
+				continue
+			default:
+				continue
+			}
+			break
+		}
+	}
+	r.answer(ctx, u, decision, reason)
+}
+
+// answer sends the decision off this goroutine: the reply needs the
+// connection's read loop, which may be waiting for us to take the next
+// event.
+func (r *renderer) answer(ctx context.Context, u update, decision, reason string) {
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r.c.Approve(cctx, protocol.SessionApproveParams{
+			SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Reason: reason})
+	}()
+}
+
+// elicitSchema is what a question's requested schema says: each field's
+// type and, for a choice, its options (enum, or items.enum for several).
+type elicitSchema struct {
+	Properties map[string]struct {
+		Type  string   `json:"type"`
+		Enum  []string `json:"enum"`
+		Items *struct {
+			Enum []string `json:"enum"`
+		} `json:"items"`
+	} `json:"properties"`
+}
+
+func parseElicitSchema(raw json.RawMessage) elicitSchema {
+	var s elicitSchema
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+// elicit answers ask_user/poll from the answers stream.
+func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
+	schema := parseElicitSchema(p.RequestedSchema)
+	r.endLine()
+	content := map[string]any{}
+	for name, prop := range schema.Properties {
+		choices := prop.Enum
+		if prop.Items != nil {
+			choices = prop.Items.Enum
+		}
+		fmt.Fprintf(r.errw, "? %s\n", p.Message)
+		for i, c := range choices {
+			fmt.Fprintf(r.errw, "  %d) %s\n", i+1, c)
+		}
+		q := "answer (empty: decline): "
+		if prop.Type == "array" {
+			q = "numbers separated by spaces (empty: decline): "
+		}
+		line, _ := r.answers.ReadLine(q)
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return protocol.ElicitationResult{Action: "decline"}
+		}
+		pick := func(s string) string {
+			var n int
+			if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n >= 1 && n <= len(choices) {
+				return choices[n-1]
+			}
+			return s
+		}
+		if prop.Type == "array" {
+			var picked []string
+			for _, f := range strings.Fields(line) {
+				picked = append(picked, pick(f))
+			}
+			content[name] = picked
+		} else {
+			content[name] = pick(line)
+		}
+	}
+	b, _ := json.Marshal(content)
+	return protocol.ElicitationResult{Action: "accept", Content: b}
+}
+
+// compact is raw JSON on one line as a person reads it (no \u0026 for
+// &), cut at max bytes on a character boundary.
+func compact(raw json.RawMessage, max int) string {
+	s := string(protocol.CompactJSON(raw))
+	for _, esc := range [][2]string{{`\u0026`, "&"}, {`\u003c`, "<"}, {`\u003e`, ">"}} {
+		s = unescape(s, esc[0], esc[1])
+	}
+	return cut(strings.Join(strings.Fields(s), " "), max)
+}
+
+// unescape replaces the escape esc by r where its backslash is not itself
+// escaped.
+func unescape(s, esc, r string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, esc)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		n := 0
+		for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+			n++
+		}
+		b.WriteString(s[:i])
+		if n%2 == 0 {
+			b.WriteString(r)
+		} else {
+			b.WriteString(esc)
+		}
+		s = s[i+len(esc):]
+	}
+}
+
+// cut shortens s to at most max bytes, on a character boundary.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// toolLine says what a tool call does in one line, by its kind (the
+// daemon's): the command of one that executes, the pattern of a search,
+// the path of a read or an edit, else its input.
+func toolLine(kind string, raw json.RawMessage, max int) string {
+	var in struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+		Pattern string `json:"pattern"`
+	}
+	json.Unmarshal(raw, &in)
+	switch {
+	case kind == protocol.KindExecute && in.Command != "":
+		return "$ " + cut(strings.Join(strings.Fields(in.Command), " "), max)
+	case kind == protocol.KindSearch && in.Pattern != "":
+		return cut(fmt.Sprintf("%q in %s", in.Pattern, cmp.Or(in.Path, ".")), max)
+	case in.Path != "" && (kind == protocol.KindRead || kind == protocol.KindEdit):
+		return cut(in.Path, max)
+	}
+	return compact(raw, max)
+}
+
+func firstLines(s string, n, width int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	more := ""
+	if len(lines) > n {
+		more = fmt.Sprintf(" (+%d lines)", len(lines)-n)
+		lines = lines[:n]
+	}
+	for i, l := range lines {
+		lines[i] = cut(l, width)
+	}
+	return strings.Join(lines, "\n    ") + more
+}
+
+// connect dials the daemon, starting one unless noStart.
+func connect(ctx context.Context, env Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
+	dirs, err := resolve(env, configDir)
+	if err != nil {
+		return nil, err
+	}
+	var c *client.Client
+	if noStart {
+		c, err = client.Dial(ctx, dirs.Endpoint, o)
+	} else {
+		c, err = client.DialOrStart(ctx, dirs.Endpoint, o, client.StartOptions{
+			ConfigDir: dirs.ConfigDir, DataDir: dirs.DataDir, Env: env.Environ})
+	}
+	if errors.Is(err, client.ErrNoDaemon) {
+		return nil, fmt.Errorf("%w; start one with 'zeroclaw daemon' (or drop --no-start)", err)
+	}
+	return c, err
+}
+
+// lines reads answers (and, in chat, prompts) line by line.
+type lines interface {
+	// ReadLine shows prompt and reads one line, without its newline.
+	ReadLine(prompt string) (string, error)
+}
+
+// plainLines reads lines from a stream that is not a terminal; prompts go
+// to w.
+type plainLines struct {
+	br *bufio.Reader
+	w  io.Writer
+	// echo writes the answer after its question, as a terminal would
+	// have shown it, when stdin is not a terminal.
+	echo bool
+}
+
+func (p *plainLines) ReadLine(prompt string) (string, error) {
+	if prompt != "" {
+		io.WriteString(p.w, prompt)
+	}
+	line, err := p.br.ReadString('\n')
+	if err != nil && line == "" {
+		return "", err
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if p.echo && prompt != "" {
+		fmt.Fprintln(p.w, line)
+	}
+	return line, nil
+}
+
+// conversation is a client's hold on one session: the connection, the
+// renderer and the reconnect logic, shared by prompt and chat.
+type conversation struct {
+	env       Env
+	configDir string
+	noStart   bool
+	name      string // client name
+	caps      *protocol.ClientCapabilities
+	events    chan event
+	c         *client.Client
+	r         *renderer
+}
+
+func (cv *conversation) dial(ctx context.Context, clientID string) (*client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return connect(dctx, cv.env, cv.configDir, cv.noStart, client.Options{ClientID: clientID,
+		ClientInfo: protocol.ClientInfo{Name: cv.name, Version: Version}, Capabilities: cv.caps, Handler: handler(cv.events)})
+}
+
+// reconnect dials the daemon again (keeping the client id), replaces the
+// connection and, when sid is set, attaches that session again.
+func (cv *conversation) reconnect(ctx context.Context, sid string) (*protocol.SessionNewResult, error) {
+	nc, err := cv.dial(ctx, cv.c.Init.ClientID)
+	if err != nil {
+		return nil, fmt.Errorf("reconnect: %w", err)
+	}
+	cv.c.Close()
+	cv.c, cv.r.c = nc, nc
+	if sid == "" {
+		return &protocol.SessionNewResult{}, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	again, err := nc.NewSession(rctx, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true})
+	if err != nil {
+		return nil, fmt.Errorf("reattach: %w", err)
+	}
+	return again, nil
+}
+
+// open attaches to (or creates) a session.
+func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
+	ns, err := cv.c.NewSession(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	cv.r.sessionID, cv.r.lastSeq, cv.r.c = ns.SessionID, ns.LastSeq, cv.c
+	return ns, nil
+}
+
+// turn runs one prompt to its end, rendering its stream. Ctrl-C (sigs)
+// cancels the turn; a second one returns exit code 130 at once. A dropped
+// connection is redialled, reattached and replayed from the last seq.
+func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Signal) (protocol.SessionPromptResult, error) {
+	r := cv.r
+	sid := r.sessionID
+	// A call's answer, with the connection it came on: an old
+	// connection's end is not the current one's.
+	type answer struct {
+		c   *client.Client
+		res protocol.SessionPromptResult
+		err error
+	}
+	results := make(chan answer, 2)
+	send := func(c *client.Client) {
+		go func() {
+			var res protocol.SessionPromptResult
+			r, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text})
+			if r != nil {
+				res = *r
+			}
+			results <- answer{c, res, err}
+		}()
+	}
+	var res protocol.SessionPromptResult
+	send(cv.c)
+	// Events after startSeq belong to this prompt: if a reconnect finds
+	// none, the daemon never had the prompt (it restarted between turns)
+	// and it is sent again, once.
+	startSeq, resent := r.lastSeq, false
+	interrupted := false
+	gotResult, complete, reconnected := false, false, false
+	r.last = nil
+	lost := func() error {
+		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
+		again, err := cv.reconnect(ctx, sid)
+		if err != nil {
+			return err
+		}
+		nc := cv.c
+		reconnected = true
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ *protocol.Update) error {
+			if r.handle(ctx, event{update: e}) {
+				complete = true
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		if !complete && again.Interrupted {
+			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)
+		}
+		if !complete && r.lastSeq == startSeq && !resent {
+			resent = true
+			send(nc)
+		}
+		return nil
+	}
+	for !(gotResult && complete) {
+		select {
+		case ev := <-cv.events:
+			if r.handle(ctx, ev) {
+				complete = true
+			}
+		case a := <-results:
+			if a.c != cv.c {
+				continue // a connection already replaced
+			}
+			if errors.Is(a.err, jsonrpc.ErrClosed) {
+				if err := lost(); err != nil {
+					return res, err
+				}
+				continue
+			}
+			if a.err != nil {
+				return res, a.err
+			}
+			res, gotResult = a.res, true
+		case <-sigs:
+			if interrupted {
+				return res, exitf(exitCancelled, "")
+			}
+			interrupted = true
+			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
+			go cv.c.Cancel(ctx, sid)
+		case <-cv.c.Done():
+			if gotResult {
+				complete = true
+				continue
+			}
+			if err := lost(); err != nil {
+				return res, err
+			}
+		}
+		if complete && !gotResult && reconnected && r.last != nil {
+			// After a reconnect the turn_complete is the answer.
+			res = protocol.SessionPromptResult{SessionID: sid, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error}
+			gotResult = true
+		}
+	}
+	return res, nil
+}
+
+// exitFor maps a turn's stop reason to the command's exit.
+func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error {
+	switch res.StopReason {
+	case "end_turn":
+		return nil
+	case "max_tokens":
+		if text {
+			fmt.Fprintln(errw, "(the reply was cut at the model's token limit)")
+		}
+		return nil
+	case "cancelled":
+		return exitf(exitCancelled, "")
+	case "max_turn_requests":
+		return exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
+	case "refusal":
+		return exitf(exitRefusal, "the model refused")
+	}
+	msg := "the turn failed"
+	if res.Error != nil {
+		msg += ": " + res.Error.Message
+	}
+	return exitf(exitTurnError, "%s", msg)
+}
+
+// PromptOptions are zeroclaw prompt's.
+type PromptOptions struct {
+	ConfigDir, Agent, SessionID string
+	Cwd                         string // absolute
+	Approve                     string // ask | all | none
+	Format                      string // text | json | ndjson
+	NoStart                     bool
+	Model                       string // "": the session's
+	// Text is the prompt; "-" reads it from stdin (which then answers
+	// no question).
+	Text string
+}
+
+// Prompt is zeroclaw prompt: one turn, the reply on stdout, notes,
+// approvals and questions on stderr; the error carries the exit code.
+func Prompt(ctx context.Context, env Env, o PromptOptions) error {
+	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
+	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
+	text := o.Text
+	if text == "-" {
+		b, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return err
+		}
+		text = strings.TrimSuffix(string(b), "\n")
+		if strings.TrimSpace(text) == "" {
+			return exitf(2, "no prompt: give it as words, or on stdin")
+		}
+		// stdin is spent: nothing can be answered.
+		answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
+		caps = &protocol.ClientCapabilities{}
+	}
+	cv := &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-prompt", caps: caps,
+		events: make(chan event, 1024)}
+	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: o.Format, approve: o.Approve, answers: answers,
+		color: isTerminal(env.Stderr) && useColor(env)}
+	c, err := cv.dial(ctx, "")
+	if err != nil {
+		return err
+	}
+	cv.c = c
+	defer func() { cv.c.Close() }()
+	if _, err := cv.open(ctx, protocol.SessionNewParams{
+		AgentAlias: o.Agent, Cwd: o.Cwd, SessionID: o.SessionID, Mode: "code", KeepSiblings: true}); err != nil {
+		return err
+	}
+	if o.Model != "" {
+		if _, err := cv.c.Configure(ctx, protocol.SessionConfigureParams{SessionID: cv.r.sessionID, Model: &o.Model}); err != nil {
+			return fmt.Errorf("--model: %w", err)
+		}
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	res, err := cv.turn(ctx, text, sigs)
+	if err != nil {
+		return err
+	}
+	switch o.Format {
+	case "json":
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+	case "ndjson":
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			protocol.SessionPromptResult
+		}{"prompt_result", res})
+		fmt.Fprintln(env.Stdout, string(b))
+	}
+	return exitFor(res, o.Format == "text", env.Stderr)
+}
+
+// Show writes a stored session as text, as it was seen: the prompts, the
+// replies and thoughts, the tools and what they gave, the approvals
+// asked (answered then). It streams the replay, so a session of any size
+// shows in bounded memory.
+func Show(ctx context.Context, c *client.Client, id string, w io.Writer) error {
+	r := &renderer{out: w, errw: w, format: "text", sessionID: id}
+	_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u *protocol.Update) error {
+		if u.Type == protocol.EventUserMessage {
+			r.endLine()
+			fmt.Fprintf(w, "> %s\n", u.Text)
+		}
+		if u.Type != protocol.EventApprovalRequest { // history: nothing to answer
+			r.handle(ctx, event{update: e})
+		} else {
+			r.lastSeq = u.Seq
+			fmt.Fprintf(w, "  (approval asked: %s)\n", u.Summary)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.endLine()
+	return nil
+}
