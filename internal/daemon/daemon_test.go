@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,10 +17,20 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The test client checks frames against the published schema in its
+	// read loop: compile it all before any test, not in the middle of
+	// one whose stall timeout is short.
+	if err := schematest.Warm(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 type running struct {
 	dirs config.Dirs

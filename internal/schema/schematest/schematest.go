@@ -5,6 +5,7 @@ package schematest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,6 +37,14 @@ func Load(path ...string) *Doc {
 // Compile returns the part of the document at pointer ("/events/plan").
 func (d *Doc) Compile(t testing.TB, pointer string) *jsonschema.Schema {
 	t.Helper()
+	s, err := d.compile(pointer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (d *Doc) compile(pointer string) (*jsonschema.Schema, error) {
 	d.once.Do(func() {
 		f, err := os.Open(d.path)
 		if err != nil {
@@ -52,19 +61,52 @@ func (d *Doc) Compile(t testing.TB, pointer string) *jsonschema.Schema {
 		d.err = d.c.AddResource("doc.json", doc)
 	})
 	if d.err != nil {
-		t.Fatal(d.err)
+		return nil, d.err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if s := d.compiled[pointer]; s != nil {
-		return s
+		return s, nil
 	}
 	s, err := d.c.Compile("doc.json#" + pointer)
 	if err != nil {
-		t.Fatalf("compiling %s of %s: %v", pointer, d.path, err)
+		return nil, fmt.Errorf("compiling %s of %s: %w", pointer, d.path, err)
 	}
 	d.compiled[pointer] = s
-	return s
+	return s, nil
+}
+
+// Warm compiles every event's and method's schema of the daemon's
+// document now: a test client that checks frames in its read loop must
+// not stall there compiling (a daemon drops a client that makes no
+// progress for its stall timeout). Call it from TestMain.
+func Warm() error {
+	b, err := os.ReadFile(ours.path)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Methods map[string]map[string]json.RawMessage
+		Events  map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	for e := range doc.Events {
+		if _, err := ours.compile("/events/" + e); err != nil {
+			return err
+		}
+	}
+	for m, parts := range doc.Methods {
+		for part := range parts {
+			if part == "params" || part == "result" {
+				if _, err := ours.compile("/methods/" + escape(m) + "/" + part); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Validate reports (t.Errorf) raw when it is not valid against the part
