@@ -212,7 +212,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			return out
 		}
 		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
-		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case provider.StopMaxTokens:

@@ -81,6 +81,10 @@ type oaMessage struct {
 	Content    any          `json:"content"` // *string, or parts with images
 	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string       `json:"tool_call_id,omitempty"`
+	// The reasoning of an assistant tool-call message, back in the member
+	// the server sent it in.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Reasoning        string `json:"reasoning,omitempty"`
 }
 
 type oaToolCall struct {
@@ -108,6 +112,7 @@ type oaChunk struct {
 			Content          string       `json:"content"`
 			ReasoningContent string       `json:"reasoning_content"`
 			Reasoning        string       `json:"reasoning"`
+			Refusal          string       `json:"refusal"`
 			ToolCalls        []oaToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
@@ -155,6 +160,16 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 				c.Function.Name, c.Function.Arguments = tc.Name, string(tc.Input)
 				om.ToolCalls = append(om.ToolCalls, c)
 			}
+			// A tool-call message goes back with its reasoning, in the
+			// member it came in (DeepSeek's thinking mode requires it
+			// there; a final answer's reasoning is not sent back).
+			if r := m.Reasoning; r != nil && len(m.ToolCalls) > 0 && r.Text != "" {
+				if r.Field == "reasoning" {
+					om.Reasoning = r.Text
+				} else {
+					om.ReasoningContent = r.Text
+				}
+			}
 			msgs = append(msgs, om)
 		case RoleTool:
 			msgs = append(msgs, oaMessage{Role: "tool", Content: &text, ToolCallID: m.ToolCallID})
@@ -182,7 +197,9 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 // Stream implements Provider.
 func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	resp := &Response{}
-	var text strings.Builder
+	var text, reasoning strings.Builder
+	field := ""
+	refused := false
 	type partial struct {
 		id, name string
 		args     strings.Builder
@@ -210,11 +227,24 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		for _, c := range ch.Choices {
 			d := c.Delta
 			if th := d.ReasoningContent + d.Reasoning; th != "" {
+				if field == "" {
+					field = "reasoning_content"
+					if d.ReasoningContent == "" {
+						field = "reasoning"
+					}
+				}
+				reasoning.WriteString(th)
 				onDelta(Delta{Thought: th})
 			}
 			if d.Content != "" {
 				text.WriteString(d.Content)
 				onDelta(Delta{Text: d.Content})
+			}
+			// A refusal (content null) is the reply the person reads.
+			if d.Refusal != "" {
+				refused = true
+				text.WriteString(d.Refusal)
+				onDelta(Delta{Text: d.Refusal})
 			}
 			for i, tc := range d.ToolCalls {
 				idx := i
@@ -241,6 +271,9 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		return false, nil
 	})
 	resp.Text = text.String()
+	if reasoning.Len() > 0 {
+		resp.Reasoning = &Reasoning{Text: reasoning.String(), Field: field}
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -272,6 +305,9 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	}
 	if len(resp.ToolCalls) > 0 {
 		resp.StopReason = StopToolUse
+	}
+	if refused {
+		resp.StopReason = StopRefusal
 	}
 	return resp, nil
 }

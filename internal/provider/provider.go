@@ -33,6 +33,20 @@ type Message struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	Name       string `json:"name,omitempty"`
 	IsError    bool   `json:"isError,omitempty"`
+	// Reasoning is an assistant message's reasoning as its server sent
+	// it, kept (in the store too) to be sent back where the server wants
+	// it: DeepSeek's thinking mode, for one, answers 400 to a tool loop
+	// whose assistant tool-call message comes back without it.
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning is the reasoning of an assistant message.
+type Reasoning struct {
+	Text string `json:"text"`
+	// Field is the member of an OpenAI-compatible message it came in
+	// ("reasoning_content", DeepSeek, llama.cpp, GLM; or "reasoning"),
+	// and goes back in.
+	Field string `json:"field,omitempty"`
 }
 
 // Image is an image attached to a user message: a file the daemon stored
@@ -104,6 +118,8 @@ type Response struct {
 	ToolCalls  []ToolCall
 	StopReason string
 	Usage      Usage
+	// Reasoning is the response's reasoning, when the server sent any.
+	Reasoning *Reasoning
 }
 
 // Provider runs model calls. Stream calls onDelta for each piece as it

@@ -105,6 +105,9 @@ func EstimateTokens(m *Message) int64 {
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Input)
 	}
+	if m.Reasoning != nil && len(m.ToolCalls) > 0 { // sent back with tool calls only
+		n += len(m.Reasoning.Text)
+	}
 	return int64(n+3)/4 + int64(len(m.Images))*imageTokens
 }
 

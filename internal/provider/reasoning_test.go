@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
+)
+
+// deepSeek plays DeepSeek's thinking mode as recorded: the first call
+// streams reasoning_content and then a tool call; a request whose
+// assistant tool-call message lacks its reasoning_content is refused
+// with 400, as DeepSeek refuses it; else it answers.
+type deepSeek struct {
+	t     *testing.T
+	field string // the member the reasoning streams in
+	calls int
+}
+
+func (d *deepSeek) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.calls++
+	b, _ := io.ReadAll(r.Body)
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	json.Unmarshal(b, &body)
+	for _, m := range body.Messages {
+		if m["role"] == "assistant" && m["tool_calls"] != nil && m[d.field] != "I should list the files." {
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":{"message":"Missing %s field in the assistant message"}}`, d.field)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	var events []string
+	if d.calls == 1 {
+		for _, piece := range []string{"I should", " list", " the files."} {
+			events = append(events, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":null,%q:%q}}]}`, d.field, piece))
+		}
+		events = append(events,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.txt\"}"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`)
+	} else {
+		events = append(events, `{"choices":[{"index":0,"delta":{"content":"It says hi."},"finish_reason":"stop"}]}`)
+	}
+	for _, e := range events {
+		fmt.Fprintf(w, "data: %s\n\n", e)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// A tool loop on a reasoning server: the reasoning streamed before a
+// tool call is kept with the assistant message and sent back on it, in
+// the member it came in, so the second call is answered (DeepSeek refuses
+// it otherwise); the reasoning shows as thought.
+func TestReasoningGoesBackWithToolCalls(t *testing.T) {
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		d := &deepSeek{t: t, field: field}
+		srv := httptest.NewServer(d)
+		defer srv.Close()
+		p, _ := New("deepseek", config.Provider{Kind: "openai", BaseURL: srv.URL, Model: "deepseek-reasoner"}, env)
+		msgs := []Message{{Role: RoleUser, Text: "what does a.txt say?"}}
+		resp, _, thought, err := collect(t, p, Request{Messages: msgs, Tools: tools})
+		if err != nil || resp.StopReason != StopToolUse || thought != "I should list the files." {
+			t.Fatalf("%s, call 1: %+v %q %v", field, resp, thought, err)
+		}
+		if resp.Reasoning == nil || resp.Reasoning.Text != "I should list the files." || resp.Reasoning.Field != field {
+			t.Fatalf("%s: reasoning kept as %+v", field, resp.Reasoning)
+		}
+		msgs = append(msgs,
+			Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning},
+			Message{Role: RoleTool, ToolCallID: "call_0", Name: "read_file", Text: "hi"})
+		resp, text, _, err := collect(t, p, Request{Messages: msgs, Tools: tools})
+		if err != nil || text != "It says hi." || resp.StopReason != StopEndTurn {
+			t.Fatalf("%s, call 2: %+v %q %v", field, resp, text, err)
+		}
+		// Without it the server says no, as DeepSeek does.
+		msgs[1].Reasoning = nil
+		if _, _, _, err := collect(t, p, Request{Messages: msgs, Tools: tools}); err == nil || !strings.Contains(err.Error(), "400") {
+			t.Fatalf("%s: the fake accepted a tool-call message without its reasoning: %v", field, err)
+		}
+	}
+}
+
+// A refusal streams in delta.refusal with content null: it is the
+// reply the person reads, and the turn ends as a refusal.
+func TestRefusalIsShownAndEndsAsRefusal(t *testing.T) {
+	f := &fakeServer{path: "/v1/chat/completions", events: []string{
+		`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""}}]}`,
+		`data: {"choices":[{"index":0,"delta":{"refusal":"I'm sorry,"}}]}`,
+		`data: {"choices":[{"index":0,"delta":{"refusal":" I can't help with that."}}]}`,
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		`data: [DONE]`,
+	}}
+	url := serve(t, f)
+	p, _ := New("openai", config.Provider{Kind: "openai", BaseURL: url + "/v1", Model: "gpt-4o"}, env)
+	resp, text, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}})
+	if err != nil || text != "I'm sorry, I can't help with that." || resp.Text != text || resp.StopReason != StopRefusal {
+		t.Fatalf("refusal: %+v %q %v", resp, text, err)
+	}
+}
