@@ -75,6 +75,9 @@ type Provider struct {
 	// ContextWindow is the model's context window in tokens; 0: the
 	// provider's default (see docs/protocol.md, "Context management").
 	ContextWindow int64 `toml:"context_window"`
+	// MaxTokens bounds a reply (one model call's output); 0: 8,192 for
+	// anthropic, the server's own limit for openai.
+	MaxTokens int `toml:"max_tokens"`
 }
 
 // Agent is one [agents.<alias>] table.

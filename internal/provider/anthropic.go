@@ -12,6 +12,7 @@ import (
 // Anthropic speaks the Messages API with streaming.
 type Anthropic struct {
 	name, base, model string
+	maxTokens         int
 	http              *httpClient
 }
 
@@ -31,7 +32,8 @@ func newAnthropic(name string, p config.Provider, getenv func(string) string) *A
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	return &Anthropic{name: name, base: base, model: model, http: newHTTPClient(name, base+"/v1/messages", headers)}
+	return &Anthropic{name: name, base: base, model: model, maxTokens: cmp.Or(p.MaxTokens, 8192),
+		http: newHTTPClient(name, base+"/v1/messages", headers)}
 }
 
 // ContextWindow implements Provider.
@@ -111,7 +113,7 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 	}
 	body := map[string]any{
 		"model":      cmp.Or(req.Model, a.model),
-		"max_tokens": 8192,
+		"max_tokens": a.maxTokens,
 		"stream":     true,
 		"messages":   msgs,
 	}
@@ -234,6 +236,10 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
+			if stop == "max_tokens" { // cut off mid-call: the limit, not a bad call
+				resp.ToolCalls = nil
+				break
+			}
 			return resp, a.http.fail(0, "tool call %s: arguments are not valid JSON: %q", b.name, args)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.id, Name: b.name, Input: json.RawMessage(args)})

@@ -14,6 +14,7 @@ import (
 // server (OpenAI, Ollama, llama.cpp, vLLM).
 type OpenAI struct {
 	name, base, model string
+	maxTokens         int // 0: not sent (the server's own limit)
 	http              *httpClient
 }
 
@@ -28,7 +29,8 @@ func newOpenAI(name string, p config.Provider, getenv func(string) string) *Open
 			headers["Authorization"] = "Bearer " + key
 		}
 	}
-	return &OpenAI{name: name, base: base, model: p.Model, http: newHTTPClient(name, base+"/chat/completions", headers)}
+	return &OpenAI{name: name, base: base, model: p.Model, maxTokens: p.MaxTokens,
+		http: newHTTPClient(name, base+"/chat/completions", headers)}
 }
 
 // MaxContextTokens implements Provider: a known model family's window,
@@ -181,6 +183,9 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 		"stream_options": map[string]any{"include_usage": true},
 		"messages":       msgs,
 	}
+	if o.maxTokens > 0 {
+		body["max_tokens"] = o.maxTokens
+	}
 	if len(req.Tools) > 0 {
 		var tools []oaTool
 		for _, t := range req.Tools {
@@ -289,6 +294,10 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
+			if finish == "length" { // cut off mid-call: the limit, not a bad call
+				resp.ToolCalls = nil
+				break
+			}
 			return resp, o.http.fail(0, "tool call %s: arguments are not valid JSON: %q", p.name, args)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: p.id, Name: p.name, Input: json.RawMessage(args)})
@@ -303,7 +312,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	default:
 		resp.StopReason = StopEndTurn
 	}
-	if len(resp.ToolCalls) > 0 {
+	if len(resp.ToolCalls) > 0 && finish != "length" {
 		resp.StopReason = StopToolUse
 	}
 	if refused {

@@ -105,3 +105,45 @@ func TestRefusalIsShownAndEndsAsRefusal(t *testing.T) {
 		t.Fatalf("refusal: %+v %q %v", resp, text, err)
 	}
 }
+
+// The output limit reached in the middle of a tool call is the limit,
+// not a malformed call: the reply ends max_tokens, the cut call dropped;
+// max_tokens is what the provider's config says.
+func TestMaxTokensInTheMiddleOfAToolCall(t *testing.T) {
+	oa := &fakeServer{path: "/v1/chat/completions", events: []string{
+		`data: {"choices":[{"index":0,"delta":{"content":"Writing it."}}]}`,
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a very lo"}}]}}]}`,
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`,
+		`data: [DONE]`,
+	}}
+	url := serve(t, oa)
+	p, _ := New("local", config.Provider{Kind: "openai", BaseURL: url + "/v1", Model: "m", MaxTokens: 300}, env)
+	resp, _, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}, Tools: tools})
+	if err != nil || resp.StopReason != StopMaxTokens || len(resp.ToolCalls) != 0 || resp.Text != "Writing it." {
+		t.Fatalf("openai cut mid-call: %+v %v", resp, err)
+	}
+	if mt := oa.lastBody.Load().(map[string]any)["max_tokens"]; mt != float64(300) {
+		t.Errorf("openai max_tokens on the wire: %v", mt)
+	}
+	an := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":30}}}",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read_file\",\"input\":{}}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"RE\"}}",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},\"usage\":{\"output_tokens\":124}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}",
+	}}
+	url = serve(t, an)
+	for _, c := range []struct {
+		configured int
+		want       float64
+	}{{0, 8192}, {64000, 64000}} {
+		p, _ = New("claude", config.Provider{Kind: "anthropic", BaseURL: url, Model: "claude-x", MaxTokens: c.configured}, env)
+		resp, _, _, err = collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}, Tools: tools})
+		if err != nil || resp.StopReason != StopMaxTokens || len(resp.ToolCalls) != 0 {
+			t.Fatalf("anthropic cut mid-call: %+v %v", resp, err)
+		}
+		if mt := an.lastBody.Load().(map[string]any)["max_tokens"]; mt != c.want {
+			t.Errorf("anthropic max_tokens with %d configured: %v", c.configured, mt)
+		}
+	}
+}
