@@ -71,6 +71,15 @@ type anBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	raw       json.RawMessage // a block sent back as it came (thinking)
+}
+
+func (b anBlock) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type plain anBlock // the fields, without this method
+	return json.Marshal(plain(b))
 }
 
 type anMessage struct {
@@ -101,6 +110,13 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 			}
 			add("user", anBlock{Type: "text", Text: nonEmpty(m.Text)})
 		case RoleAssistant:
+			// Thinking before tool use goes back first and unchanged:
+			// Anthropic requires it with the tool results.
+			if m.Reasoning != nil && len(m.ToolCalls) > 0 {
+				for _, raw := range m.Reasoning.Blocks {
+					add("assistant", anBlock{raw: raw})
+				}
+			}
 			if m.Text != "" || len(m.ToolCalls) == 0 {
 				add("assistant", anBlock{Type: "text", Text: nonEmpty(m.Text)})
 			}
@@ -147,18 +163,25 @@ type anEvent struct {
 	} `json:"message"`
 	Index        int `json:"index"`
 	ContentBlock struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"` // redacted_thinking
 	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
+	// Usage of message_delta: cumulative; some servers put the input
+	// there too.
 	Usage struct {
+		InputTokens  int64 `json:"input_tokens"`
 		OutputTokens int64 `json:"output_tokens"`
 	} `json:"usage"`
 	Error struct {
@@ -174,6 +197,9 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 	type block struct {
 		kind, id, name string
 		json           strings.Builder
+		// thinking blocks: the text, the signature, a redacted one's data
+		thinking, signature strings.Builder
+		data                string
 	}
 	blocks := map[int]*block{}
 	var order []int
@@ -192,7 +218,10 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		case "message_start":
 			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
 		case "content_block_start":
-			blocks[ev.Index] = &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
+			b := &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name, data: ev.ContentBlock.Data}
+			b.thinking.WriteString(ev.ContentBlock.Thinking)
+			b.signature.WriteString(ev.ContentBlock.Signature)
+			blocks[ev.Index] = b
 			order = append(order, ev.Index)
 		case "content_block_delta":
 			switch ev.Delta.Type {
@@ -200,7 +229,14 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 				text.WriteString(ev.Delta.Text)
 				onDelta(Delta{Text: ev.Delta.Text})
 			case "thinking_delta":
+				if b := blocks[ev.Index]; b != nil {
+					b.thinking.WriteString(ev.Delta.Thinking)
+				}
 				onDelta(Delta{Thought: ev.Delta.Thinking})
+			case "signature_delta":
+				if b := blocks[ev.Index]; b != nil {
+					b.signature.WriteString(ev.Delta.Signature)
+				}
 			case "input_json_delta":
 				if b := blocks[ev.Index]; b != nil {
 					b.json.WriteString(ev.Delta.PartialJSON)
@@ -211,6 +247,9 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 				stop = ev.Delta.StopReason
 			}
 			resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Usage.InputTokens > 0 {
+				resp.Usage.InputTokens = ev.Usage.InputTokens
+			}
 		case "message_stop":
 			complete = true
 			return true, nil
@@ -225,6 +264,23 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 	}
 	if !complete {
 		return resp, a.http.fail(0, "stream ended before message_stop")
+	}
+	for _, i := range order { // thinking, kept to go back with tool use
+		b := blocks[i]
+		var raw []byte
+		switch b.kind {
+		case "thinking":
+			raw, _ = json.Marshal(map[string]string{"type": "thinking", "thinking": b.thinking.String(), "signature": b.signature.String()})
+		case "redacted_thinking":
+			raw, _ = json.Marshal(map[string]string{"type": "redacted_thinking", "data": b.data})
+		default:
+			continue
+		}
+		if resp.Reasoning == nil {
+			resp.Reasoning = &Reasoning{}
+		}
+		resp.Reasoning.Text += b.thinking.String()
+		resp.Reasoning.Blocks = append(resp.Reasoning.Blocks, raw)
 	}
 	for _, i := range order {
 		b := blocks[i]

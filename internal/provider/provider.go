@@ -47,6 +47,9 @@ type Reasoning struct {
 	// ("reasoning_content", DeepSeek, llama.cpp, GLM; or "reasoning"),
 	// and goes back in.
 	Field string `json:"field,omitempty"`
+	// Blocks are Anthropic's thinking and redacted_thinking blocks, as
+	// they came (with their signatures), to go back first and unchanged.
+	Blocks []json.RawMessage `json:"blocks,omitempty"`
 }
 
 // Image is an image attached to a user message: a file the daemon stored

@@ -147,3 +147,60 @@ func TestMaxTokensInTheMiddleOfAToolCall(t *testing.T) {
 		}
 	}
 }
+
+// Anthropic's thinking before a tool call (its signature streamed in
+// signature_delta) and a redacted_thinking block go back first and
+// unchanged on the assistant message with the tool use, as Anthropic
+// requires; message_delta's cumulative usage is taken.
+func TestAnthropicThinkingGoesBackFirstAndUnchanged(t *testing.T) {
+	f := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":30}}}",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"I need \"}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"the file.\"}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxh==\"}}",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"EmwKAhgBEgy3va3pzix/LafPsn4a\"}}",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read_file\",\"input\":{}}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\"a.txt\\\"}\"}}",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"input_tokens\":61,\"output_tokens\":40}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}",
+	}}
+	url := serve(t, f)
+	p, _ := New("claude", config.Provider{Kind: "anthropic", BaseURL: url, Model: "claude-x"}, env)
+	msgs := []Message{{Role: RoleUser, Text: "what does a.txt say?"}}
+	resp, _, thought, err := collect(t, p, Request{Messages: msgs, Tools: tools})
+	if err != nil || resp.StopReason != StopToolUse || thought != "I need the file." {
+		t.Fatalf("call 1: %+v %q %v", resp, thought, err)
+	}
+	if resp.Usage != (Usage{InputTokens: 61, OutputTokens: 40}) {
+		t.Errorf("usage %+v (message_delta's is cumulative)", resp.Usage)
+	}
+	if resp.Reasoning == nil || len(resp.Reasoning.Blocks) != 2 {
+		t.Fatalf("kept reasoning %+v", resp.Reasoning)
+	}
+	// Stored and read back (a resumed session sends the same).
+	stored, _ := json.Marshal(Message{Role: RoleAssistant, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
+	var back Message
+	json.Unmarshal(stored, &back)
+	msgs = append(msgs, back, Message{Role: RoleTool, ToolCallID: "toolu_1", Name: "read_file", Text: "hi"})
+	if _, _, _, err := collect(t, p, Request{Messages: msgs, Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	sent := f.lastBody.Load().(map[string]any)["messages"].([]any)[1].(map[string]any)["content"].([]any)
+	if len(sent) != 3 {
+		t.Fatalf("assistant content sent back: %v", sent)
+	}
+	th, red, use := sent[0].(map[string]any), sent[1].(map[string]any), sent[2].(map[string]any)
+	if th["type"] != "thinking" || th["thinking"] != "I need the file." || th["signature"] != "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxh==" {
+		t.Errorf("thinking sent back as %v", th)
+	}
+	if red["type"] != "redacted_thinking" || red["data"] != "EmwKAhgBEgy3va3pzix/LafPsn4a" {
+		t.Errorf("redacted thinking sent back as %v", red)
+	}
+	if use["type"] != "tool_use" || use["id"] != "toolu_1" {
+		t.Errorf("then the tool use: %v", use)
+	}
+}
