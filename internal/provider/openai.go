@@ -85,8 +85,9 @@ type oaMessage struct {
 	ToolCallID string       `json:"tool_call_id,omitempty"`
 	// The reasoning of an assistant tool-call message, back in the member
 	// the server sent it in.
-	ReasoningContent string `json:"reasoning_content,omitempty"`
-	Reasoning        string `json:"reasoning,omitempty"`
+	ReasoningContent string            `json:"reasoning_content,omitempty"`
+	Reasoning        string            `json:"reasoning,omitempty"`
+	ReasoningDetails []json.RawMessage `json:"reasoning_details,omitempty"`
 }
 
 type oaToolCall struct {
@@ -111,11 +112,12 @@ type oaTool struct {
 type oaChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content          string       `json:"content"`
-			ReasoningContent string       `json:"reasoning_content"`
-			Reasoning        string       `json:"reasoning"`
-			Refusal          string       `json:"refusal"`
-			ToolCalls        []oaToolCall `json:"tool_calls"`
+			Content          string           `json:"content"`
+			ReasoningContent string           `json:"reasoning_content"`
+			Reasoning        string           `json:"reasoning"`
+			Refusal          string           `json:"refusal"`
+			ToolCalls        []oaToolCall     `json:"tool_calls"`
+			ReasoningDetails []map[string]any `json:"reasoning_details"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -165,12 +167,15 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 			// A tool-call message goes back with its reasoning, in the
 			// member it came in (DeepSeek's thinking mode requires it
 			// there; a final answer's reasoning is not sent back).
-			if r := m.Reasoning; r != nil && len(m.ToolCalls) > 0 && r.Text != "" {
-				if r.Field == "reasoning" {
+			if r := m.Reasoning; r != nil && len(m.ToolCalls) > 0 {
+				switch {
+				case r.Text == "":
+				case r.Field == "reasoning":
 					om.Reasoning = r.Text
-				} else {
+				case r.Field == "reasoning_content":
 					om.ReasoningContent = r.Text
 				}
+				om.ReasoningDetails = r.Details
 			}
 			msgs = append(msgs, om)
 		case RoleTool:
@@ -203,6 +208,7 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	resp := &Response{}
 	var text, reasoning strings.Builder
+	var details reasoningDetails
 	field := ""
 	refused := false
 	type partial struct {
@@ -240,6 +246,13 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 				}
 				reasoning.WriteString(th)
 				onDelta(Delta{Thought: th})
+			} else if th := details.add(d.ReasoningDetails); th != "" {
+				// Only reasoning_details (Snowflake): its text is the thought.
+				reasoning.WriteString(th)
+				onDelta(Delta{Thought: th})
+			}
+			if d.ReasoningContent+d.Reasoning != "" {
+				details.add(d.ReasoningDetails)
 			}
 			if d.Content != "" {
 				text.WriteString(d.Content)
@@ -276,8 +289,8 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		return false, nil
 	})
 	resp.Text = text.String()
-	if reasoning.Len() > 0 {
-		resp.Reasoning = &Reasoning{Text: reasoning.String(), Field: field}
+	if reasoning.Len() > 0 || len(details.order) > 0 {
+		resp.Reasoning = &Reasoning{Text: reasoning.String(), Field: field, Details: details.joined()}
 	}
 	if err != nil {
 		return resp, err
@@ -319,4 +332,59 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		resp.StopReason = StopRefusal
 	}
 	return resp, nil
+}
+
+// reasoningDetails joins the streamed pieces of reasoning_details: the
+// pieces of one index are one entry, their text and summary strings
+// concatenated, any other member (type, signature, data, format, id)
+// taken as it last came.
+type reasoningDetails struct {
+	order   []int
+	entries map[int]map[string]any
+}
+
+// add joins pieces and returns the text they carry.
+func (r *reasoningDetails) add(pieces []map[string]any) string {
+	var text strings.Builder
+	for _, p := range pieces {
+		idx := len(r.order)
+		if f, ok := p["index"].(float64); ok {
+			idx = int(f)
+		}
+		if r.entries == nil {
+			r.entries = map[int]map[string]any{}
+		}
+		e := r.entries[idx]
+		if e == nil {
+			e = map[string]any{}
+			r.entries[idx] = e
+			r.order = append(r.order, idx)
+		}
+		for k, v := range p {
+			s, isString := v.(string)
+			switch {
+			case v == nil:
+			case isString && (k == "text" || k == "summary"):
+				prev, _ := e[k].(string)
+				e[k] = prev + s
+				text.WriteString(s)
+			case isString && s == "":
+			default:
+				e[k] = v
+			}
+		}
+	}
+	return text.String()
+}
+
+// joined is the entries in the order they began.
+func (r *reasoningDetails) joined() []json.RawMessage {
+	var out []json.RawMessage
+	for _, idx := range r.order {
+		b, err := json.Marshal(r.entries[idx])
+		if err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }

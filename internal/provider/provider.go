@@ -50,6 +50,10 @@ type Reasoning struct {
 	// Blocks are Anthropic's thinking and redacted_thinking blocks, as
 	// they came (with their signatures), to go back first and unchanged.
 	Blocks []json.RawMessage `json:"blocks,omitempty"`
+	// Details are an OpenAI-compatible server's reasoning_details
+	// (OpenRouter, Snowflake): one entry per index, its streamed pieces
+	// joined, to go back on the assistant tool-call message.
+	Details []json.RawMessage `json:"details,omitempty"`
 }
 
 // Image is an image attached to a user message: a file the daemon stored

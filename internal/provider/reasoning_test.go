@@ -204,3 +204,59 @@ func TestAnthropicThinkingGoesBackFirstAndUnchanged(t *testing.T) {
 		t.Errorf("then the tool use: %v", use)
 	}
 }
+
+// OpenRouter streams reasoning_details beside reasoning, Snowflake
+// streams reasoning_details alone: the text shows as thought (once), and
+// the details, each index's pieces joined with its signature, go back on
+// the assistant tool-call message, across a store round trip.
+func TestReasoningDetailsShownAndSentBack(t *testing.T) {
+	for _, withReasoning := range []bool{true, false} {
+		piece := func(extra string) string {
+			r := ""
+			if withReasoning {
+				var d map[string]any
+				json.Unmarshal([]byte(extra), &d)
+				if s, _ := d["text"].(string); s != "" {
+					b, _ := json.Marshal(s)
+					r = `"reasoning":` + string(b) + `,`
+				}
+			}
+			return `data: {"choices":[{"index":0,"delta":{"content":"",` + r + `"reasoning_details":[` + extra + `]}}]}`
+		}
+		f := &fakeServer{path: "/v1/chat/completions", events: []string{
+			piece(`{"type":"reasoning.text","text":"15 * 27","format":"anthropic-claude-v1","index":0}`),
+			piece(`{"type":"reasoning.text","text":" = 405","format":"anthropic-claude-v1","index":0}`),
+			piece(`{"type":"reasoning.text","signature":"EqQBsig==","format":"anthropic-claude-v1","index":0}`),
+			piece(`{"type":"reasoning.encrypted","data":"opaque","format":"anthropic-claude-v1","index":1}`),
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a.txt\"}"}}]}}]}`,
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			`data: [DONE]`,
+		}}
+		url := serve(t, f)
+		p, _ := New("or", config.Provider{Kind: "openai", BaseURL: url + "/v1", Model: "anthropic/claude"}, env)
+		msgs := []Message{{Role: RoleUser, Text: "x"}}
+		resp, _, thought, err := collect(t, p, Request{Messages: msgs, Tools: tools})
+		if err != nil || resp.StopReason != StopToolUse || thought != "15 * 27 = 405" {
+			t.Fatalf("reasoning %v: %+v thought %q %v", withReasoning, resp, thought, err)
+		}
+		stored, _ := json.Marshal(Message{Role: RoleAssistant, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
+		var back Message
+		json.Unmarshal(stored, &back)
+		msgs = append(msgs, back, Message{Role: RoleTool, ToolCallID: "call_0", Name: "read_file", Text: "hi"})
+		if _, _, _, err := collect(t, p, Request{Messages: msgs, Tools: tools}); err != nil {
+			t.Fatal(err)
+		}
+		am := f.lastBody.Load().(map[string]any)["messages"].([]any)[1].(map[string]any)
+		got, _ := json.Marshal(am["reasoning_details"])
+		want := `[{"format":"anthropic-claude-v1","index":0,"signature":"EqQBsig==","text":"15 * 27 = 405","type":"reasoning.text"},{"data":"opaque","format":"anthropic-claude-v1","index":1,"type":"reasoning.encrypted"}]`
+		if string(got) != want {
+			t.Errorf("reasoning %v: details sent back\n%s\nwant\n%s", withReasoning, got, want)
+		}
+		if withReasoning && am["reasoning"] != "15 * 27 = 405" {
+			t.Errorf("reasoning sent back as %v", am["reasoning"])
+		}
+		if !withReasoning && (am["reasoning"] != nil || am["reasoning_content"] != nil) {
+			t.Errorf("a member the server never sent: %v", am)
+		}
+	}
+}
