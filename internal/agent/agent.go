@@ -158,6 +158,9 @@ type Outcome struct {
 	Content string
 	Usage   provider.Usage
 	Err     error // set when StopReason is error
+	// Notice says why a turn ended short of end_turn when the person
+	// can act on it (max_tokens: the limit and the key that raises it).
+	Notice string
 }
 
 // Run runs one turn for prompt and its images, in directory cwd, on the
@@ -217,6 +220,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
 				out.StopReason = StopMaxTokens
+				out.Notice = maxTokensNotice(a.Provider.Info())
 			case provider.StopRefusal:
 				out.StopReason = StopRefusal
 			default:
@@ -379,4 +383,13 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 	}
 	return t.Run(ctx, env, call.Input)
+}
+
+// maxTokensNotice names the output limit a reply reached and the config
+// key that raises it.
+func maxTokensNotice(info provider.Info) string {
+	if info.MaxTokens > 0 {
+		return fmt.Sprintf("the reply reached its output limit, max_tokens = %d: raise max_tokens under [providers.%s] in config.toml", info.MaxTokens, info.Name)
+	}
+	return fmt.Sprintf("the reply reached the server's output limit: set max_tokens under [providers.%s] in config.toml to ask for more", info.Name)
 }

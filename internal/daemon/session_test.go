@@ -713,3 +713,33 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("after use: %v", s)
 	}
 }
+
+// A reply cut at the output limit, here inside a tool call, ends the
+// turn max_tokens with a notice naming the limit and the key that
+// raises it, in the prompt's result and in turn_complete alike.
+func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
+	fake := &fakeOpenAI{scripts: [][]string{{
+		content("Writing the file."),
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"a.txt\",\"content\":\"a lo"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`, `[DONE]`,
+	}}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\nmax_tokens = 300\n[agents.default]\nprovider = \"fake\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	res := result(t, a.call("session/prompt", prompt(sid, "write a.txt")))
+	want := "the reply reached its output limit, max_tokens = 300: raise max_tokens under [providers.fake] in config.toml"
+	if res["stopReason"] != "max_tokens" || res["notice"] != want || res["content"] != "Writing the file." {
+		t.Fatalf("result %v", res)
+	}
+	if ev := a.until("turn_complete"); ev["stopReason"] != "max_tokens" || ev["notice"] != want {
+		t.Fatalf("turn_complete %v", ev)
+	}
+	fake.mu.Lock()
+	sent := fake.bodies[0]["max_tokens"]
+	fake.mu.Unlock()
+	if sent != float64(300) {
+		t.Errorf("max_tokens sent: %v", sent)
+	}
+}

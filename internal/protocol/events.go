@@ -115,6 +115,7 @@ type TurnCompleteEvent struct {
 	StopReason string     `json:"stopReason"`
 	Content    string     `json:"content"`
 	Error      *ErrorInfo `json:"error,omitempty"`
+	Notice     string     `json:"notice,omitempty"` // as the prompt's result's
 }
 
 // Outcomes of turn_complete.

@@ -394,6 +394,9 @@ type SessionPromptResult struct {
 	Content    string     `json:"content"`
 	Usage      *Usage     `json:"usage,omitempty"`
 	Error      *ErrorInfo `json:"error,omitempty"`
+	// Notice says what the person can do about a turn that ended short
+	// (max_tokens: the limit and the key that raises it).
+	Notice string `json:"notice,omitempty"`
 }
 
 // SessionConfigureParams change a session's settings; an absent field
@@ -642,5 +645,6 @@ type Update struct {
 	StopReason       string     `json:"stopReason"`
 	Content          string     `json:"content"`
 	Error            *ErrorInfo `json:"error"`
-	Cut              *CutInfo   `json:"cut"` // set when the event was cut to fit a frame
+	Notice           string     `json:"notice"` // turn_complete
+	Cut              *CutInfo   `json:"cut"`    // set when the event was cut to fit a frame
 }

@@ -149,6 +149,9 @@ type Info struct {
 	Kind  string `json:"kind"`
 	Model string `json:"model"`
 	URL   string `json:"url"`
+	// MaxTokens is the output limit sent with each call, 0 when none is
+	// sent (the server's own applies).
+	MaxTokens int `json:"-"`
 }
 
 // Error is a failed model call: it names the provider and the URL.

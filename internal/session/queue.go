@@ -39,9 +39,13 @@ func (s *Session) enqueue(j *job) error {
 // run runs j and then every queued prompt, one turn at a time.
 func (s *Session) run(j *job) {
 	for j != nil {
-		j.done <- s.turn(j)
+		res := s.turn(j)
+		// The session is idle before the prompting client hears the
+		// turn ended: a session/new that follows the answer finds it
+		// idle (to evict, say), never still running.
 		s.mu.Lock()
 		close(s.turnDone)
+		var next *job
 		if len(s.pending) == 0 || s.closing {
 			for _, p := range s.pending {
 				p.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
@@ -49,13 +53,14 @@ func (s *Session) run(j *job) {
 			s.pending = nil
 			s.running = false
 			s.lastUsed = time.Now()
-			j = nil
 		} else {
-			j = s.pending[0]
+			next = s.pending[0]
 			s.pending = s.pending[1:]
 			s.turnDone = make(chan struct{})
 		}
 		s.mu.Unlock()
+		j.done <- res // buffered
+		j = next
 	}
 	// The list shows a live session's state from memory: idle only now.
 	s.m.changed(s.id)
@@ -89,13 +94,13 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	s.emit(protocol.EventUserMessage, textFields(j.prompt))
 	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
 
-	res.StopReason, res.Content = out.StopReason, out.Content
+	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
 	if err := s.failure(); err != nil {
 		// A write failed: the turn ends with that cause, whatever the
 		// agent made of its cancelled context.
 		out.StopReason, out.Err = agent.StopError, err
-		res.StopReason = agent.StopError
+		res.StopReason, res.Notice, out.Notice = agent.StopError, "", ""
 	}
 	outcome := protocol.OutcomeCompleted
 	switch out.StopReason {
@@ -113,7 +118,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if err := s.mend(); err != nil {
 		return res
 	}
-	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error}))
+	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}

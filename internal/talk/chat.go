@@ -457,7 +457,7 @@ func stopNote(res protocol.SessionPromptResult) string {
 		return "(" + e.Error() + ")"
 	}
 	if res.StopReason == "max_tokens" {
-		return "(the reply was cut at the model's token limit)"
+		return "(" + cutNotice(res) + ")"
 	}
 	return ""
 }

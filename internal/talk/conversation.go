@@ -580,7 +580,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		}
 		if complete && !gotResult && reconnected && r.last != nil {
 			// After a reconnect the turn_complete is the answer.
-			res = protocol.SessionPromptResult{SessionID: sid, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error}
+			res = protocol.SessionPromptResult{SessionID: sid, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error, Notice: r.last.Notice}
 			gotResult = true
 		}
 	}
@@ -594,7 +594,7 @@ func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error 
 		return nil
 	case "max_tokens":
 		if text {
-			fmt.Fprintln(errw, "(the reply was cut at the model's token limit)")
+			fmt.Fprintln(errw, "("+cutNotice(res)+")")
 		}
 		return nil
 	case "cancelled":
@@ -707,4 +707,13 @@ func Show(ctx context.Context, c *client.Client, id string, w io.Writer) error {
 	}
 	r.endLine()
 	return nil
+}
+
+// cutNotice says why a reply stopped at max_tokens: the daemon's notice
+// (the limit and the key that raises it), else plainly.
+func cutNotice(res protocol.SessionPromptResult) string {
+	if res.Notice != "" {
+		return res.Notice
+	}
+	return "the reply was cut at the model's token limit"
 }
