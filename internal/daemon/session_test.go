@@ -547,7 +547,9 @@ func TestImageAttachmentReachesTheModel(t *testing.T) {
 // view (history_trimmed), every message stays stored, and session/compact
 // forces it.
 func TestContextWindowCompaction(t *testing.T) {
-	r := startWith(t, "[providers.e]\nkind = \"echo\"\ncontext_window = 2048\n[agents.default]\nprovider = \"e\"\n")
+	// One tool: the window's room for the conversation does not shrink
+	// as tools are added.
+	r := startWith(t, "[providers.e]\nkind = \"echo\"\ncontext_window = 2048\n[agents.default]\nprovider = \"e\"\ntools = [\"read_file\"]\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	result(t, a.call("session/new", `{"sessionId":"long","cwd":"/"}`))
 	long := strings.Repeat("word ", 240) // 300 tokens

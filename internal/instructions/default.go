@@ -20,7 +20,7 @@ func Default(mode string, tools []string) string {
 		how = append(how, "Look before you act: read the files and search the code that matter instead of guessing; paths are relative to the working directory.")
 	}
 	if has("edit_file") || has("write_file") {
-		how = append(how, "Change files with the file tools (edit_file for a change in place, write_file for a new or whole file), not with shell redirection; keep the project's style.")
+		how = append(how, "Change files with the file tools (edit_file for a change in place, multi_edit for several changes to one file, write_file for a new or whole file), not with shell redirection; keep the project's style.")
 	}
 	if has("shell") {
 		how = append(how, "Run commands with the shell tool to build, test and inspect; prefer commands that finish on their own, and read their output before going on.")

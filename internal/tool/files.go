@@ -403,17 +403,16 @@ func randomSuffix() string { return protocol.NewID("", 6) }
 type editFile struct{}
 
 func (editFile) Spec() Spec {
-	return Spec{Name: "edit_file", Description: "Replace the one exact occurrence of old with new in a file.",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once"},"new":{"type":"string"}},"required":["path","old","new"]}`)}
+	return Spec{Name: "edit_file", Description: "Replace the one exact occurrence of old with new in a file (every occurrence with replace_all).",
+		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean","description":"replace every occurrence"}},"required":["path","old","new"]}`)}
 }
 func (editFile) Asks() bool                           { return true }
 func (editFile) Kind() string                         { return protocol.KindEdit }
 func (editFile) Summary(input json.RawMessage) string { return "Edit " + pathArg(input) }
 func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
-		Path string  `json:"path"`
-		Old  string  `json:"old"`
-		New  *string `json:"new"`
+		Path string `json:"path"`
+		edit
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
@@ -421,62 +420,132 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	if a.Path == "" || a.Old == "" || a.New == nil {
 		return errorf("path, old and new are required (old must not be empty)")
 	}
+	return editRun(ctx, env, a.Path, []edit{a.edit})
+}
+
+type multiEdit struct{}
+
+func (multiEdit) Spec() Spec {
+	return Spec{Name: "multi_edit", Description: "Apply several exact-text edits to one file, in order, atomically: all of them or, when one fails, none.",
+		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"exact text to replace (in the file as the edits before left it); must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old","new"]}}},"required":["path","edits"]}`)}
+}
+func (multiEdit) Asks() bool                           { return true }
+func (multiEdit) Kind() string                         { return protocol.KindEdit }
+func (multiEdit) Summary(input json.RawMessage) string { return "Edit " + pathArg(input) }
+func (multiEdit) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		Path  string `json:"path"`
+		Edits []edit `json:"edits"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	if a.Path == "" || len(a.Edits) == 0 {
+		return errorf("path and at least one edit are required")
+	}
+	for i, e := range a.Edits {
+		if e.Old == "" || e.New == nil {
+			return errorf("edit %d: old and new are required (old must not be empty); nothing was changed", i+1)
+		}
+	}
+	return editRun(ctx, env, a.Path, a.Edits)
+}
+
+// edit is one exact-text replacement.
+type edit struct {
+	Old        string  `json:"old"`
+	New        *string `json:"new"`
+	ReplaceAll bool    `json:"replace_all"`
+}
+
+// applyEdits applies edits to text in order, each to what the ones
+// before left; the first that cannot apply fails them all. It returns
+// the number of replacements made.
+func applyEdits(text, path string, edits []edit) (string, int, error) {
+	total := 0
+	for i, e := range edits {
+		where := ""
+		if len(edits) > 1 {
+			where = fmt.Sprintf("edit %d: ", i+1)
+		}
+		n := strings.Count(text, e.Old)
+		switch {
+		case n == 0:
+			return "", 0, fmt.Errorf("%sold text not found in %s", where, path)
+		case n > 1 && !e.ReplaceAll:
+			return "", 0, fmt.Errorf("%sold text occurs %d times in %s; give more context so it is unique, or set replace_all", where, n, path)
+		}
+		if !e.ReplaceAll {
+			n = 1
+		}
+		text = strings.Replace(text, e.Old, *e.New, n)
+		total += n
+	}
+	return text, total, nil
+}
+
+// editRun applies edits to the file at path and writes it back in one
+// atomic replace (or one client write): all the edits or none.
+func editRun(ctx context.Context, env *Env, path string, edits []edit) Result {
 	pl, err := openPlace(env)
 	if err != nil {
 		return errorf("%v", err)
 	}
 	defer pl.close()
-	name, err := pl.name(a.Path)
+	name, err := pl.name(path)
 	if err == nil {
 		name, err = pl.target(name)
 	}
 	if err != nil {
-		return errorf("%v", pl.explain(a.Path, err))
+		return errorf("%v", pl.explain(path, err))
 	}
 	var data []byte
 	var more bool
 	if read := env.clientRead(); read != nil {
 		text, err := read(ctx, pl.abs(name))
 		if err != nil {
-			return errorf("%s: %v", a.Path, err)
+			return errorf("%s: %v", path, err)
 		}
 		data, more = []byte(text), len(text) > maxEdit
 	} else {
 		f, _, err := pl.openRegular(name)
 		if err != nil {
-			return errorf("%v", pl.explain(a.Path, err))
+			return errorf("%v", pl.explain(path, err))
 		}
 		data, more, err = readAll(ctx, f, maxEdit)
 		f.Close()
 		if err != nil {
-			return errorf("%s: %v", a.Path, err)
+			return errorf("%s: %v", path, err)
 		}
 	}
 	if more {
-		return errorf("%s is over %d bytes: too big to edit", a.Path, maxEdit)
+		return errorf("%s is over %d bytes: too big to edit", path, maxEdit)
 	}
-	switch n := strings.Count(string(data), a.Old); n {
-	case 1:
-	case 0:
-		return errorf("old text not found in %s", a.Path)
-	default:
-		return errorf("old text occurs %d times in %s; give more context so it is unique", n, a.Path)
+	edited, n, err := applyEdits(string(data), path, edits)
+	if err != nil {
+		if len(edits) > 1 {
+			return errorf("%v; nothing was changed", err)
+		}
+		return errorf("%v", err)
 	}
-	edited := strings.Replace(string(data), a.Old, *a.New, 1)
+	done := "edited " + path
+	if n > 1 {
+		done += fmt.Sprintf(" (%d replacements)", n)
+	}
 	if write := env.clientWrite(); write != nil {
 		if err := write(ctx, pl.abs(name), edited); err != nil {
-			return errorf("%s: %v", a.Path, err)
+			return errorf("%s: %v", path, err)
 		}
-		return Result{Output: "edited " + a.Path}
+		return Result{Output: done}
 	}
 	if err := pl.replace(name, []byte(edited)); err != nil {
-		return errorf("%v", pl.explain(a.Path, err))
+		return errorf("%v", pl.explain(path, err))
 	}
-	return Result{Output: "edited " + a.Path}
+	return Result{Output: done}
 }
 
 func init() {
-	for _, t := range []Tool{readFile{}, listDir{}, search{}, writeFile{}, editFile{}} {
+	for _, t := range []Tool{readFile{}, listDir{}, search{}, writeFile{}, editFile{}, multiEdit{}} {
 		register(t)
 	}
 }

@@ -110,3 +110,49 @@ func TestConfinement(t *testing.T) {
 		t.Errorf("unconfined read: %+v", r)
 	}
 }
+
+// edit_file with replace_all changes every occurrence; without it a
+// repeated text is refused and the file stays as it was.
+func TestEditFileReplaceAll(t *testing.T) {
+	env := sandbox(t) // a.txt: "alpha\nbeta\ngamma beta\n"
+	path := filepath.Join(env.Cwd, "a.txt")
+	if r := run(t, env, "edit_file", `{"path":"a.txt","old":"beta","new":"BETA"}`); !r.IsError || !strings.Contains(r.Output, "occurs 2 times") || !strings.Contains(r.Output, "replace_all") {
+		t.Fatalf("repeated text without replace_all: %+v", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "alpha\nbeta\ngamma beta\n" {
+		t.Fatalf("a refused edit changed the file: %q", b)
+	}
+	if r := run(t, env, "edit_file", `{"path":"a.txt","old":"beta","new":"BETA","replace_all":true}`); r.IsError || r.Output != "edited a.txt (2 replacements)" {
+		t.Fatalf("replace_all: %+v", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "alpha\nBETA\ngamma BETA\n" {
+		t.Errorf("after replace_all: %q", b)
+	}
+}
+
+// multi_edit applies its edits in order, each to what the ones before
+// left, in one write; when one cannot apply, none is made.
+func TestMultiEditIsAllOrNone(t *testing.T) {
+	env := sandbox(t)
+	path := filepath.Join(env.Cwd, "a.txt")
+	r := run(t, env, "multi_edit", `{"path":"a.txt","edits":[{"old":"alpha","new":"one"},{"old":"one\nbeta","new":"one\ntwo"},{"old":"nowhere","new":"x"}]}`)
+	if !r.IsError || r.Output != "edit 3: old text not found in a.txt; nothing was changed" {
+		t.Fatalf("failing third edit: %+v", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "alpha\nbeta\ngamma beta\n" {
+		t.Fatalf("a failed multi_edit changed the file: %q", b)
+	}
+	if r := run(t, env, "multi_edit", `{"path":"a.txt","edits":[{"old":"x","new":"y"},{"old":"","new":"z"}]}`); !r.IsError || !strings.Contains(r.Output, "edit 2: old and new are required") {
+		t.Fatalf("empty old: %+v", r)
+	}
+	r = run(t, env, "multi_edit", `{"path":"a.txt","edits":[{"old":"alpha","new":"one"},{"old":"one\nbeta","new":"one\ntwo"},{"old":"beta","new":"three","replace_all":true}]}`)
+	if r.IsError || r.Output != "edited a.txt (3 replacements)" {
+		t.Fatalf("multi_edit: %+v", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\ngamma three\n" {
+		t.Errorf("after multi_edit: %q", b)
+	}
+	if r := run(t, env, "multi_edit", `{"path":"a.txt","edits":[]}`); !r.IsError {
+		t.Errorf("no edits: %+v", r)
+	}
+}
