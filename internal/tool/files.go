@@ -40,21 +40,42 @@ func pathArg(input json.RawMessage) string {
 type readFile struct{}
 
 func (readFile) Spec() Spec {
-	return Spec{Name: "read_file", Description: "Read a text file (path relative to the session directory). Returns at most 256 KiB.",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"}},"required":["path"]}`)}
+	return Spec{Name: "read_file", Description: "Read a text file (path relative to the session directory). Returns at most 256 KiB. With offset or limit, returns those lines numbered as cat -n prints them, and says when more follow.",
+		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"},"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based"},"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},"required":["path"]}`)}
 }
 func (readFile) Asks() bool                           { return false }
 func (readFile) Kind() string                         { return protocol.KindRead }
 func (readFile) Summary(input json.RawMessage) string { return "Read " + pathArg(input) }
 func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
-		Path string `json:"path"`
+		Path   string `json:"path"`
+		Offset *int   `json:"offset"`
+		Limit  *int   `json:"limit"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
 	}
 	if a.Path == "" {
 		return errorf("path is required")
+	}
+	lines := a.Offset != nil || a.Limit != nil
+	offset, limit := 1, 0
+	if a.Offset != nil {
+		if offset = *a.Offset; offset < 1 {
+			return errorf("offset is the first line to read, from 1 (got %d)", offset)
+		}
+	}
+	if a.Limit != nil {
+		if limit = *a.Limit; limit < 1 {
+			return errorf("limit is a number of lines, at least 1 (got %d)", limit)
+		}
+	}
+	numbered := func(r io.Reader) Result {
+		out, err := numberedLines(ctx, r, offset, limit)
+		if err != nil {
+			return errorf("%s: %v", a.Path, err)
+		}
+		return Result{Output: out}
 	}
 	pl, err := openPlace(env)
 	if err != nil {
@@ -70,8 +91,11 @@ func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		if err != nil {
 			return errorf("%s: %v", a.Path, err)
 		}
+		if lines {
+			return numbered(strings.NewReader(text))
+		}
 		if len(text) > maxRead {
-			text = text[:maxRead] + fmt.Sprintf("\n[truncated: only the first %d bytes are shown]", maxRead)
+			text = text[:maxRead] + readOn
 		}
 		return Result{Output: text}
 	}
@@ -83,15 +107,97 @@ func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 		return errorf("%v", pl.explain(a.Path, err))
 	}
 	defer f.Close()
+	if lines {
+		return numbered(f)
+	}
 	data, more, err := readAll(ctx, f, maxRead)
 	if err != nil {
 		return errorf("%s: %v", a.Path, err)
 	}
 	out := string(data)
 	if more {
-		out += fmt.Sprintf("\n[truncated: only the first %d bytes are shown]", maxRead)
+		out += readOn
 	}
 	return Result{Output: out}
+}
+
+// readOn ends a whole-file read cut at maxRead.
+var readOn = fmt.Sprintf("\n[truncated: only the first %d bytes are shown; read on with offset and limit (lines)]", maxRead)
+
+// maxLine bounds the bytes of one line a numbered read shows.
+const maxLine = 2000
+
+// numberedLines returns the lines of r from offset (1-based), at most
+// limit of them (0: as many as fit in maxRead bytes), each as cat -n
+// prints it (the number right-aligned in six places, a tab, the text),
+// with a last line saying where to read on when more follow. A line over
+// maxLine bytes is cut, and says so.
+func numberedLines(ctx context.Context, r io.Reader, offset, limit int) (string, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out strings.Builder
+	n, shown := 0, 0
+	for {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
+		line, cut, err := readLine(br)
+		if err != nil && err != io.EOF {
+			return "", err
+		}
+		if err == io.EOF && len(line) == 0 && !cut {
+			break // the end (a last line ends in a newline or is empty)
+		}
+		n++
+		if n >= offset {
+			if limit > 0 && shown == limit {
+				fmt.Fprintf(&out, "[more lines follow: read on with offset=%d]", n)
+				return out.String(), nil
+			}
+			entry := fmt.Sprintf("%6d\t%s", n, line)
+			if cut {
+				entry += fmt.Sprintf(" [line cut at %d bytes]", maxLine)
+			}
+			entry += "\n"
+			if out.Len()+len(entry) > maxRead-128 { // room for the last line
+				fmt.Fprintf(&out, "[more lines follow (the answer is at most %d bytes): read on with offset=%d]", maxRead, n)
+				return out.String(), nil
+			}
+			out.WriteString(entry)
+			shown++
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	if shown == 0 && n > 0 {
+		return "", fmt.Errorf("offset %d is past the end: the file has %d lines", offset, n)
+	}
+	return out.String(), nil
+}
+
+// readLine reads one line, without its newline (or "\r\n"), keeping at
+// most maxLine bytes of it; cut says it had more.
+func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
+	for {
+		part, err := br.ReadSlice('\n')
+		body := part
+		if err == nil {
+			body = part[:len(part)-1] // the newline
+		}
+		if room := maxLine - len(line); len(body) > room {
+			body, cut = body[:room], true
+		}
+		line = append(line, body...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == nil && !cut:
+			line = bytes.TrimSuffix(line, []byte("\r"))
+		}
+		return line, cut, err
+	}
 }
 
 type listDir struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"os"
 	"path/filepath"
@@ -163,5 +164,44 @@ func TestPlan(t *testing.T) {
 func TestShellsMatchTheConfig(t *testing.T) {
 	if !slices.Equal(Shells, config.Shells) {
 		t.Fatalf("tool.Shells %v, config.Shells %v", Shells, config.Shells)
+	}
+}
+
+// read_file with offset and limit: the lines asked for, numbered as
+// cat -n prints them, and a last line saying where to read on.
+func TestReadFileLines(t *testing.T) {
+	env := sandbox(t)
+	var b strings.Builder
+	for i := 1; i <= 120; i++ {
+		fmt.Fprintf(&b, "line %d\r\n", i)
+	}
+	b.WriteString(strings.Repeat("x", 5000)) // a last line without a newline, too long to show whole
+	os.WriteFile(filepath.Join(env.Cwd, "n.txt"), []byte(b.String()), 0o644)
+	for _, c := range []struct{ input, want string }{
+		{`{"path":"n.txt","offset":9,"limit":3}`, "     9\tline 9\n    10\tline 10\n    11\tline 11\n[more lines follow: read on with offset=12]"},
+		{`{"path":"n.txt","limit":1}`, "     1\tline 1\n[more lines follow: read on with offset=2]"},
+		{`{"path":"n.txt","offset":120}`, "   120\tline 120\n   121\t" + strings.Repeat("x", 2000) + " [line cut at 2000 bytes]\n"},
+		{`{"path":"a.txt","offset":2}`, "     2\tbeta\n     3\tgamma beta\n"},
+	} {
+		if r := run(t, env, "read_file", c.input); r.IsError || r.Output != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.input, r.Output, c.want)
+		}
+	}
+	for _, c := range []struct{ input, want string }{
+		{`{"path":"a.txt","offset":4}`, "offset 4 is past the end: the file has 3 lines"},
+		{`{"path":"a.txt","offset":0}`, "offset is the first line to read, from 1 (got 0)"},
+		{`{"path":"a.txt","limit":-2}`, "limit is a number of lines, at least 1 (got -2)"},
+	} {
+		if r := run(t, env, "read_file", c.input); !r.IsError || !strings.Contains(r.Output, c.want) {
+			t.Errorf("%s: %+v, want an error saying %q", c.input, r, c.want)
+		}
+	}
+	// Many long lines: the answer stops at 256 KiB and says where to go on.
+	long := strings.Repeat(strings.Repeat("y", 1000)+"\n", 400)
+	os.WriteFile(filepath.Join(env.Cwd, "long.txt"), []byte(long), 0o644)
+	r := run(t, env, "read_file", `{"path":"long.txt","offset":1}`)
+	shown := strings.Count(r.Output, "\n")
+	if r.IsError || len(r.Output) > 256<<10 || shown < 250 || !strings.HasSuffix(r.Output, fmt.Sprintf("read on with offset=%d]", shown+1)) {
+		t.Errorf("long read: %d bytes, ends %q", len(r.Output), r.Output[max(0, len(r.Output)-80):])
 	}
 }
