@@ -16,11 +16,24 @@ func Default(mode string, tools []string) string {
 	}
 	has := func(n string) bool { return slices.Contains(tools, n) }
 	var how []string
-	if has("read_file") || has("list_dir") || has("search") {
-		how = append(how, "Look before you act: read the files and search the code that matter instead of guessing; paths are relative to the working directory.")
+	if has("read_file") || has("list_dir") || has("search") || has("glob") {
+		look := "Look before you act: read the files and search the code that matter instead of guessing; paths are relative to the working directory."
+		if has("glob") {
+			look += " Find files by name with glob (**/*.go)."
+		}
+		if has("read_file") {
+			look += " Read a long file in parts with read_file's offset and limit."
+		}
+		how = append(how, look)
 	}
-	if has("edit_file") || has("write_file") {
-		how = append(how, "Change files with the file tools (edit_file for a change in place, multi_edit for several changes to one file, write_file for a new or whole file), not with shell redirection; keep the project's style.")
+	var change []string
+	for _, c := range [][2]string{{"edit_file", "edit_file for a change in place"}, {"multi_edit", "multi_edit for several changes to one file at once"}, {"write_file", "write_file for a new or whole file"}} {
+		if has(c[0]) {
+			change = append(change, c[1])
+		}
+	}
+	if len(change) > 0 {
+		how = append(how, "Change files with the file tools ("+strings.Join(change, ", ")+"), not with shell redirection; keep the project's style.")
 	}
 	if has("shell") {
 		how = append(how, "Run commands with the shell tool to build, test and inspect; prefer commands that finish on their own, and read their output before going on.")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
@@ -44,7 +45,7 @@ func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
 		t.Errorf("%d tools built in, config.ToolNames names %d", len(builtin), len(config.ToolNames))
 	}
 	kinds := map[string]string{"shell": protocol.KindExecute, "read_file": protocol.KindRead, "write_file": protocol.KindEdit, "edit_file": protocol.KindEdit,
-		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
+		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "glob": protocol.KindSearch, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
 	for _, n := range config.ToolNames {
 		tl, ok := Lookup(n)
 		if !ok {
@@ -203,5 +204,57 @@ func TestReadFileLines(t *testing.T) {
 	shown := strings.Count(r.Output, "\n")
 	if r.IsError || len(r.Output) > 256<<10 || shown < 250 || !strings.HasSuffix(r.Output, fmt.Sprintf("read on with offset=%d]", shown+1)) {
 		t.Errorf("long read: %d bytes, ends %q", len(r.Output), r.Output[max(0, len(r.Output)-80):])
+	}
+}
+
+// glob finds files by pattern (** for any directories), newest first,
+// relative to the session directory, skipping what .gitignore files
+// (the session directory's and nested ones) ignore, .git and
+// node_modules.
+func TestGlob(t *testing.T) {
+	env := sandbox(t) // a.txt, sub/b.go
+	write := func(name, text string, age time.Duration) {
+		p := filepath.Join(env.Cwd, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o644)
+		when := time.Now().Add(-age)
+		os.Chtimes(p, when, when)
+	}
+	write("sub/b.go", "package b\n", 3*time.Hour)
+	write("sub/deep/c.go", "package c\n", time.Hour)
+	write("sub/deep/d.go", "package d\n", 2*time.Hour)
+	write("sub/gen.go", "package b\n", 0)
+	write("sub/.gitignore", "# generated\ngen.go\n", 0)
+	write(".gitignore", "build/\n*.log\n!keep.log\n", 0)
+	write("build/out.go", "package out\n", 0)
+	write("x.log", "", 0)
+	write("keep.log", "", 0)
+	write("node_modules/m/m.go", "package m\n", 0)
+	write(".git/hooks/h.go", "package h\n", 0)
+	for _, c := range []struct{ input, want string }{
+		{`{"pattern":"**/*.go"}`, "sub/deep/c.go\nsub/deep/d.go\nsub/b.go"},
+		{`{"pattern":"*.go","path":"sub"}`, "sub/b.go"},
+		{`{"pattern":"**/*.go","path":"sub/deep"}`, "sub/deep/c.go\nsub/deep/d.go"},
+		{`{"pattern":"*.log"}`, "keep.log"},
+		{`{"pattern":"**/*.rs"}`, "no files match **/*.rs"},
+	} {
+		if r := run(t, env, "glob", c.input); r.IsError || r.Output != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.input, r.Output, c.want)
+		}
+	}
+	// Unconfined (risk full) it finds the same.
+	env.Confine = false
+	if r := run(t, env, "glob", `{"pattern":"*.go","path":"sub"}`); r.IsError || r.Output != "sub/b.go" {
+		t.Errorf("unconfined: %+v", r)
+	}
+	env.Confine = true
+	for _, c := range []struct{ input, want string }{
+		{`{"pattern":"[a"}`, "not a valid glob pattern"},
+		{`{"pattern":"*","path":"a.txt"}`, "a.txt is not a directory"},
+		{`{"pattern":"*","path":"../.."}`, "outside the session directory"},
+	} {
+		if r := run(t, env, "glob", c.input); !r.IsError || !strings.Contains(r.Output, c.want) {
+			t.Errorf("%s: %+v, want an error saying %q", c.input, r, c.want)
+		}
 	}
 }

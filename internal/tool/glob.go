@@ -1,0 +1,173 @@
+package tool
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// maxIgnoreFile bounds the bytes of a .gitignore glob reads.
+const maxIgnoreFile = 1 << 20
+
+type glob struct{}
+
+func (glob) Spec() Spec {
+	return Spec{Name: "glob", Description: "Find files by name pattern (** matches any number of directories, e.g. **/*.go); prints paths relative to the session directory, newest first, at most 1000. Skips what .gitignore ignores, and .git and node_modules.",
+		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"pattern, relative to path: *, ?, [abc], {a,b}, ** for any directories"},"path":{"type":"string","description":"directory to search from, relative to the session directory (default: the session directory)"}},"required":["pattern"]}`)}
+}
+func (glob) Asks() bool   { return false }
+func (glob) Kind() string { return protocol.KindSearch }
+func (glob) Summary(input json.RawMessage) string {
+	var a struct{ Pattern string }
+	json.Unmarshal(input, &a)
+	return "Find " + a.Pattern
+}
+func (glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		Pattern string `json:"pattern"`
+		Path    string `json:"path"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	pattern := strings.TrimPrefix(filepath.ToSlash(a.Pattern), "./")
+	if pattern == "" || !doublestar.ValidatePattern(pattern) {
+		return errorf("pattern %q is not a valid glob pattern", a.Pattern)
+	}
+	pl, err := openPlace(env)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	defer pl.close()
+	start, err := pl.name(a.Path)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	if fi, err := pl.stat(start); err != nil {
+		return errorf("%v", pl.explain(a.Path, err))
+	} else if !fi.IsDir() {
+		return errorf("%s is not a directory", a.Path)
+	}
+	fsys, root := pl.fsys(start)
+	// The .gitignore files met on the way, as patterns for paths
+	// relative to the walk's root ("." or the start in the session).
+	var ignores []gitignore.Pattern
+	addIgnores := func(dir string) {
+		name := pl.join(start, path.Join(dir, ".gitignore"))
+		for _, line := range readIgnoreFile(pl, name) {
+			ignores = append(ignores, gitignore.ParsePattern(line, parts(dir)))
+		}
+	}
+	if pl.root != nil && root != "." { // the session directory's, down to the start
+		for d, dirs := ".", parts(root); len(dirs) > 0; d, dirs = path.Join(d, dirs[0]), dirs[1:] {
+			addIgnores(d)
+		}
+	}
+	type found struct {
+		rel   string
+		mtime time.Time
+	}
+	var out []found
+	walkErr := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p != root && gitignore.NewMatcher(ignores).Match(parts(p), d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", ".hg", ".svn":
+				if p != root {
+					return filepath.SkipDir
+				}
+			}
+			addIgnores(p)
+			return nil
+		}
+		under := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		if root == "." {
+			under = p
+		}
+		if ok, _ := doublestar.Match(pattern, under); !ok {
+			return nil
+		}
+		name := pl.join(start, p)
+		rel := name
+		if pl.root == nil {
+			rel, _ = filepath.Rel(env.Cwd, name)
+		}
+		var mtime time.Time
+		if fi, err := d.Info(); err == nil {
+			mtime = fi.ModTime()
+		}
+		out = append(out, found{filepath.ToSlash(rel), mtime})
+		return nil
+	})
+	if walkErr != nil {
+		return errorf("%v", walkErr)
+	}
+	if len(out) == 0 {
+		return Result{Output: "no files match " + a.Pattern}
+	}
+	slices.SortFunc(out, func(x, y found) int {
+		return cmp.Or(y.mtime.Compare(x.mtime), strings.Compare(x.rel, y.rel))
+	})
+	var b strings.Builder
+	for i, f := range out {
+		if i == maxEntries {
+			fmt.Fprintf(&b, "[%d more not shown: narrow the pattern or the path]\n", len(out)-maxEntries)
+			break
+		}
+		b.WriteString(f.rel + "\n")
+	}
+	return Result{Output: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// parts splits a slash path into its names ("." is none).
+func parts(p string) []string {
+	if p == "." || p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// readIgnoreFile reads the patterns of a .gitignore (a regular file, at
+// most maxIgnoreFile bytes; anything else reads as none).
+func readIgnoreFile(pl *place, name string) []string {
+	f, _, err := pl.openRegular(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreFile))
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line != "" && !strings.HasPrefix(line, "#") {
+			lines = append(lines, line)
+		}
+	}
+	return lines // a line over the scanner's 64 KiB ends the file
+}
+
+func init() { register(glob{}) }
