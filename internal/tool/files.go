@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -265,8 +267,8 @@ func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 type search struct{}
 
 func (search) Spec() Spec {
-	return Spec{Name: "search", Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200.",
-		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"}},"required":["pattern"]}`)}
+	return Spec{Name: "search", Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200, with context lines as file-line- text. Skips what .gitignore ignores.",
+		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"},"glob":{"type":"string","description":"only files matching this pattern: a name pattern (*.go) or, with a /, a path pattern under path (src/**/*.ts)"},"ignore_case":{"type":"boolean"},"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines shown before and after each match"}},"required":["pattern"]}`)}
 }
 func (search) Asks() bool   { return false }
 func (search) Kind() string { return protocol.KindSearch }
@@ -277,15 +279,32 @@ func (search) Summary(input json.RawMessage) string {
 }
 func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
+		Pattern    string `json:"pattern"`
+		Path       string `json:"path"`
+		Glob       string `json:"glob"`
+		IgnoreCase bool   `json:"ignore_case"`
+		Context    int    `json:"context"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
 	}
-	re, err := regexp.Compile(a.Pattern)
-	if err != nil || a.Pattern == "" {
+	if a.Pattern == "" {
+		return errorf("pattern is required")
+	}
+	expr := a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
 		return errorf("pattern: %v", err)
+	}
+	if a.Context < 0 || a.Context > 10 {
+		return errorf("context is a number of lines from 0 to 10 (got %d)", a.Context)
+	}
+	filter := filepath.ToSlash(a.Glob)
+	if filter != "" && !doublestar.ValidatePattern(filter) {
+		return errorf("glob %q is not a valid pattern", a.Glob)
 	}
 	pl, err := openPlace(env)
 	if err != nil {
@@ -299,49 +318,35 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if _, err := pl.stat(start); err != nil {
 		return errorf("%v", pl.explain(a.Path, err))
 	}
-	fsys, root := pl.fsys(start)
-	s := &searcher{re: re}
-	walkErr := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".hg", ".svn":
-				if p != root {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
+	s := &searcher{re: re, context: a.Context}
+	walkErr := walkFiles(ctx, env, pl, start, func(name, rel, under string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() {
 			return nil // FIFOs, devices, sockets, symlinks: never opened
+		}
+		if filter != "" {
+			against := under
+			if !strings.Contains(filter, "/") {
+				against = path.Base(rel)
+			}
+			if ok, _ := doublestar.Match(filter, against); !ok {
+				return nil
+			}
 		}
 		if s.total >= searchTotalBytes {
 			s.full = true
 			return filepath.SkipAll
-		}
-		name := pl.join(start, p)
-		rel := name
-		if pl.root == nil {
-			rel, _ = filepath.Rel(env.Cwd, name)
 		}
 		f, _, err := pl.openRegular(name)
 		if err != nil {
 			return nil
 		}
 		defer f.Close()
-		// Forward slashes on every platform: what the model reads is the
-		// same, and Windows takes them too.
-		if !s.file(f, filepath.ToSlash(rel)) {
+		if !s.file(f, rel) {
 			return filepath.SkipAll
 		}
 		return nil
 	})
-	if walkErr != nil && !errors.Is(walkErr, filepath.SkipAll) {
+	if walkErr != nil {
 		return errorf("%v", walkErr)
 	}
 	return Result{Output: s.result()}
@@ -350,14 +355,26 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 // searcher is one search's state: matches so far and bytes read.
 type searcher struct {
 	re       *regexp.Regexp
+	context  int // lines shown around each match
 	out      []string
+	matches  int
 	total    int
 	full     bool // stopped: too many matches or bytes
 	cutFiles int
 }
 
+// shown is a line as search prints it: cut to 300 bytes.
+func shown(line []byte) string {
+	text := strings.TrimRight(string(line[:min(len(line), 400)]), "\r\n")
+	if len(text) > 300 {
+		text = text[:300] + "..."
+	}
+	return text
+}
+
 // file searches one open regular file (skipping a binary one); false
-// means the search is over.
+// means the search is over. Context lines print as file-N- text, and
+// "--" parts groups that do not touch, as grep prints them.
 func (s *searcher) file(f *os.File, rel string) bool {
 	br := bufio.NewReaderSize(io.LimitReader(f, int64(min(searchFileBytes, searchTotalBytes-s.total))), 64<<10)
 	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {
@@ -365,6 +382,19 @@ func (s *searcher) file(f *os.File, rel string) bool {
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > searchFileBytes {
 		s.cutFiles++
+	}
+	type held struct {
+		n    int
+		text string
+	}
+	var before []held // the last context lines not printed
+	printed, after := 0, 0
+	emit := func(n int, sep, text string) {
+		if s.context > 0 && printed > 0 && n > printed+1 {
+			s.out = append(s.out, "--")
+		}
+		s.out = append(s.out, fmt.Sprintf("%s%s%d%s %s", rel, sep, n, sep, text))
+		printed = n
 	}
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
@@ -374,16 +404,29 @@ func (s *searcher) file(f *os.File, rel string) bool {
 			rest, err = br.ReadSlice('\n')
 			s.total += len(rest)
 		}
-		if len(line) > 0 && s.re.Match(line) {
-			if len(s.out) == maxMatches {
-				s.full = true
-				return false
+		if len(line) > 0 {
+			switch {
+			case s.re.Match(line):
+				if s.matches == maxMatches {
+					s.full = true
+					return false
+				}
+				s.matches++
+				for _, h := range before {
+					emit(h.n, "-", h.text)
+				}
+				before = before[:0]
+				emit(n, ":", shown(line))
+				after = s.context
+			case after > 0:
+				emit(n, "-", shown(line))
+				after--
+			case s.context > 0:
+				if len(before) == s.context {
+					before = append(before[:0], before[1:]...)
+				}
+				before = append(before, held{n, shown(line)})
 			}
-			text := strings.TrimRight(string(line[:min(len(line), 400)]), "\r\n")
-			if len(text) > 300 {
-				text = text[:300] + "..."
-			}
-			s.out = append(s.out, fmt.Sprintf("%s:%d: %s", rel, n, text))
 		}
 		if err != nil {
 			return true
@@ -393,14 +436,14 @@ func (s *searcher) file(f *os.File, rel string) bool {
 
 func (s *searcher) result() string {
 	out := s.out
-	if len(out) == 0 {
+	if s.matches == 0 {
 		out = []string{"no matches"}
 	}
 	if s.cutFiles > 0 {
 		out = append(out, fmt.Sprintf("[%d files over %d bytes were searched in their first %d bytes only]", s.cutFiles, searchFileBytes, searchFileBytes))
 	}
 	switch {
-	case s.full && len(s.out) == maxMatches:
+	case s.full && s.matches == maxMatches:
 		out = append(out, fmt.Sprintf("[stopped after %d matches]", maxMatches))
 	case s.full:
 		out = append(out, fmt.Sprintf("[stopped after reading %d bytes]", searchTotalBytes))

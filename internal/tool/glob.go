@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -61,66 +62,20 @@ func (glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	} else if !fi.IsDir() {
 		return errorf("%s is not a directory", a.Path)
 	}
-	fsys, root := pl.fsys(start)
-	// The .gitignore files met on the way, as patterns for paths
-	// relative to the walk's root ("." or the start in the session).
-	var ignores []gitignore.Pattern
-	addIgnores := func(dir string) {
-		name := pl.join(start, path.Join(dir, ".gitignore"))
-		for _, line := range readIgnoreFile(pl, name) {
-			ignores = append(ignores, gitignore.ParsePattern(line, parts(dir)))
-		}
-	}
-	if pl.root != nil && root != "." { // the session directory's, down to the start
-		for d, dirs := ".", parts(root); len(dirs) > 0; d, dirs = path.Join(d, dirs[0]), dirs[1:] {
-			addIgnores(d)
-		}
-	}
 	type found struct {
 		rel   string
 		mtime time.Time
 	}
 	var out []found
-	walkErr := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if p != root && gitignore.NewMatcher(ignores).Match(parts(p), d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".hg", ".svn":
-				if p != root {
-					return filepath.SkipDir
-				}
-			}
-			addIgnores(p)
-			return nil
-		}
-		under := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-		if root == "." {
-			under = p
-		}
+	walkErr := walkFiles(ctx, env, pl, start, func(name, rel, under string, d fs.DirEntry) error {
 		if ok, _ := doublestar.Match(pattern, under); !ok {
 			return nil
-		}
-		name := pl.join(start, p)
-		rel := name
-		if pl.root == nil {
-			rel, _ = filepath.Rel(env.Cwd, name)
 		}
 		var mtime time.Time
 		if fi, err := d.Info(); err == nil {
 			mtime = fi.ModTime()
 		}
-		out = append(out, found{filepath.ToSlash(rel), mtime})
+		out = append(out, found{rel, mtime})
 		return nil
 	})
 	if walkErr != nil {
@@ -168,6 +123,72 @@ func readIgnoreFile(pl *place, name string) []string {
 		}
 	}
 	return lines // a line over the scanner's 64 KiB ends the file
+}
+
+// walkFiles walks what is under start (a name in pl; a file is walked
+// as itself) and calls visit for each file: its name in pl, its path
+// relative to the session directory and to start (slashes on every
+// platform). It skips what .gitignore files ignore (the session
+// directory's down to start, and those met on the way, with git's
+// rules), .git, node_modules, .hg and .svn. An unreadable entry is
+// skipped; visit returning filepath.SkipAll ends the walk early.
+func walkFiles(ctx context.Context, env *Env, pl *place, start string, visit func(name, rel, under string, d fs.DirEntry) error) error {
+	fsys, root := pl.fsys(start)
+	// Patterns for paths relative to the walk's root: "." (unconfined:
+	// the start) or the session directory (confined).
+	var ignores []gitignore.Pattern
+	addIgnores := func(dir string) {
+		name := pl.join(start, path.Join(dir, ".gitignore"))
+		for _, line := range readIgnoreFile(pl, name) {
+			ignores = append(ignores, gitignore.ParsePattern(line, parts(dir)))
+		}
+	}
+	if pl.root != nil && root != "." {
+		for d, dirs := ".", parts(path.Dir(root)); ; d, dirs = path.Join(d, dirs[0]), dirs[1:] {
+			addIgnores(d)
+			if len(dirs) == 0 {
+				break
+			}
+		}
+	}
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p != root && gitignore.NewMatcher(ignores).Match(parts(p), d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", ".hg", ".svn":
+				if p != root {
+					return filepath.SkipDir
+				}
+			}
+			addIgnores(p)
+			return nil
+		}
+		under := p
+		if root != "." {
+			under = strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		}
+		name := pl.join(start, p)
+		rel := name
+		if pl.root == nil {
+			rel, _ = filepath.Rel(env.Cwd, name)
+		}
+		return visit(name, filepath.ToSlash(rel), under, d)
+	})
+	if errors.Is(err, filepath.SkipAll) {
+		return nil
+	}
+	return err
 }
 
 func init() { register(glob{}) }

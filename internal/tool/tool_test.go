@@ -258,3 +258,38 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// search takes glob (a name pattern, or a path pattern with a /),
+// ignore_case and context (printed as grep prints it), and skips what
+// .gitignore ignores.
+func TestSearchOptions(t *testing.T) {
+	env := sandbox(t) // a.txt "alpha\nbeta\ngamma beta\n", sub/b.go "package b\n// beta here\n"
+	os.WriteFile(filepath.Join(env.Cwd, "c.txt"), []byte("one\ntwo\nBeta\nthree\nfour\nfive\nsix\nbeta\nseven\n"), 0o644)
+	os.WriteFile(filepath.Join(env.Cwd, ".gitignore"), []byte("ignored/\n"), 0o644)
+	os.Mkdir(filepath.Join(env.Cwd, "ignored"), 0o755)
+	os.WriteFile(filepath.Join(env.Cwd, "ignored", "x.txt"), []byte("beta\n"), 0o644)
+	for _, c := range []struct{ input, want string }{
+		{`{"pattern":"beta","glob":"*.go"}`, "sub/b.go:2: // beta here"},
+		{`{"pattern":"beta","glob":"sub/**"}`, "sub/b.go:2: // beta here"},
+		{`{"pattern":"^beta","glob":"c.txt"}`, "c.txt:8: beta"},
+		{`{"pattern":"^beta","glob":"c.txt","ignore_case":true}`, "c.txt:3: Beta\nc.txt:8: beta"},
+		{`{"pattern":"^beta","path":"c.txt","ignore_case":true,"context":1}`,
+			"c.txt-2- two\nc.txt:3: Beta\nc.txt-4- three\n--\nc.txt-7- six\nc.txt:8: beta\nc.txt-9- seven"},
+		{`{"pattern":"^beta","path":"c.txt","ignore_case":true,"context":2}`,
+			"c.txt-1- one\nc.txt-2- two\nc.txt:3: Beta\nc.txt-4- three\nc.txt-5- four\nc.txt-6- five\nc.txt-7- six\nc.txt:8: beta\nc.txt-9- seven"},
+		{`{"pattern":"beta","glob":"*.txt"}`, "a.txt:2: beta\na.txt:3: gamma beta\nc.txt:8: beta"},
+		{`{"pattern":"nothing"}`, "no matches"},
+	} {
+		if r := run(t, env, "search", c.input); r.IsError || r.Output != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.input, r.Output, c.want)
+		}
+	}
+	for _, c := range []struct{ input, want string }{
+		{`{"pattern":"x","context":11}`, "context is a number of lines from 0 to 10"},
+		{`{"pattern":"x","glob":"[a"}`, "is not a valid pattern"},
+	} {
+		if r := run(t, env, "search", c.input); !r.IsError || !strings.Contains(r.Output, c.want) {
+			t.Errorf("%s: %+v, want an error saying %q", c.input, r, c.want)
+		}
+	}
+}
