@@ -239,7 +239,7 @@ var (
 	ProviderKinds = []string{"openai", "anthropic", "echo"}
 	RiskLevels    = []string{"readonly", "supervised", "full"}
 	Shells        = []string{"bash", "sh", "zsh", "cmd", "powershell", "pwsh"}
-	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "multi_edit", "list_dir", "glob", "search", "ask_user", "poll", "plan"}
+	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "multi_edit", "list_dir", "glob", "search", "web_fetch", "ask_user", "poll", "plan"}
 )
 
 // ShellEnvDropped lists the environment variables commands the agent runs

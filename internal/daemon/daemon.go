@@ -107,8 +107,15 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	if n := reaper.Reap(); n > 0 {
 		log.Warn("killed commands a daemon that died had left running", "groups", n)
 	}
+	var gwURL atomic.Pointer[string]
+	gatewayURL := func() string {
+		if u := gwURL.Load(); u != nil {
+			return *u
+		}
+		return ""
+	}
 	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
-		Environ: o.Environ, Umask: umask, Reaper: reaper})
+		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL})
 	if err != nil {
 		ln.Close()
 		return err
@@ -119,7 +126,6 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		ln.Close()
 		return err
 	}
-	var gwURL atomic.Pointer[string]
 	var srv *rpc.Server
 	reload := reloader(o, log, func(cfg *config.Config) {
 		sessions.Reload(cfg)
@@ -129,12 +135,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
 		Logger: log, Shutdown: stop, Sessions: sessions, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
-		Keeper: keeper, GatewayURL: func() string {
-			if u := gwURL.Load(); u != nil {
-				return *u
-			}
-			return ""
-		},
+		Keeper: keeper, GatewayURL: gatewayURL,
 	})
 	life := newLifetime(grace)
 	if o.Config.Gateway.Enabled {

@@ -90,7 +90,7 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
 		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
-		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell}}
+		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell, Gateway: m.gateway}}
 	if !l.mcp.Empty() {
 		a.Extra = l.mcp.Tools
 	}

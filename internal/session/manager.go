@@ -63,6 +63,7 @@ type Manager struct {
 	environ []string
 	umask   string
 	reaper  *tool.Reaper
+	gateway func() string // the daemon gateway's URL, for web_fetch
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -120,6 +121,9 @@ type Options struct {
 	Umask string
 	// Reaper records commands' process groups (nil: not recorded).
 	Reaper *tool.Reaper
+	// Gateway is the daemon's gateway's URL ("" or nil: none), which
+	// web_fetch refuses.
+	Gateway func() string
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -147,7 +151,7 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	m.cur.Store(&loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)})
 	return m, nil

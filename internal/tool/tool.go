@@ -114,6 +114,9 @@ type Commands struct {
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper
+	// Gateway is the daemon's own gateway's URL ("" when none runs),
+	// which web_fetch refuses to reach.
+	Gateway func() string
 }
 
 // TerminalRun is a command for a client's terminal.

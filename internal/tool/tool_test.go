@@ -45,14 +45,14 @@ func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
 		t.Errorf("%d tools built in, config.ToolNames names %d", len(builtin), len(config.ToolNames))
 	}
 	kinds := map[string]string{"shell": protocol.KindExecute, "read_file": protocol.KindRead, "write_file": protocol.KindEdit, "edit_file": protocol.KindEdit,
-		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "glob": protocol.KindSearch, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
+		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "glob": protocol.KindSearch, "web_fetch": protocol.KindFetch, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
 	for _, n := range config.ToolNames {
 		tl, ok := Lookup(n)
 		if !ok {
 			t.Errorf("no tool %s", n)
 			continue
 		}
-		asks := n == "shell" || n == "write_file" || n == "edit_file" || n == "multi_edit"
+		asks := n == "shell" || n == "write_file" || n == "edit_file" || n == "multi_edit" || n == "web_fetch"
 		if tl.Asks() != asks || tl.Kind() != kinds[n] {
 			t.Errorf("%s: Asks %v, kind %q; want %v, %q", n, tl.Asks(), tl.Kind(), asks, kinds[n])
 		}
