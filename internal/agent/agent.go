@@ -146,6 +146,11 @@ type Agent struct {
 	Extra       func(ctx context.Context) []tool.Tool
 	Risk        string
 	MaxRequests int
+	// MaxTokens and Reasoning override the provider's (0, "": its own);
+	// Where names the config table that set MaxTokens, for the notice.
+	MaxTokens int
+	Reasoning string
+	Where     string
 	// Commands is what the tools' commands run with.
 	Commands tool.Commands
 }
@@ -189,7 +194,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
 		}
 		req := provider.Request{System: withSummary(a.System, view.Summary), Messages: view.View(), Tools: specs,
-			Estimate: fixed + view.ViewTokens(), Model: a.Model}
+			Estimate: fixed + view.ViewTokens(), Model: a.Model, MaxTokens: a.MaxTokens, Reasoning: a.Reasoning}
 		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Thought != "" {
 				h.Emit(ThoughtChunk{Text: d.Thought})
@@ -220,7 +225,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
 				out.StopReason = StopMaxTokens
-				out.Notice = maxTokensNotice(a.Provider.Info())
+				out.Notice = a.maxTokensNotice()
 			case provider.StopRefusal:
 				out.StopReason = StopRefusal
 			default:
@@ -387,7 +392,11 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 
 // maxTokensNotice names the output limit a reply reached and the config
 // key that raises it.
-func maxTokensNotice(info provider.Info) string {
+func (a *Agent) maxTokensNotice() string {
+	info := a.Provider.Info()
+	if a.MaxTokens > 0 && a.Where != "" {
+		return fmt.Sprintf("the reply reached its output limit, max_tokens = %d: raise max_tokens under [%s] in config.toml", a.MaxTokens, a.Where)
+	}
 	if info.MaxTokens > 0 {
 		return fmt.Sprintf("the reply reached its output limit, max_tokens = %d: raise max_tokens under [providers.%s] in config.toml", info.MaxTokens, info.Name)
 	}

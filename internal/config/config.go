@@ -78,6 +78,9 @@ type Provider struct {
 	// MaxTokens bounds a reply (one model call's output); 0: 8,192 for
 	// anthropic, the server's own limit for openai.
 	MaxTokens int `toml:"max_tokens"`
+	// Reasoning is how hard the model thinks: "off" (or "": no
+	// reasoning parameter sent), "low", "medium", "high".
+	Reasoning string `toml:"reasoning"`
 }
 
 // Agent is one [agents.<alias>] table.
@@ -89,6 +92,9 @@ type Agent struct {
 	Risk            string   `toml:"risk"`
 	Tools           []string `toml:"tools"`
 	MaxTurnRequests int      `toml:"max_turn_requests"`
+	// MaxTokens and Reasoning override the provider's (0, "": its own).
+	MaxTokens int    `toml:"max_tokens"`
+	Reasoning string `toml:"reasoning"`
 }
 
 // MCP holds the [mcp] table: the MCP servers whose tools the agents get.
@@ -239,6 +245,7 @@ var (
 	ProviderKinds = []string{"openai", "anthropic", "echo"}
 	RiskLevels    = []string{"readonly", "supervised", "full"}
 	Shells        = []string{"bash", "sh", "zsh", "cmd", "powershell", "pwsh"}
+	Reasoning     = []string{"off", "low", "medium", "high"}
 	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "multi_edit", "list_dir", "glob", "search", "web_fetch", "ask_user", "poll", "plan"}
 )
 
@@ -437,6 +444,9 @@ func (c *Config) validate() error {
 		if p.ContextWindow != 0 && p.ContextWindow < 1024 {
 			return fmt.Errorf("providers.%s.context_window = %d: must be at least 1024 tokens (or 0 for the default)", name, p.ContextWindow)
 		}
+		if err := checkLimits("providers."+name, p.MaxTokens, p.Reasoning); err != nil {
+			return err
+		}
 	}
 	if c.Gateway.Enabled {
 		if err := c.Gateway.Check(); err != nil {
@@ -466,6 +476,20 @@ func (c *Config) validate() error {
 		if a.MaxTurnRequests < 1 {
 			return fmt.Errorf("agents.%s.max_turn_requests = %d: must be at least 1", alias, a.MaxTurnRequests)
 		}
+		if err := checkLimits("agents."+alias, a.MaxTokens, a.Reasoning); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLimits checks a table's max_tokens and reasoning.
+func checkLimits(table string, maxTokens int, reasoning string) error {
+	if maxTokens < 0 {
+		return fmt.Errorf("%s.max_tokens = %d: must be at least 1 (or 0 for the provider's default)", table, maxTokens)
+	}
+	if reasoning != "" && !slices.Contains(Reasoning, reasoning) {
+		return fmt.Errorf("%s.reasoning = %q: must be one of %s", table, reasoning, strings.Join(Reasoning, ", "))
 	}
 	return nil
 }

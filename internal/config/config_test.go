@@ -51,6 +51,9 @@ func TestLoadErrors(t *testing.T) {
 		{"[providers.a]\nkind = \"echo\"\n[providers.b]\nkind = \"echo\"\n", `2 providers and no [agents.default]`},
 		{"[mcp.servers.x]\nargs = [\"a\"]\n", `mcp.servers.x: set command`},
 		{"[providers.e]\nkind = \"echo\"\ncontext_window = 10\n", `providers.e.context_window = 10`},
+		{"[providers.e]\nkind = \"echo\"\nreasoning = \"max\"\n", `providers.e.reasoning = "max": must be one of off, low, medium, high`},
+		{"[providers.e]\nkind = \"echo\"\nmax_tokens = -1\n", `providers.e.max_tokens = -1: must be at least 1`},
+		{"[providers.e]\nkind = \"echo\"\n[agents.default]\nprovider = \"e\"\nreasoning = \"hard\"\n", `agents.default.reasoning = "hard"`},
 	} {
 		p := filepath.Join(t.TempDir(), "config.toml")
 		os.WriteFile(p, []byte(tt.text), 0o600)

@@ -720,14 +720,16 @@ func TestMCPServerToolInATurn(t *testing.T) {
 // turn max_tokens with a notice naming the limit and the key that
 // raises it, in the prompt's result and in turn_complete alike.
 func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
-	fake := &fakeOpenAI{scripts: [][]string{{
+	cut := []string{
 		content("Writing the file."),
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"a.txt\",\"content\":\"a lo"}}]}}]}`,
 		`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`, `[DONE]`,
-	}}}
+	}
+	fake := &fakeOpenAI{scripts: [][]string{cut, cut}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\nmax_tokens = 300\n[agents.default]\nprovider = \"fake\"\n")
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\nmax_tokens = 300\n[agents.default]\nprovider = \"fake\"\n"+
+		"[agents.big]\nprovider = \"fake\"\nmax_tokens = 900\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	res := result(t, a.call("session/prompt", prompt(sid, "write a.txt")))
@@ -743,5 +745,17 @@ func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
 	fake.mu.Unlock()
 	if sent != float64(300) {
 		t.Errorf("max_tokens sent: %v", sent)
+	}
+	// An agent's own max_tokens is sent, and named where it is set.
+	big := newSession(t, a, `,"agentAlias":"big"`)
+	res = result(t, a.call("session/prompt", prompt(big, "write a.txt")))
+	if want := "the reply reached its output limit, max_tokens = 900: raise max_tokens under [agents.big] in config.toml"; res["notice"] != want {
+		t.Errorf("agent's limit: %v", res)
+	}
+	fake.mu.Lock()
+	sent = fake.bodies[1]["max_tokens"]
+	fake.mu.Unlock()
+	if sent != float64(900) {
+		t.Errorf("the agent's max_tokens sent: %v", sent)
 	}
 }

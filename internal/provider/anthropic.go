@@ -13,6 +13,7 @@ import (
 type Anthropic struct {
 	name, base, model string
 	maxTokens         int
+	reasoning         string // the configured level ("", "off": no thinking)
 	http              *httpClient
 }
 
@@ -32,7 +33,7 @@ func newAnthropic(name string, p config.Provider, getenv func(string) string) *A
 	if model == "" {
 		model = "claude-sonnet-4-5"
 	}
-	return &Anthropic{name: name, base: base, model: model, maxTokens: cmp.Or(p.MaxTokens, 8192),
+	return &Anthropic{name: name, base: base, model: model, maxTokens: cmp.Or(p.MaxTokens, 8192), reasoning: p.Reasoning,
 		http: newHTTPClient(name, base+"/v1/messages", headers)}
 }
 
@@ -127,12 +128,21 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 			add("user", anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: nonEmpty(m.Text), IsError: m.IsError})
 		}
 	}
+	maxTokens := cmp.Or(req.MaxTokens, a.maxTokens)
 	body := map[string]any{
-		"model":      cmp.Or(req.Model, a.model),
-		"max_tokens": a.maxTokens,
-		"stream":     true,
-		"messages":   msgs,
+		"model":    cmp.Or(req.Model, a.model),
+		"stream":   true,
+		"messages": msgs,
 	}
+	// Extended thinking: a budget by level, under max_tokens (raised
+	// above the budget when it is not).
+	if budget := thinkingBudget[cmp.Or(req.Reasoning, a.reasoning)]; budget > 0 {
+		body["thinking"] = map[string]any{"type": "enabled", "budget_tokens": budget}
+		if maxTokens <= budget {
+			maxTokens = budget + 8192
+		}
+	}
+	body["max_tokens"] = maxTokens
 	if req.System != "" {
 		body["system"] = req.System
 	}
@@ -312,3 +322,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 	}
 	return resp, nil
 }
+
+// thinkingBudget is Anthropic's thinking.budget_tokens per reasoning
+// level (at least 1,024, Anthropic's minimum).
+var thinkingBudget = map[string]int{"low": 2048, "medium": 8192, "high": 24576}

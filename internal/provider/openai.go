@@ -14,7 +14,8 @@ import (
 // server (OpenAI, Ollama, llama.cpp, vLLM).
 type OpenAI struct {
 	name, base, model string
-	maxTokens         int // 0: not sent (the server's own limit)
+	maxTokens         int    // 0: not sent (the server's own limit)
+	reasoning         string // the configured level ("", "off": none sent)
 	http              *httpClient
 }
 
@@ -29,7 +30,7 @@ func newOpenAI(name string, p config.Provider, getenv func(string) string) *Open
 			headers["Authorization"] = "Bearer " + key
 		}
 	}
-	return &OpenAI{name: name, base: base, model: p.Model, maxTokens: p.MaxTokens,
+	return &OpenAI{name: name, base: base, model: p.Model, maxTokens: p.MaxTokens, reasoning: p.Reasoning,
 		http: newHTTPClient(name, base+"/chat/completions", headers)}
 }
 
@@ -188,8 +189,11 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 		"stream_options": map[string]any{"include_usage": true},
 		"messages":       msgs,
 	}
-	if o.maxTokens > 0 {
-		body["max_tokens"] = o.maxTokens
+	if mt := cmp.Or(req.MaxTokens, o.maxTokens); mt > 0 {
+		body["max_tokens"] = mt
+	}
+	if level := cmp.Or(req.Reasoning, o.reasoning); level != "" && level != "off" && takesEffort(cmp.Or(req.Model, o.model)) {
+		body["reasoning_effort"] = level
 	}
 	if len(req.Tools) > 0 {
 		var tools []oaTool
@@ -387,4 +391,17 @@ func (r *reasoningDetails) joined() []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// takesEffort reports whether a model takes reasoning_effort: OpenAI's
+// reasoning models (o1, o3, o4, gpt-5) and xAI's grok-3-mini, also
+// behind a router's "vendor/" prefix. Others refuse or ignore it.
+func takesEffort(model string) bool {
+	m := strings.ToLower(model[strings.LastIndex(model, "/")+1:])
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "grok-3-mini"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
 }

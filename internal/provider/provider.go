@@ -97,6 +97,10 @@ type Request struct {
 	Estimate int64
 	// Model overrides the provider's configured model ("": that one).
 	Model string
+	// MaxTokens and Reasoning override the provider's configured ones
+	// (0, "": those).
+	MaxTokens int
+	Reasoning string
 }
 
 // Delta is a piece of streamed output.

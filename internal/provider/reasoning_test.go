@@ -260,3 +260,65 @@ func TestReasoningDetailsShownAndSentBack(t *testing.T) {
 		}
 	}
 }
+
+// The reasoning level goes on the wire as each dialect takes it:
+// Anthropic's thinking budget (max_tokens raised above it), OpenAI's
+// reasoning_effort only to models that take it; "off" sends nothing; a
+// request's level and max_tokens override the provider's.
+func TestReasoningLevelOnTheWire(t *testing.T) {
+	an := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}",
+	}}
+	url := serve(t, an)
+	for _, c := range []struct {
+		configured, requested string
+		maxTokens             int
+		wantThinking          any
+		wantMax               float64
+	}{
+		{"", "", 0, nil, 8192},
+		{"off", "", 0, nil, 8192},
+		{"high", "", 0, map[string]any{"type": "enabled", "budget_tokens": float64(24576)}, 24576 + 8192},
+		{"low", "", 0, map[string]any{"type": "enabled", "budget_tokens": float64(2048)}, 8192},
+		{"high", "off", 0, nil, 8192},
+		{"", "medium", 20000, map[string]any{"type": "enabled", "budget_tokens": float64(8192)}, 20000},
+	} {
+		p, _ := New("claude", config.Provider{Kind: "anthropic", BaseURL: url, Model: "claude-x", Reasoning: c.configured}, env)
+		if _, _, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}, Reasoning: c.requested, MaxTokens: c.maxTokens}); err != nil {
+			t.Fatal(err)
+		}
+		body := an.lastBody.Load().(map[string]any)
+		if got, _ := json.Marshal(body["thinking"]); string(got) != mustJSON(c.wantThinking) || body["max_tokens"] != c.wantMax {
+			t.Errorf("anthropic %q/%q: thinking %s max_tokens %v", c.configured, c.requested, got, body["max_tokens"])
+		}
+	}
+	oa := &fakeServer{path: "/v1/chat/completions", events: []string{
+		`data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`, `data: [DONE]`,
+	}}
+	url = serve(t, oa)
+	for _, c := range []struct {
+		model, level string
+		want         any
+	}{
+		{"o3-mini", "low", "low"},
+		{"openai/gpt-5", "high", "high"},
+		{"gpt-4o", "high", nil},
+		{"deepseek-reasoner", "medium", nil},
+		{"o4-mini", "off", nil},
+	} {
+		p, _ := New("oa", config.Provider{Kind: "openai", BaseURL: url + "/v1", Model: c.model, Reasoning: c.level}, env)
+		if _, _, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := oa.lastBody.Load().(map[string]any)["reasoning_effort"]; got != c.want {
+			t.Errorf("openai %s at %q: reasoning_effort %v, want %v", c.model, c.level, got, c.want)
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
