@@ -34,7 +34,8 @@ func TestChatWithPipedLines(t *testing.T) {
 	}
 	for _, want := range []string{
 		"echo: hello\n",
-		"provider echo · 1 client(s) · 1 live session(s)",
+		"provider echo · ", // then the clients: a probe connection may not be gone yet
+		" client(s) · 1 live session(s)",
 		"tool shell returned: from-shell\n",
 		"tool ask_user returned: the user answered: one\n",
 		"echo: second session\n",

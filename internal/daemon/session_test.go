@@ -759,3 +759,42 @@ func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
 		t.Errorf("the agent's max_tokens sent: %v", sent)
 	}
 }
+
+// session/configure sets a session's reasoning level: the next model
+// call sends it, a bad level is a params error naming the choices, and
+// the level outlives a daemon restart.
+func TestConfigureReasoning(t *testing.T) {
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{{content("a"), stop, `[DONE]`}, {content("b"), stop, `[DONE]`}, {content("c"), stop, `[DONE]`}}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	toml := "[providers.fake]\nkind = \"openai\"\nbase_url = \"" + srv.URL + "\"\nmodel = \"o3-mini\"\n[agents.default]\nprovider = \"fake\"\nreasoning = \"low\"\n"
+	dirs := testDirs(t)
+	r := startOn(t, dirs, toml)
+	a := connect(t, r.dirs.Endpoint, "")
+	result(t, a.call("session/new", `{"sessionId":"think"}`))
+	result(t, a.call("session/prompt", prompt("think", "one")))
+	if e := a.call("session/configure", `{"sessionId":"think","reasoning":"max"}`); errCode(e) != -32602 ||
+		!strings.Contains(e["error"].(map[string]any)["message"].(string), "off, low, medium, high") {
+		t.Fatalf("bad level: %v", e)
+	}
+	if res := result(t, a.call("session/configure", `{"sessionId":"think","reasoning":"high"}`)); res["reasoning"] != "high" {
+		t.Fatalf("configure: %v", res)
+	}
+	result(t, a.call("session/prompt", prompt("think", "two")))
+	r.stop()
+	r.wait(t)
+	r2 := startOn(t, dirs, toml)
+	b := connect(t, r2.dirs.Endpoint, "")
+	result(t, b.call("session/new", `{"sessionId":"think"}`))
+	result(t, b.call("session/prompt", prompt("think", "three")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var got []any
+	for _, body := range fake.bodies {
+		got = append(got, body["reasoning_effort"])
+	}
+	if fmt.Sprint(got) != "[low high high]" {
+		t.Errorf("reasoning_effort per call: %v, want [low high high]", got)
+	}
+}

@@ -405,6 +405,8 @@ type SessionConfigureParams struct {
 	SessionID string  `json:"sessionId"`
 	Model     *string `json:"model,omitempty"`
 	Risk      *string `json:"risk,omitempty"`
+	// Reasoning is off, low, medium or high.
+	Reasoning *string `json:"reasoning,omitempty"`
 }
 
 // SessionConfigureResult says what a session runs on (session/configure,
@@ -417,6 +419,8 @@ type SessionConfigureResult struct {
 	URL           string `json:"url"`
 	Risk          string `json:"risk"`
 	ContextWindow int64  `json:"contextWindow"`
+	// Reasoning is the level in force ("": none set, the provider's).
+	Reasoning string `json:"reasoning"`
 }
 
 // ModelsParams are the params of models.

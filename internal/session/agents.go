@@ -36,6 +36,9 @@ func (s *Session) turnAgent() *agent.Agent {
 	if s.risk != "" {
 		a.Risk = s.risk
 	}
+	if s.reasoning != "" {
+		a.Reasoning = s.reasoning
+	}
 	s.mu.Unlock()
 	return &a
 }
@@ -81,5 +84,5 @@ func (s *Session) configResult() *protocol.SessionConfigureResult {
 		model = info.Model
 	}
 	return &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
-		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model)}
+		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model), Reasoning: a.Reasoning}
 }

@@ -603,11 +603,17 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	if p.Risk != nil && *p.Risk != "" && !slices.Contains(config.RiskLevels, *p.Risk) {
 		return nil, &protocol.ParamsError{Field: "risk", Reason: fmt.Sprintf("%q: must be one of %s", *p.Risk, strings.Join(config.RiskLevels, ", "))}
 	}
+	if p.Reasoning != nil && *p.Reasoning != "" && !slices.Contains(config.Reasoning, *p.Reasoning) {
+		return nil, &protocol.ParamsError{Field: "reasoning", Reason: fmt.Sprintf("%q: must be one of %s", *p.Reasoning, strings.Join(config.Reasoning, ", "))}
+	}
 	if p.Model != nil && len(*p.Model) > 256 {
 		return nil, &protocol.ParamsError{Field: "model", Reason: "longer than 256 bytes"}
 	}
 	s.mu.Lock()
-	model, risk := s.model, s.risk
+	model, risk, reasoning := s.model, s.risk, s.reasoning
+	if p.Reasoning != nil {
+		reasoning = *p.Reasoning
+	}
 	if p.Model != nil {
 		model = strings.TrimSpace(*p.Model)
 	}
@@ -615,13 +621,13 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 		risk = *p.Risk
 	}
 	s.mu.Unlock()
-	if err := m.store.SetConfig(s.id, model, risk); err != nil {
+	if err := m.store.SetConfig(s.id, model, risk, reasoning); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.model, s.risk = model, risk
+	s.model, s.risk, s.reasoning = model, risk, reasoning
 	s.mu.Unlock()
-	m.log.Info("session configured", "sessionId", s.id, "model", model, "risk", risk)
+	m.log.Info("session configured", "sessionId", s.id, "model", model, "risk", risk, "reasoning", reasoning)
 	return s.configResult(), nil
 }
 

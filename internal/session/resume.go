@@ -22,7 +22,7 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	// session costs the same whatever its length.
 	s.unloaded, s.storedMessages = true, rec.MessageCount
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
-	s.model, s.risk = rec.Model, rec.Risk
+	s.model, s.risk, s.reasoning = rec.Model, rec.Risk, rec.Reasoning
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 	}

@@ -72,6 +72,7 @@ type Session struct {
 	mcp        *mcptools.Set // the session's own MCP servers (an editor's)
 	model      string        // the session's own model and risk ("": the agent's)
 	risk       string
+	reasoning  string // the session's own reasoning level ("": the agent's)
 	history    provider.Transcript
 	running    bool
 	cancel     context.CancelCauseFunc

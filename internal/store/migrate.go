@@ -74,6 +74,9 @@ var migrations = []migration{{sql:
 	// 6: a gateway credential is a script's token or a browser's session
 	// (cookie and page key), which expire differently.
 	sql: `ALTER TABLE gateway_tokens ADD COLUMN kind TEXT NOT NULL DEFAULT 'token';`,
+}, {
+	// 7: a session's own reasoning level (session/configure).
+	sql: `ALTER TABLE sessions ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -51,10 +51,11 @@ type Session struct {
 	UpdatedMs    int64
 	LastSeq      int64
 	MessageCount int64
-	// Model and Risk are the session's own settings (session/configure);
-	// "" means the agent's.
-	Model string
-	Risk  string
+	// Model, Risk and Reasoning are the session's own settings
+	// (session/configure); "" means the agent's.
+	Model     string
+	Risk      string
+	Reasoning string
 }
 
 // Event is one stored session/update: its params exactly as sent.
@@ -542,9 +543,9 @@ func (s *Store) CreateSession(ss *Session) error {
 		ss.State = StateIdle
 	}
 	return s.do(ss.ID, func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk)
+		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk, ss.Reasoning)
 		return err
 	})
 }
@@ -571,9 +572,9 @@ func (s *Store) SetState(id, state string, after func(error)) {
 
 // SetConfig records a session's own model and risk ("": the agent's),
 // and waits for the commit.
-func (s *Store) SetConfig(id, model, risk string) error {
+func (s *Store) SetConfig(id, model, risk, reasoning string) error {
 	ch := make(chan error, 1)
-	s.update(id, func(err error) { ch <- err }, `UPDATE sessions SET model = ?, risk = ?, updated_ms = ? WHERE id = ?`, model, risk, nowMs(), id)
+	s.update(id, func(err error) { ch <- err }, `UPDATE sessions SET model = ?, risk = ?, reasoning = ?, updated_ms = ? WHERE id = ?`, model, risk, reasoning, nowMs(), id)
 	return <-ch
 }
 
@@ -775,11 +776,11 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 	return ids, err
 }
 
-const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk`
+const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
-	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk)
+	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning)
 	return &ss, err
 }
 
