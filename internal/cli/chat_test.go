@@ -22,6 +22,8 @@ func TestChatWithPipedLines(t *testing.T) {
 		`//tool ask_user {"question":"Pick","choices":["one","two"]}`,
 		"1",
 		"/sessions",
+		"/reasoning medium",
+		"/reasoning max",
 		"/new",
 		"second session",
 		"/nope",
@@ -39,6 +41,7 @@ func TestChatWithPipedLines(t *testing.T) {
 		"tool shell returned: from-shell\n",
 		"tool ask_user returned: the user answered: one\n",
 		"echo: second session\n",
+		"reasoning: medium\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -47,7 +50,8 @@ func TestChatWithPipedLines(t *testing.T) {
 	if strings.Contains(out, "never sent") {
 		t.Error("a line after /quit was sent")
 	}
-	if strings.Count(errs, "new session ses_") != 2 || !strings.Contains(errs, "Allow shell? Run: echo from-shell") || !strings.Contains(errs, "unknown command /nope") {
+	if strings.Count(errs, "new session ses_") != 2 || !strings.Contains(errs, "Allow shell? Run: echo from-shell") || !strings.Contains(errs, "unknown command /nope") ||
+		!strings.Contains(errs, `"max": must be one of off, low, medium, high`) {
 		t.Errorf("stderr:\n%s", errs)
 	}
 	// /sessions (sent before /new) lists the one session, marked current.

@@ -31,6 +31,7 @@ const chatHelp = `commands:
   /cancel          cancel the running turn (Esc or Ctrl-C do it too)
   /compact         summarise earlier turns out of the model's view (the history keeps them)
   /model [M]       show the session's model, or switch it to M (see zeroclaw models)
+  /reasoning [L]   show the session's reasoning level, or set it: off, low, medium, high
   /status          the daemon's status
   /quit            leave (Ctrl-D on an empty line too)
 anything else is a prompt; start it with // to send a literal /.
@@ -261,6 +262,21 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 		ch.tokens[1] = cr.ContextWindow
 		ch.mu.Unlock()
 		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
+	case "/reasoning":
+		params := protocol.SessionConfigureParams{SessionID: sid}
+		if arg != "" {
+			params.Reasoning = &arg
+		}
+		cr, err := c.Configure(ctx, params)
+		if err != nil {
+			fail(err)
+			return false
+		}
+		level := cr.Reasoning
+		if level == "" {
+			level = "the provider's (none set)"
+		}
+		ch.say("reasoning: " + level)
 	case "/compact":
 		cr, err := c.Compact(ctx, sid)
 		if err != nil {

@@ -336,7 +336,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 }
 
 // chatCommands are what Tab completes after a /.
-var chatCommands = []string{"/cancel", "/clear", "/compact", "/exit", "/help", "/model", "/new", "/quit", "/resume", "/sessions", "/status"}
+var chatCommands = []string{"/cancel", "/clear", "/compact", "/exit", "/help", "/model", "/new", "/quit", "/reasoning", "/resume", "/sessions", "/status"}
 
 // complete completes a /command: the one match, or the longest common
 // prefix of several (which the footer lists).
