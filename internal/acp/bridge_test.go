@@ -489,6 +489,19 @@ func TestConfigOptionsCommandsUsageResume(t *testing.T) {
 	if r := e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"mode","value":"yolo"}`); r["error"] == nil {
 		t.Fatalf("a bad mode was taken: %v", r)
 	}
+	// Thought level: the session's reasoning level.
+	if opts["thought_level"]["currentValue"] != "default" || opts["thought_level"]["category"] != "thought_level" {
+		t.Fatalf("thought level option %v", opts["thought_level"])
+	}
+	set = result(t, e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"thought_level","value":"high"}`))
+	for _, o := range set["configOptions"].([]any) {
+		if o.(map[string]any)["id"] == "thought_level" && o.(map[string]any)["currentValue"] != "high" {
+			t.Fatalf("after setting the thought level: %v", o)
+		}
+	}
+	if r := e.call("session/set_config_option", `{"sessionId":"`+sid+`","configId":"thought_level","value":"max"}`); r["error"] == nil {
+		t.Fatalf("a bad thought level was taken: %v", r)
+	}
 	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool write_file {\"path\":\"x\",\"content\":\"y\"}"}]}`))
 	select {
 	case a := <-e.asked:

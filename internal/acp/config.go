@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -62,7 +63,18 @@ func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigur
 			"description": fmt.Sprintf("%s (%s)", cfg.Provider, cfg.URL), "currentValue": cfg.Model, "options": modelOpts},
 		map[string]any{"id": "mode", "name": "Mode", "category": "mode", "type": "select",
 			"currentValue": modeOf(cfg.Risk), "options": modeOpts},
+		map[string]any{"id": "thought_level", "name": "Thought level", "category": "thought_level", "type": "select",
+			"currentValue": cmp.Or(cfg.Reasoning, "default"), "options": thoughtOpts},
 	}
+}
+
+// thoughtOpts are the reasoning levels; "default" is the agent's own.
+var thoughtOpts = []any{
+	map[string]any{"value": "default", "name": "Default (the agent's)"},
+	map[string]any{"value": "off", "name": "Off"},
+	map[string]any{"value": "low", "name": "Low"},
+	map[string]any{"value": "medium", "name": "Medium"},
+	map[string]any{"value": "high", "name": "High"},
 }
 
 // setConfigOption changes the session's model or mode.
@@ -85,8 +97,14 @@ func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value a
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: mode %q: one of read-only, ask, full", v)
 		}
 		p.Risk = &modes[i].risk
+	case "thought_level":
+		level := v
+		if level == "default" {
+			level = ""
+		}
+		p.Reasoning = &level
 	default:
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: no config option %q (model, mode)", option)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: no config option %q (model, mode, thought_level)", option)
 	}
 	cr, err := d.Configure(ctx, p)
 	if err != nil {
@@ -111,7 +129,7 @@ func (b *Bridge) announce(id string) {
 // options (and, for new, its id); its commands follow the answer.
 func (b *Bridge) opened(ctx context.Context, ns protocol.SessionNewResult, withID bool) any {
 	res := map[string]any{"configOptions": b.configOptions(ctx, protocol.SessionConfigureResult{SessionID: ns.SessionID,
-		Provider: ns.Provider, Model: ns.Model, URL: ns.ProviderURL, Risk: ns.Risk, ContextWindow: ns.ContextWindow})}
+		Provider: ns.Provider, Model: ns.Model, URL: ns.ProviderURL, Risk: ns.Risk, ContextWindow: ns.ContextWindow, Reasoning: ns.Reasoning})}
 	if withID {
 		res["sessionId"] = ns.SessionID
 	}

@@ -126,7 +126,7 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 			t.Errorf("cancel: %q", got.Cancel)
 		}
 		ed := got.Editor
-		if ed.ResumedOptions != 2 || ed.Mode != "full" || ed.StopReason != "end_turn" || ed.Asked != 0 || ed.Commands == 0 || ed.Listed == 0 ||
+		if ed.ResumedOptions != 3 || ed.Mode != "full" || ed.StopReason != "end_turn" || ed.Asked != 0 || ed.Commands == 0 || ed.Listed == 0 ||
 			len(ed.Writes) != 1 || ed.Writes[0].Path != filepath.Join(cwd, "node.txt") || ed.Writes[0].Content != "from node" {
 			t.Errorf("the editor phase: %+v", ed)
 		}

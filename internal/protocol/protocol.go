@@ -357,6 +357,8 @@ type SessionNewResult struct {
 	ProviderURL   string `json:"providerUrl"`
 	Risk          string `json:"risk"`
 	ContextWindow int64  `json:"contextWindow"`
+	// Reasoning is the session's reasoning level ("": the provider's).
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // Attachment is one file of a prompt (section 9).
