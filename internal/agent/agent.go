@@ -207,6 +207,8 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			out.Content = resp.Text
 			out.Usage.InputTokens += resp.Usage.InputTokens
 			out.Usage.OutputTokens += resp.Usage.OutputTokens
+			out.Usage.CacheReadTokens += resp.Usage.CacheReadTokens
+			out.Usage.CacheWriteTokens += resp.Usage.CacheWriteTokens
 		}
 		if err != nil {
 			if resp != nil && resp.Text != "" {

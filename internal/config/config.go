@@ -81,6 +81,8 @@ type Provider struct {
 	// Reasoning is how hard the model thinks: "off" (or "": no
 	// reasoning parameter sent), "low", "medium", "high".
 	Reasoning string `toml:"reasoning"`
+	// PromptCache sends Anthropic prompt-cache breakpoints (nil: true).
+	PromptCache *bool `toml:"prompt_cache"`
 }
 
 // Agent is one [agents.<alias>] table.

@@ -382,6 +382,9 @@ type SessionPromptParams struct {
 type Usage struct {
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// Input tokens read from and written to the provider's prompt cache.
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // ErrorInfo is the error of a failed turn.

@@ -14,6 +14,7 @@ type Anthropic struct {
 	name, base, model string
 	maxTokens         int
 	reasoning         string // the configured level ("", "off": no thinking)
+	cache             bool   // prompt-cache breakpoints sent
 	http              *httpClient
 }
 
@@ -34,7 +35,7 @@ func newAnthropic(name string, p config.Provider, getenv func(string) string) *A
 		model = "claude-sonnet-4-5"
 	}
 	return &Anthropic{name: name, base: base, model: model, maxTokens: cmp.Or(p.MaxTokens, 8192), reasoning: p.Reasoning,
-		http: newHTTPClient(name, base+"/v1/messages", headers)}
+		cache: p.PromptCache == nil || *p.PromptCache, http: newHTTPClient(name, base+"/v1/messages", headers)}
 }
 
 // ContextWindow implements Provider.
@@ -72,8 +73,17 @@ type anBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
-	raw       json.RawMessage // a block sent back as it came (thinking)
+	// CacheControl marks a prompt-cache breakpoint.
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	raw          json.RawMessage // a block sent back as it came (thinking)
 }
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+// ephemeral is Anthropic's (5-minute) cache breakpoint.
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 func (b anBlock) MarshalJSON() ([]byte, error) {
 	if b.raw != nil {
@@ -143,13 +153,33 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 		}
 	}
 	body["max_tokens"] = maxTokens
+	// Prompt caching: breakpoints after the system prompt, after the
+	// tools and on the conversation's last block (it moves forward each
+	// call; the next call reads the prefix this one wrote): three of
+	// Anthropic's four.
 	if req.System != "" {
-		body["system"] = req.System
+		if a.cache {
+			body["system"] = []anBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
+		} else {
+			body["system"] = req.System
+		}
+	}
+	if a.cache && len(msgs) > 0 {
+		last := &msgs[len(msgs)-1]
+		for i := len(last.Content) - 1; i >= 0; i-- {
+			if last.Content[i].raw == nil {
+				last.Content[i].CacheControl = ephemeral
+				break
+			}
+		}
 	}
 	if len(req.Tools) > 0 {
 		var tools []map[string]any
 		for _, t := range req.Tools {
 			tools = append(tools, map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.Schema})
+		}
+		if a.cache {
+			tools[len(tools)-1]["cache_control"] = ephemeral
 		}
 		body["tools"] = tools
 	}
@@ -167,9 +197,7 @@ func nonEmpty(s string) string {
 type anEvent struct {
 	Type    string `json:"type"`
 	Message struct {
-		Usage struct {
-			InputTokens int64 `json:"input_tokens"`
-		} `json:"usage"`
+		Usage anUsage `json:"usage"`
 	} `json:"message"`
 	Index        int `json:"index"`
 	ContentBlock struct {
@@ -190,10 +218,7 @@ type anEvent struct {
 	} `json:"delta"`
 	// Usage of message_delta: cumulative; some servers put the input
 	// there too.
-	Usage struct {
-		InputTokens  int64 `json:"input_tokens"`
-		OutputTokens int64 `json:"output_tokens"`
-	} `json:"usage"`
+	Usage anUsage `json:"usage"`
 	Error struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
@@ -226,7 +251,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		}
 		switch ev.Type {
 		case "message_start":
-			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+			ev.Message.Usage.into(&resp.Usage)
 		case "content_block_start":
 			b := &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name, data: ev.ContentBlock.Data}
 			b.thinking.WriteString(ev.ContentBlock.Thinking)
@@ -256,10 +281,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 			if ev.Delta.StopReason != "" {
 				stop = ev.Delta.StopReason
 			}
-			resp.Usage.OutputTokens = ev.Usage.OutputTokens
-			if ev.Usage.InputTokens > 0 {
-				resp.Usage.InputTokens = ev.Usage.InputTokens
-			}
+			ev.Usage.into(&resp.Usage)
 		case "message_stop":
 			complete = true
 			return true, nil
@@ -326,3 +348,27 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 // thinkingBudget is Anthropic's thinking.budget_tokens per reasoning
 // level (at least 1,024, Anthropic's minimum).
 var thinkingBudget = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
+
+// anUsage is the usage of message_start and message_delta (cumulative:
+// a figure present replaces the one before).
+type anUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+func (u anUsage) into(out *Usage) {
+	if u.InputTokens > 0 {
+		out.InputTokens = u.InputTokens
+	}
+	if u.OutputTokens > 0 {
+		out.OutputTokens = u.OutputTokens
+	}
+	if u.CacheCreationInputTokens > 0 {
+		out.CacheWriteTokens = u.CacheCreationInputTokens
+	}
+	if u.CacheReadInputTokens > 0 {
+		out.CacheReadTokens = u.CacheReadInputTokens
+	}
+}

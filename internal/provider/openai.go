@@ -123,8 +123,11 @@ type oaChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -237,7 +240,8 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 			return false, o.http.fail(0, "%s", ch.Error.Message)
 		}
 		if ch.Usage != nil {
-			resp.Usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens}
+			resp.Usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens,
+				CacheReadTokens: ch.Usage.PromptTokensDetails.CachedTokens}
 		}
 		for _, c := range ch.Choices {
 			d := c.Delta

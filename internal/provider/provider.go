@@ -121,6 +121,11 @@ const (
 type Usage struct {
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// The input tokens read from and written to the provider's prompt
+	// cache (Anthropic reports them beside InputTokens; OpenAI's cached
+	// tokens are part of its prompt tokens).
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // Response is the whole of one model call.

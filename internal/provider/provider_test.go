@@ -259,7 +259,7 @@ func TestAnthropicStreamsThinkingTextAndToolUse(t *testing.T) {
 	body := f.lastBody.Load().(map[string]any)
 	msgs := body["messages"].([]any)
 	// user, assistant (text + 2 tool_use), user (2 tool_result blocks)
-	if len(msgs) != 3 || body["system"] != "sys" || body["model"] != "claude-x" {
+	if len(msgs) != 3 || mustJSON(body["system"]) != `[{"cache_control":{"type":"ephemeral"},"text":"sys","type":"text"}]` || body["model"] != "claude-x" {
 		t.Fatalf("wire messages %v", msgs)
 	}
 	results := msgs[2].(map[string]any)["content"].([]any)

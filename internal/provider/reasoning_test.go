@@ -322,3 +322,70 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Prompt caching: Anthropic breakpoints after the system prompt, after
+// the tools and on the conversation's last block (not on a thinking
+// block sent back), none with prompt_cache = false; the cache figures
+// of message_start and the cumulative message_delta are taken, and
+// OpenAI's cached prompt tokens too.
+func TestPromptCacheBreakpointsAndUsage(t *testing.T) {
+	f := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":3000,\"cache_read_input_tokens\":0,\"output_tokens\":1}}}",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7,\"cache_read_input_tokens\":2500}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}",
+	}}
+	url := serve(t, f)
+	thinking := json.RawMessage(`{"type":"thinking","thinking":"t","signature":"s"}`)
+	msgs := []Message{
+		{Role: RoleUser, Text: "one"},
+		{Role: RoleAssistant, Text: "", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Input: json.RawMessage(`{}`)}}, Reasoning: &Reasoning{Blocks: []json.RawMessage{thinking}}},
+		{Role: RoleTool, ToolCallID: "c1", Name: "read_file", Text: "hi"},
+	}
+	off := false
+	for _, cache := range []*bool{nil, &off} {
+		p, _ := New("claude", config.Provider{Kind: "anthropic", BaseURL: url, Model: "claude-x", PromptCache: cache}, env)
+		resp, _, _, err := collect(t, p, Request{System: "sys", Messages: msgs, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Usage != (Usage{InputTokens: 12, OutputTokens: 7, CacheWriteTokens: 3000, CacheReadTokens: 2500}) {
+			t.Errorf("usage %+v", resp.Usage)
+		}
+		body, _ := json.Marshal(f.lastBody.Load())
+		n := strings.Count(string(body), `"cache_control":{"type":"ephemeral"}`)
+		var b struct {
+			System   any `json:"system"`
+			Tools    []map[string]any
+			Messages []struct {
+				Content []map[string]any
+			}
+		}
+		json.Unmarshal(body, &b)
+		lastMsg := b.Messages[len(b.Messages)-1].Content
+		lastTool := b.Tools[len(b.Tools)-1]
+		if cache == nil {
+			if n != 3 || mustJSON(b.System) != `[{"cache_control":{"type":"ephemeral"},"text":"sys","type":"text"}]` ||
+				lastTool["cache_control"] == nil || lastMsg[len(lastMsg)-1]["cache_control"] == nil {
+				t.Errorf("breakpoints (%d):\n%s", n, body)
+			}
+			if th := b.Messages[1].Content[0]; th["type"] != "thinking" || th["cache_control"] != nil {
+				t.Errorf("the thinking block is sent back unchanged: %v", th)
+			}
+		} else if n != 0 || b.System != "sys" {
+			t.Errorf("prompt_cache = false still sends breakpoints (%d):\n%s", n, body)
+		}
+	}
+	oa := &fakeServer{path: "/v1/chat/completions", events: []string{
+		`data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`,
+		`data: {"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":1920}}}`,
+		`data: [DONE]`,
+	}}
+	url = serve(t, oa)
+	p, _ := New("oa", config.Provider{Kind: "openai", BaseURL: url + "/v1", Model: "gpt-4o"}, env)
+	resp, _, _, err := collect(t, p, Request{Messages: []Message{{Role: RoleUser, Text: "x"}}})
+	if err != nil || resp.Usage != (Usage{InputTokens: 2006, OutputTokens: 300, CacheReadTokens: 1920}) {
+		t.Errorf("openai usage %+v %v", resp.Usage, err)
+	}
+}

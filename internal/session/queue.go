@@ -95,7 +95,8 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
 
 	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice
-	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
+		CacheReadTokens: out.Usage.CacheReadTokens, CacheWriteTokens: out.Usage.CacheWriteTokens}
 	if err := s.failure(); err != nil {
 		// A write failed: the turn ends with that cause, whatever the
 		// agent made of its cancelled context.
