@@ -306,18 +306,11 @@ func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if filter != "" && !doublestar.ValidatePattern(filter) {
 		return errorf("glob %q is not a valid pattern", a.Glob)
 	}
-	pl, err := openPlace(env)
+	pl, start, _, err := placeAt(env, a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
 	defer pl.close()
-	start, err := pl.name(a.Path)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	if _, err := pl.stat(start); err != nil {
-		return errorf("%v", pl.explain(a.Path, err))
-	}
 	s := &searcher{re: re, context: a.Context}
 	walkErr := walkFiles(ctx, env, pl, start, func(name, rel, under string, d fs.DirEntry) error {
 		if !d.Type().IsRegular() {

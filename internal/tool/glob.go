@@ -48,18 +48,12 @@ func (glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if pattern == "" || !doublestar.ValidatePattern(pattern) {
 		return errorf("pattern %q is not a valid glob pattern", a.Pattern)
 	}
-	pl, err := openPlace(env)
+	pl, start, fi, err := placeAt(env, a.Path)
 	if err != nil {
 		return errorf("%v", err)
 	}
 	defer pl.close()
-	start, err := pl.name(a.Path)
-	if err != nil {
-		return errorf("%v", err)
-	}
-	if fi, err := pl.stat(start); err != nil {
-		return errorf("%v", pl.explain(a.Path, err))
-	} else if !fi.IsDir() {
+	if !fi.IsDir() {
 		return errorf("%s is not a directory", a.Path)
 	}
 	type found struct {
@@ -96,6 +90,28 @@ func (glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		b.WriteString(f.rel + "\n")
 	}
 	return Result{Output: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// placeAt opens the session's place and names arg (a path argument) in
+// it, which must exist: where the walking tools start. The caller closes
+// the place.
+func placeAt(env *Env, arg string) (*place, string, fs.FileInfo, error) {
+	pl, err := openPlace(env)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	start, err := pl.name(arg)
+	if err != nil {
+		pl.close()
+		return nil, "", nil, err
+	}
+	fi, err := pl.stat(start)
+	if err != nil {
+		err = pl.explain(arg, err)
+		pl.close()
+		return nil, "", nil, err
+	}
+	return pl, start, fi, nil
 }
 
 // parts splits a slash path into its names ("." is none).
