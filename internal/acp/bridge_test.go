@@ -256,9 +256,12 @@ func kinds(us []map[string]any) string {
 	return strings.Join(s, " ")
 }
 
-func runDaemon(t *testing.T) string {
+func runDaemon(t *testing.T, tune ...func(*config.Config)) string {
 	dirs, _ := config.ResolveDirs(filepath.Join(t.TempDir(), "cfg"), func(string) string { return "" })
 	cfg := config.Default(func(string) string { return "" })
+	for _, f := range tune {
+		f(cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -722,5 +725,40 @@ func TestToolCallPendingExactlyWhenApprovalFollows(t *testing.T) {
 		if status, asked := turn(c.what, c.prompt); status != c.status || asked != c.asked {
 			t.Errorf("%s: tool_call %q, asked %d times; want %q, %d", c.what, status, asked, c.status, c.asked)
 		}
+	}
+}
+
+// A turn stopped by the budget ends with ACP's nearest stop reason, and
+// the editor is told which limit in the reply; usage_update carries the
+// session's cost.
+func TestBudgetReachesTheEditor(t *testing.T) {
+	endpoint := runDaemon(t, func(c *config.Config) {
+		p := c.Providers[c.Agents["default"].Provider]
+		p.Pricing = &config.Pricing{Input: 1e6} // $1 an input token
+		c.Providers[c.Agents["default"].Provider] = p
+		c.Budget.MaxCostUSDPerSession = 0.5
+	})
+	e := startBridge(t, endpoint)
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sid := result(t, e.call("session/new", `{"cwd":`+strconv.Quote(t.TempDir())+`,"mcpServers":[]}`))["sessionId"].(string)
+	r := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hi"}]}`))
+	if r["stopReason"] != "max_turn_requests" {
+		t.Fatalf("budget stop: %v", r)
+	}
+	var said string
+	var cost map[string]any
+	for _, u := range e.updates() {
+		switch u["sessionUpdate"] {
+		case "agent_message_chunk":
+			said += u["content"].(map[string]any)["text"].(string)
+		case "usage_update":
+			cost, _ = u["cost"].(map[string]any)
+		}
+	}
+	if !strings.HasPrefix(said, "echo: hi") || !strings.Contains(said, "max_cost_usd_per_session = 0.5") {
+		t.Errorf("the editor was told %q", said)
+	}
+	if cost == nil || cost["currency"] != "USD" || cost["amount"].(float64) < 1 {
+		t.Errorf("usage_update cost %v", cost)
 	}
 }

@@ -140,8 +140,19 @@ func (b *Bridge) forward(ev *event, replay bool) {
 			return
 		}
 		update = map[string]any{"sessionUpdate": "usage_update", "used": max(ev.InputTokens, 0), "size": max(ev.MaxContextTokens, 0)}
+		if c := ev.SessionCostUSD; c != nil {
+			update["cost"] = map[string]any{"amount": *c, "currency": "USD"}
+		}
+	case protocol.EventTurnComplete:
+		if ev.Notice == "" {
+			return // the prompt's answer says how it ended
+		}
+		// What the person can do about a turn that ended short (a
+		// budget reached, the reply's token limit): ACP's stop reasons
+		// cannot say it, so it is said in the reply.
+		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}
 	default:
-		return // turn_complete: the prompt's answer says it
+		return
 	}
 	update["_meta"] = meta
 	b.acp.Notify("session/update", map[string]any{"sessionId": ev.SessionID, "update": update})

@@ -45,8 +45,11 @@ type ToolResult struct {
 // Plan is a plan the model published.
 type Plan struct{ Entries []tool.PlanEntry }
 
-// ContextUsage is reported after each model call.
-type ContextUsage struct{ InputTokens, MaxContextTokens int64 }
+// ContextUsage is reported after each model call: the size of its input
+// (and the parts of it read from and written to the prompt cache).
+type ContextUsage struct {
+	InputTokens, CacheReadTokens, CacheWriteTokens, MaxContextTokens int64
+}
 
 func (MessageChunk) isEvent() {}
 func (ThoughtChunk) isEvent() {}
@@ -93,6 +96,12 @@ type Host interface {
 	// costs the same in a session of 10,000 turns as in a fresh one. The
 	// agent only reads it.
 	Record(provider.Message) provider.Transcript
+	// Budget says, when a spending limit is reached, which one and its
+	// value ("" while none is): then no model call starts.
+	Budget() string
+	// Charge adds a model call's usage and cost to what the session and
+	// the day have spent.
+	Charge(provider.Usage)
 	// Trimmed keeps t's view (Cut, CutTokens, Summary) as the session's:
 	// dropped older messages were left out of what the model is sent,
 	// for reason; the transcript itself keeps them.
@@ -132,6 +141,7 @@ const (
 	StopError           = protocol.StopError
 	StopMaxTokens       = protocol.StopMaxTokens
 	StopRefusal         = protocol.StopRefusal
+	StopBudget          = protocol.StopBudget
 )
 
 // Agent is a configured agent: the model, its instructions and tools.
@@ -153,6 +163,9 @@ type Agent struct {
 	Where     string
 	// Commands is what the tools' commands run with.
 	Commands tool.Commands
+	// Price is what a model of the provider costs (nil or false:
+	// unknown, so its calls cost nothing that is counted).
+	Price func(model string) (provider.Price, bool)
 }
 
 // Outcome is how a turn ended.
@@ -171,6 +184,11 @@ type Outcome struct {
 // Run runs one turn for prompt and its images, in directory cwd, on the
 // host's transcript (see Host.Record).
 func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, images ...provider.Image) Outcome {
+	if over := h.Budget(); over != "" {
+		// Past a limit: the model is not called, and the prompt does
+		// not enter the transcript it never answered.
+		return Outcome{StopReason: StopBudget, Notice: over}
+	}
 	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
@@ -205,10 +223,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		})
 		if resp != nil {
 			out.Content = resp.Text
-			out.Usage.InputTokens += resp.Usage.InputTokens
-			out.Usage.OutputTokens += resp.Usage.OutputTokens
-			out.Usage.CacheReadTokens += resp.Usage.CacheReadTokens
-			out.Usage.CacheWriteTokens += resp.Usage.CacheWriteTokens
+			out.Usage.Add(a.charge(h, resp.Usage))
 		}
 		if err != nil {
 			if resp != nil && resp.Text != "" {
@@ -221,8 +236,19 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			out.StopReason, out.Err = StopError, err
 			return out
 		}
-		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
+		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, CacheReadTokens: resp.Usage.CacheReadTokens,
+			CacheWriteTokens: resp.Usage.CacheWriteTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
 		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
+		if over := h.Budget(); over != "" {
+			// This call crossed a limit: the turn ends here, its calls
+			// answered unrun so the transcript stays valid.
+			for _, call := range resp.ToolCalls {
+				h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name,
+					Text: "not run: " + over, IsError: true})
+			}
+			out.StopReason, out.Notice = StopBudget, over
+			return out
+		}
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
@@ -258,6 +284,18 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	return out
 }
 
+// charge prices a model call's usage (unless its server did), charges it
+// to the host and returns it.
+func (a *Agent) charge(h Host, u provider.Usage) provider.Usage {
+	if !u.Priced && a.Price != nil {
+		if p, ok := a.Price(a.Model); ok {
+			u.CostUSD, u.Priced = p.Cost(u), true
+		}
+	}
+	h.Charge(u)
+	return u
+}
+
 // Compact leaves all but the last turn out of the model's view (the
 // /compact command), whatever the view's size.
 func (a *Agent) Compact(ctx context.Context, h Host, view provider.Transcript) provider.Transcript {
@@ -272,7 +310,7 @@ func (a *Agent) compact(ctx context.Context, h Host, view provider.Transcript, b
 	if dropped == 0 {
 		return view
 	}
-	summary, err := a.summarize(ctx, view.Summary, view.Messages[view.Cut:next.Cut])
+	summary, err := a.summarize(ctx, h, view.Summary, view.Messages[view.Cut:next.Cut])
 	if err != nil {
 		summary = strings.TrimSpace(view.Summary + fmt.Sprintf("\n[%d earlier messages were left out to fit the model's context window; no summary could be made: %v]", dropped, err))
 		reason += " (summary failed)"
@@ -284,7 +322,7 @@ func (a *Agent) compact(ctx context.Context, h Host, view provider.Transcript, b
 }
 
 // summarize asks the model for a summary of msgs, continuing prev.
-func (a *Agent) summarize(ctx context.Context, prev string, msgs []provider.Message) (string, error) {
+func (a *Agent) summarize(ctx context.Context, h Host, prev string, msgs []provider.Message) (string, error) {
 	var b strings.Builder
 	if prev != "" {
 		b.WriteString("Summary of the conversation before this part:\n" + prev + "\n\n")
@@ -312,6 +350,9 @@ func (a *Agent) summarize(ctx context.Context, prev string, msgs []provider.Mess
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: b.String()}},
 	}
 	resp, err := a.Provider.Stream(ctx, req, func(provider.Delta) {})
+	if resp != nil {
+		a.charge(h, resp.Usage) // a summary costs like any call
+	}
 	if err != nil {
 		return "", err
 	}

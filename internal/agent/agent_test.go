@@ -24,6 +24,22 @@ type host struct {
 	standing func(name string) (Decision, bool)
 	onChunk  func()
 	view     provider.Transcript // the kept view (Cut, CutTokens, Summary)
+	// charged are the calls' usages; limit (0: none) is the budget on
+	// their summed cost.
+	charged []provider.Usage
+	limit   float64
+}
+
+func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
+func (h *host) Budget() string {
+	var spent float64
+	for _, u := range h.charged {
+		spent += u.CostUSD
+	}
+	if h.limit > 0 && spent >= h.limit {
+		return fmt.Sprintf("spent %g of %g", spent, h.limit)
+	}
+	return ""
 }
 
 func (h *host) Emit(e Event) {
@@ -310,5 +326,79 @@ func TestCompactionKeepsRequestsWithinTheWindow(t *testing.T) {
 	view := a.Compact(context.Background(), h, h.Record(provider.Message{Role: provider.RoleUser, Text: "now"}))
 	if view.Turns() != 1 {
 		t.Fatalf("after /compact the view has %d turns", view.Turns())
+	}
+}
+
+// counting is the echo model, counting its calls.
+type counting struct {
+	provider.Echo
+	calls int
+}
+
+func (c *counting) Stream(ctx context.Context, req provider.Request, f func(provider.Delta)) (*provider.Response, error) {
+	c.calls++
+	return c.Echo.Stream(ctx, req, f)
+}
+
+func TestBudget(t *testing.T) {
+	dir := t.TempDir()
+	price := provider.Price{Input: 1e6, Output: 2e6} // $1 an input token, $2 an output one
+	priced := func(a *Agent) *Agent {
+		a.Price = func(string) (provider.Price, bool) { return price, true }
+		return a
+	}
+
+	// Usage and cost are summed over the turn's calls and charged call
+	// by call.
+	h := &host{}
+	a := priced(agentWith(RiskFull, "list_dir"))
+	out := a.Run(context.Background(), h, dir, "/tool list_dir {}")
+	if out.StopReason != StopEndTurn || len(h.charged) != 2 {
+		t.Fatalf("outcome %+v, charged %+v", out, h.charged)
+	}
+	var sum provider.Usage
+	for _, u := range h.charged {
+		if !u.Priced || u.CostUSD != price.Cost(u) || u.CostUSD == 0 {
+			t.Errorf("charged %+v: cost is not the price's %v", u, price.Cost(u))
+		}
+		sum.Add(u)
+	}
+	if out.Usage != sum {
+		t.Errorf("turn usage %+v, calls summed %+v", out.Usage, sum)
+	}
+
+	// A turn that would start past the limit never calls the model, and
+	// its prompt stays out of the transcript.
+	c := &counting{}
+	a = priced(agentWith(RiskFull, "list_dir"))
+	a.Provider = c
+	h = &host{limit: 1, charged: []provider.Usage{{CostUSD: 1, Priced: true}}}
+	out = a.Run(context.Background(), h, dir, "hello")
+	if out.StopReason != StopBudget || out.Notice != "spent 1 of 1" || c.calls != 0 || len(h.record) != 0 {
+		t.Errorf("past the budget: %+v, %d model calls, transcript %v", out, c.calls, h.record)
+	}
+
+	// A call that crosses it ends the turn after that call: its tool
+	// calls are answered unrun, so the transcript stays valid.
+	c = &counting{}
+	a.Provider = c
+	h = &host{limit: 5}
+	out = a.Run(context.Background(), h, dir, "/tool list_dir {}")
+	if out.StopReason != StopBudget || c.calls != 1 || !strings.HasPrefix(out.Notice, "spent ") {
+		t.Fatalf("crossing the budget: %+v after %d calls", out, c.calls)
+	}
+	if got := h.kinds(); got != "usage" {
+		t.Errorf("events %s: the tool must not run", got)
+	}
+	last := h.record[len(h.record)-1]
+	if len(h.record) != 3 || last.Role != provider.RoleTool || !last.IsError || !strings.Contains(last.Text, "not run: spent ") {
+		t.Errorf("transcript %+v", h.record)
+	}
+
+	// An unknown price counts no cost, so no budget stops it.
+	h = &host{limit: 0.000001}
+	out = agentWith(RiskFull).Run(context.Background(), h, dir, "hi")
+	if out.StopReason != StopEndTurn || out.Usage.Priced || out.Usage.CostUSD != 0 {
+		t.Errorf("unpriced: %+v", out)
 	}
 }

@@ -16,7 +16,8 @@ The words are the prompt; with none (or -), and stdin not a terminal, stdin
 is. Put -- before a prompt that starts with a dash.
 
 Exit codes: 0 done, 1 the turn failed, 2 usage, 3 the turn used all its
-model calls, 4 the model refused, 130 cancelled.`,
+model calls, 4 the model refused, 5 a spending limit ([budget]) is
+reached, 130 cancelled.`,
 		Example: `  zeroclaw prompt explain this repository
   git diff | zeroclaw prompt --output-format json
   zeroclaw prompt --approve all --session my-task "run the tests"`}

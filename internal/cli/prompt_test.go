@@ -276,3 +276,35 @@ func TestACPStatusAndUnknownWord(t *testing.T) {
 		t.Errorf("acp start (text): %d %q", code, errs)
 	}
 }
+
+// A turn that reaches a spending limit exits 5 and says which limit;
+// the list shows what each session cost.
+func TestPromptStopsAtTheBudget(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	// The offline model, priced at $1 an input token: any turn crosses.
+	conf := "[providers.echo]\nkind = \"echo\"\n[providers.echo.pricing]\ninput = 1000000\noutput = 0\n" +
+		"[agents.default]\nprovider = \"echo\"\n[budget]\nmax_cost_usd_per_session = 0.5\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "--output-format", "json", "hello")
+	var res struct {
+		SessionID, StopReason, Notice string
+		Usage                         struct{ CostUsd float64 }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 5 || res.StopReason != "budget" || res.Usage.CostUsd < 1 ||
+		!strings.Contains(errs, "max_cost_usd_per_session = 0.5") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errs)
+	}
+	code, out, errs = runCLI(t, env, "", "prompt", "--session", res.SessionID, "again")
+	if code != 5 || out != "" || !strings.Contains(errs, "the session's budget is spent") {
+		t.Errorf("past the budget: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "sessions", "list")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("$%.4f  ", res.Usage.CostUsd)) {
+		t.Errorf("sessions list %q does not show the cost $%.4f", out, res.Usage.CostUsd)
+	}
+}

@@ -87,8 +87,8 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 			if s.Live {
 				live = " live"
 			}
-			fmt.Fprintf(env.Stdout, "%s  %s  %-11s %s%s  %d events  %s\n", s.SessionID,
-				time.UnixMilli(s.UpdatedMs).Format("2006-01-02 15:04"), s.State, s.Mode, live, s.LastSeq, s.Title)
+			fmt.Fprintf(env.Stdout, "%s  %s  %-11s %s%s  %d events  %s%s\n", s.SessionID,
+				time.UnixMilli(s.UpdatedMs).Format("2006-01-02 15:04"), s.State, s.Mode, live, s.LastSeq, costOf(s.Usage), s.Title)
 		}
 	case "show":
 		id := args[0]
@@ -127,4 +127,13 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 		}
 	}
 	return nil
+}
+
+// costOf is a session's cost for the list ("$0.1234  "), "" when no
+// price is known.
+func costOf(u *protocol.Usage) string {
+	if u == nil || u.CostUSD == nil {
+		return ""
+	}
+	return fmt.Sprintf("$%.4f  ", *u.CostUSD)
 }

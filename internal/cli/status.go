@@ -78,6 +78,7 @@ func statusCmd(g *globals) *cobra.Command {
 		for _, cw := range st.ConfigWarnings {
 			fmt.Fprintf(w, "warning:    %s\n", cw)
 		}
+		fmt.Fprintf(w, "today:      %s\n", spentToday(st.Today))
 		fmt.Fprintf(w, "clients:    %d\n", st.Clients)
 		fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
 		for _, s := range st.Sessions {
@@ -86,4 +87,20 @@ func statusCmd(g *globals) *cobra.Command {
 		return nil
 	})
 	return c
+}
+
+// spentToday is status's line on the day's model calls and the budget.
+func spentToday(t protocol.SpendToday) string {
+	u := t.Usage
+	line := fmt.Sprintf("%d input tokens (%d from the cache), %d output", u.InputTokens, u.CacheReadTokens, u.OutputTokens)
+	if u.CostUSD != nil {
+		line += fmt.Sprintf(", $%.4f", *u.CostUSD)
+	}
+	if t.MaxCostUSDPerDay > 0 {
+		line += fmt.Sprintf(" of the day's budget $%g", t.MaxCostUSDPerDay)
+	}
+	if t.MaxCostUSDPerSession > 0 {
+		line += fmt.Sprintf("; $%g a session", t.MaxCostUSDPerSession)
+	}
+	return line
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -24,6 +25,7 @@ type Config struct {
 	Agents    map[string]Agent    `toml:"agents"`
 	Gateway   Gateway             `toml:"gateway"`
 	MCP       MCP                 `toml:"mcp"`
+	Budget    Budget              `toml:"budget"`
 	// Warnings are mistakes the config runs with (the daemon logs them).
 	Warnings []string `toml:"-"`
 
@@ -83,6 +85,27 @@ type Provider struct {
 	Reasoning string `toml:"reasoning"`
 	// PromptCache sends Anthropic prompt-cache breakpoints (nil: true).
 	PromptCache *bool `toml:"prompt_cache"`
+	// Pricing is what the provider's models cost (nil: the built-in
+	// table's price for the model, if it has one).
+	Pricing *Pricing `toml:"pricing"`
+}
+
+// Pricing is a [providers.NAME.pricing] table: USD per million tokens.
+// A cache price left out is the input price.
+type Pricing struct {
+	Input      float64  `toml:"input"`
+	Output     float64  `toml:"output"`
+	CacheRead  *float64 `toml:"cache_read"`
+	CacheWrite *float64 `toml:"cache_write"`
+}
+
+// Budget is the [budget] table: spending limits in USD (0: none).
+type Budget struct {
+	// MaxCostUSDPerSession bounds what one session may spend in all.
+	MaxCostUSDPerSession float64 `toml:"max_cost_usd_per_session"`
+	// MaxCostUSDPerDay bounds what the daemon's sessions may spend
+	// together in a day (local time).
+	MaxCostUSDPerDay float64 `toml:"max_cost_usd_per_day"`
 }
 
 // Agent is one [agents.<alias>] table.
@@ -448,6 +471,24 @@ func (c *Config) validate() error {
 		}
 		if err := checkLimits("providers."+name, p.MaxTokens, p.Reasoning); err != nil {
 			return err
+		}
+		if pr := p.Pricing; pr != nil {
+			for _, f := range []struct {
+				key string
+				v   *float64
+			}{{"input", &pr.Input}, {"output", &pr.Output}, {"cache_read", pr.CacheRead}, {"cache_write", pr.CacheWrite}} {
+				if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
+					return fmt.Errorf("providers.%s.pricing.%s = %v: must be a price in USD per million tokens, 0 or more", name, f.key, *f.v)
+				}
+			}
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"max_cost_usd_per_session", c.Budget.MaxCostUSDPerSession}, {"max_cost_usd_per_day", c.Budget.MaxCostUSDPerDay}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("budget.%s = %v: must be an amount in USD, 0 or more (0: no limit)", f.key, f.v)
 		}
 	}
 	if c.Gateway.Enabled {

@@ -54,6 +54,9 @@ func TestLoadErrors(t *testing.T) {
 		{"[providers.e]\nkind = \"echo\"\nreasoning = \"max\"\n", `providers.e.reasoning = "max": must be one of off, low, medium, high`},
 		{"[providers.e]\nkind = \"echo\"\nmax_tokens = -1\n", `providers.e.max_tokens = -1: must be at least 1`},
 		{"[providers.e]\nkind = \"echo\"\n[agents.default]\nprovider = \"e\"\nreasoning = \"hard\"\n", `agents.default.reasoning = "hard"`},
+		{"[providers.e]\nkind = \"echo\"\n[providers.e.pricing]\ninput = 3\ncache_read = -0.3\n", `providers.e.pricing.cache_read = -0.3: must be a price in USD per million tokens`},
+		{"[providers.e]\nkind = \"echo\"\n[providers.e.pricing]\noutput = nan\n", `providers.e.pricing.output = NaN`},
+		{"[budget]\nmax_cost_usd_per_day = -5\n", `budget.max_cost_usd_per_day = -5: must be an amount in USD, 0 or more (0: no limit)`},
 	} {
 		p := filepath.Join(t.TempDir(), "config.toml")
 		os.WriteFile(p, []byte(tt.text), 0o600)

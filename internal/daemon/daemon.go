@@ -53,6 +53,8 @@ type Options struct {
 	// Reload, when set, asks for a reload at each value (the command line
 	// sends one on SIGHUP).
 	Reload <-chan struct{}
+	// Now is the clock the day's spend is kept by (nil: time.Now).
+	Now func() time.Time
 }
 
 // userUmask sets the daemon's umask to 077 once, and returns the one it
@@ -115,7 +117,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return ""
 	}
 	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
-		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL})
+		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now})
 	if err != nil {
 		ln.Close()
 		return err

@@ -284,6 +284,7 @@ func prompt(sid, text string) string {
 
 // fakeOpenAI serves scripted Chat Completions streams, one per request.
 type fakeOpenAI struct {
+	url     string // where it serves, when a test keeps it
 	mu      sync.Mutex
 	scripts [][]string
 	bodies  []map[string]any

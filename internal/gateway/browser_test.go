@@ -84,6 +84,9 @@ func TestDashboardInABrowser(t *testing.T) {
 			a := c.Agents["default"]
 			a.Risk = "supervised"
 			c.Agents["default"] = a
+			p := c.Providers[a.Provider]
+			p.Pricing = &config.Pricing{Input: 3, Output: 15} // so the list shows a cost
+			c.Providers[a.Provider] = p
 			c.Gateway.Enabled, c.Gateway.Listen = gateway, listen
 		}
 	}
@@ -159,7 +162,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
 		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
 		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
-		EditCard                                                                                                            string
+		EditCard, ListCost, Footer                                                                                          string
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -211,6 +214,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.LiveRegion == "polite log", "the conversation's live region: %q", out.LiveRegion)
 	// The list.
 	check(out.Title == "/tool shell {\"command\":\"echo hi\"}", "the session's title: %q", out.Title)
+	check(strings.HasPrefix(out.ListCost, "$0.0") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
+		"the session's cost: %q in the list, footer %q", out.ListCost, out.Footer)
 	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)
 	check(out.SearchHit == "made by a script", "search found %q", out.SearchHit)
 	check(out.APIRequestsWhileLive == 0, "%d REST requests while the list followed changes (it should not poll)", out.APIRequestsWhileLive)

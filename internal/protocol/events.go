@@ -97,8 +97,15 @@ type PlanEvent struct {
 
 // ContextUsageEvent is context_usage, after each model call.
 type ContextUsageEvent struct {
+	// InputTokens is the size of the call's input, cached parts included.
 	InputTokens      int64 `json:"inputTokens"`
 	MaxContextTokens int64 `json:"maxContextTokens"`
+	// The parts of the input read from and written to the prompt cache.
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	// SessionCostUSD is what the session has cost so far, when a price
+	// is known.
+	SessionCostUSD *float64 `json:"sessionCostUsd,omitempty"`
 }
 
 // HistoryTrimmedEvent is history_trimmed: older turns left the model's
@@ -133,6 +140,7 @@ const (
 	StopError           = "error"
 	StopMaxTokens       = "max_tokens"
 	StopRefusal         = "refusal"
+	StopBudget          = "budget"
 )
 
 // Approval decisions (session/approve, approval_resolved).

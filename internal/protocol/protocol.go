@@ -189,6 +189,18 @@ type StatusResult struct {
 	// Agents are the configured agents, by alias, with what each runs on
 	// (for a client's agent picker; models lists an agent's models).
 	Agents []AgentStatus `json:"agents"`
+	// Today sums the model calls of every session today (local time),
+	// and says what the [budget] allows.
+	Today SpendToday `json:"today"`
+}
+
+// SpendToday is status's today: the day's usage and the limits.
+type SpendToday struct {
+	Day   string `json:"day"` // YYYY-MM-DD
+	Usage Usage  `json:"usage"`
+	// The [budget] limits in USD, when set.
+	MaxCostUSDPerDay     float64 `json:"maxCostUsdPerDay,omitempty"`
+	MaxCostUSDPerSession float64 `json:"maxCostUsdPerSession,omitempty"`
 }
 
 // AgentStatus describes a configured agent: its provider (config name
@@ -378,13 +390,19 @@ type SessionPromptParams struct {
 	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
-// Usage counts a turn's tokens.
+// Usage counts the tokens of a turn (or a session, or a day) and what
+// they cost.
 type Usage struct {
+	// InputTokens counts every input token, cached ones included.
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
-	// Input tokens read from and written to the provider's prompt cache.
+	// The parts of InputTokens read from and written to the provider's
+	// prompt cache.
 	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
 	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	// CostUSD is what the calls whose price is known cost; absent when
+	// no call's price is known.
+	CostUSD *float64 `json:"costUsd,omitempty"`
 }
 
 // ErrorInfo is the error of a failed turn.
@@ -512,6 +530,8 @@ type SessionInfo struct {
 	UpdatedMs    int64  `json:"updatedMs"`
 	LastSeq      int64  `json:"lastSeq"`
 	MessageCount int64  `json:"messageCount"`
+	// Usage sums the session's model calls (absent before the first).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // SessionListResult is the result of session/list.
@@ -651,6 +671,9 @@ type Update struct {
 	// context_usage
 	InputTokens      int64      `json:"inputTokens"`
 	MaxContextTokens int64      `json:"maxContextTokens"`
+	CacheReadTokens  int64      `json:"cacheReadTokens"`
+	CacheWriteTokens int64      `json:"cacheWriteTokens"`
+	SessionCostUSD   *float64   `json:"sessionCostUsd"`
 	StopReason       string     `json:"stopReason"`
 	Content          string     `json:"content"`
 	Error            *ErrorInfo `json:"error"`

@@ -240,6 +240,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 	var order []int
 	stop := ""
 	complete := false
+	var usage anUsage
 	body, err := a.request(req)
 	if err != nil {
 		return resp, err
@@ -251,7 +252,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		}
 		switch ev.Type {
 		case "message_start":
-			ev.Message.Usage.into(&resp.Usage)
+			ev.Message.Usage.into(&usage)
 		case "content_block_start":
 			b := &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name, data: ev.ContentBlock.Data}
 			b.thinking.WriteString(ev.ContentBlock.Thinking)
@@ -281,7 +282,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 			if ev.Delta.StopReason != "" {
 				stop = ev.Delta.StopReason
 			}
-			ev.Usage.into(&resp.Usage)
+			ev.Usage.into(&usage)
 		case "message_stop":
 			complete = true
 			return true, nil
@@ -291,6 +292,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		return false, nil
 	})
 	resp.Text = text.String()
+	resp.Usage = usage.usage()
 	if err != nil {
 		return resp, err
 	}
@@ -358,7 +360,7 @@ type anUsage struct {
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
-func (u anUsage) into(out *Usage) {
+func (u anUsage) into(out *anUsage) {
 	if u.InputTokens > 0 {
 		out.InputTokens = u.InputTokens
 	}
@@ -366,9 +368,16 @@ func (u anUsage) into(out *Usage) {
 		out.OutputTokens = u.OutputTokens
 	}
 	if u.CacheCreationInputTokens > 0 {
-		out.CacheWriteTokens = u.CacheCreationInputTokens
+		out.CacheCreationInputTokens = u.CacheCreationInputTokens
 	}
 	if u.CacheReadInputTokens > 0 {
-		out.CacheReadTokens = u.CacheReadInputTokens
+		out.CacheReadInputTokens = u.CacheReadInputTokens
 	}
+}
+
+// usage is u as Usage: Anthropic's input_tokens leave out the tokens
+// read from and written to the cache, Usage's input counts them.
+func (u anUsage) usage() Usage {
+	return Usage{InputTokens: u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 }

@@ -123,8 +123,12 @@ type oaChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+		TotalTokens      int64 `json:"total_tokens"`
+		// Cost is what the call cost in USD, where the server says
+		// (OpenRouter).
+		Cost                *float64 `json:"cost"`
 		PromptTokensDetails struct {
 			CachedTokens int64 `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
@@ -239,9 +243,14 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		if ch.Error != nil {
 			return false, o.http.fail(0, "%s", ch.Error.Message)
 		}
-		if ch.Usage != nil {
-			resp.Usage = Usage{InputTokens: ch.Usage.PromptTokens, OutputTokens: ch.Usage.CompletionTokens,
-				CacheReadTokens: ch.Usage.PromptTokensDetails.CachedTokens}
+		if u := ch.Usage; u != nil {
+			// xAI leaves reasoning tokens out of completion_tokens but
+			// counts (and bills) them in total_tokens.
+			resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: max(u.CompletionTokens, u.TotalTokens-u.PromptTokens),
+				CacheReadTokens: u.PromptTokensDetails.CachedTokens}
+			if u.Cost != nil && *u.Cost >= 0 {
+				resp.Usage.CostUSD, resp.Usage.Priced = *u.Cost, true
+			}
 		}
 		for _, c := range ch.Choices {
 			d := c.Delta

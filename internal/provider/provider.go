@@ -117,15 +117,31 @@ const (
 	StopRefusal   = "refusal"
 )
 
-// Usage counts tokens.
+// Usage counts tokens, and what they cost.
 type Usage struct {
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
-	// The input tokens read from and written to the provider's prompt
-	// cache (Anthropic reports them beside InputTokens; OpenAI's cached
-	// tokens are part of its prompt tokens).
-	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
-	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	// InputTokens counts every input token, cached ones included (so it
+	// is the size of the prompt, whatever the dialect reports).
+	InputTokens  int64
+	OutputTokens int64
+	// The parts of InputTokens read from and written to the provider's
+	// prompt cache.
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	// CostUSD is what the calls cost, counting those whose price is known
+	// (Priced: at least one); a server that reports a call's cost
+	// (OpenRouter) sets it.
+	CostUSD float64
+	Priced  bool
+}
+
+// Add adds v's figures to u's.
+func (u *Usage) Add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.CostUSD += v.CostUSD
+	u.Priced = u.Priced || v.Priced
 }
 
 // Response is the whole of one model call.

@@ -350,7 +350,7 @@ func TestPromptCacheBreakpointsAndUsage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.Usage != (Usage{InputTokens: 12, OutputTokens: 7, CacheWriteTokens: 3000, CacheReadTokens: 2500}) {
+		if resp.Usage != (Usage{InputTokens: 12 + 3000 + 2500, OutputTokens: 7, CacheWriteTokens: 3000, CacheReadTokens: 2500}) {
 			t.Errorf("usage %+v", resp.Usage)
 		}
 		body, _ := json.Marshal(f.lastBody.Load())

@@ -311,6 +311,7 @@ func (b *binding) status() protocol.StatusResult {
 		Model:           info.Model,
 		ProviderURL:     info.URL,
 		Gateway:         s.gatewayURLOrEmpty(),
+		Today:           s.sessions.Today(),
 	}
 }
 

@@ -92,6 +92,9 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
 		MaxTokens: ac.MaxTokens, Reasoning: ac.Reasoning, Where: "agents." + alias,
 		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell, Gateway: m.gateway}}
+	pc := l.cfg.Providers[ac.Provider]
+	configured := p.Info().Model
+	a.Price = func(model string) (provider.Price, bool) { return provider.PriceFor(pc, cmp.Or(model, configured)) }
 	if !l.mcp.Empty() {
 		a.Extra = l.mcp.Tools
 	}

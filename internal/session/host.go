@@ -30,7 +30,8 @@ func (s *Session) Emit(e agent.Event) {
 	case agent.HistoryTrimmed:
 		s.emit(protocol.EventHistoryTrimmed, mustJSON(protocol.HistoryTrimmedEvent{DroppedMessages: e.DroppedMessages, KeptTurns: e.KeptTurns, Reason: e.Reason}))
 	case agent.ContextUsage:
-		s.emit(protocol.EventContextUsage, mustJSON(protocol.ContextUsageEvent{InputTokens: e.InputTokens, MaxContextTokens: e.MaxContextTokens}))
+		s.emit(protocol.EventContextUsage, mustJSON(protocol.ContextUsageEvent{InputTokens: e.InputTokens, MaxContextTokens: e.MaxContextTokens,
+			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, SessionCostUSD: s.spentCost()}))
 	}
 }
 

@@ -64,6 +64,9 @@ type Manager struct {
 	umask   string
 	reaper  *tool.Reaper
 	gateway func() string // the daemon gateway's URL, for web_fetch
+
+	now   func() time.Time // the clock the day's spend is kept by
+	spend ledger
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -124,6 +127,8 @@ type Options struct {
 	// Gateway is the daemon's gateway's URL ("" or nil: none), which
 	// web_fetch refuses.
 	Gateway func() string
+	// Now is the clock the day's spend is kept by (nil: time.Now).
+	Now func() time.Time
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -151,8 +156,11 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
+	if m.now == nil {
+		m.now = time.Now
+	}
 	m.cur.Store(&loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)})
 	return m, nil
 }

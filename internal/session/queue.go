@@ -97,6 +97,10 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,
 		CacheReadTokens: out.Usage.CacheReadTokens, CacheWriteTokens: out.Usage.CacheWriteTokens}
+	if out.Usage.Priced {
+		c := out.Usage.CostUSD
+		res.Usage.CostUSD = &c
+	}
 	if err := s.failure(); err != nil {
 		// A write failed: the turn ends with that cause, whatever the
 		// agent made of its cancelled context.

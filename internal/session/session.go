@@ -74,6 +74,7 @@ type Session struct {
 	risk       string
 	reasoning  string // the session's own reasoning level ("": the agent's)
 	history    provider.Transcript
+	spent      store.Usage // what the session's model calls used and cost
 	running    bool
 	cancel     context.CancelCauseFunc
 	turnClient *Client

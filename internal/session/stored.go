@@ -85,7 +85,8 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 // info describes a stored session, with its live state.
 func (m *Manager) info(r *store.Session) protocol.SessionInfo {
 	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
-		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount}
+		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount,
+		Usage: wireUsage(r.Usage)}
 	m.mu.Lock()
 	s, live := m.live[r.ID]
 	m.mu.Unlock()

@@ -77,6 +77,22 @@ var migrations = []migration{{sql:
 }, {
 	// 7: a session's own reasoning level (session/configure).
 	sql: `ALTER TABLE sessions ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';`,
+}, {
+	// 8: what a session's model calls used and cost (cost_usd NULL: no
+	// call's price known), and what each day's cost, for the budgets.
+	sql: `ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN cost_usd REAL;
+	CREATE TABLE spend (
+		day                TEXT PRIMARY KEY,
+		input_tokens       INTEGER NOT NULL,
+		output_tokens      INTEGER NOT NULL,
+		cache_read_tokens  INTEGER NOT NULL,
+		cache_write_tokens INTEGER NOT NULL,
+		cost_usd           REAL
+	) WITHOUT ROWID;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

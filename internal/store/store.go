@@ -56,7 +56,20 @@ type Session struct {
 	Model     string
 	Risk      string
 	Reasoning string
+	// Usage sums the session's model calls.
+	Usage Usage
 }
+
+// Usage is what model calls used, and what those whose price was known
+// cost (Priced: there was one).
+type Usage struct {
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+	CostUSD                                                      float64
+	Priced                                                       bool
+}
+
+// cost is u's cost as a nullable column.
+func (u Usage) cost() sql.NullFloat64 { return sql.NullFloat64{Float64: u.CostUSD, Valid: u.Priced} }
 
 // Event is one stored session/update: its params exactly as sent.
 type Event struct {
@@ -776,12 +789,61 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 	return ids, err
 }
 
-const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning`
+const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
-	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning)
+	var cost sql.NullFloat64
+	u := &ss.Usage
+	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
+		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost)
+	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
+}
+
+// Charge adds u to a session's usage and to day's (YYYY-MM-DD), in one
+// commit queued behind the session's earlier writes; after (if not nil)
+// gets its error.
+func (s *Store) Charge(sessionID, day string, u Usage, after func(error)) {
+	s.enqueue(op{sid: sessionID, after: after, run: func(ctx context.Context, c *sql.Conn) error {
+		r, err := c.ExecContext(ctx, `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+			cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+			cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END WHERE id = ?`,
+			u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.cost(), u.cost(), sessionID)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("%w: session %s is not stored", ErrSequence, sessionID)
+		}
+		_, err = c.ExecContext(ctx, `INSERT INTO spend (day, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd)
+			VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (day) DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,
+				output_tokens = output_tokens + excluded.output_tokens,
+				cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+				cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+				cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + excluded.cost_usd END`,
+			day, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.cost())
+		return err
+	}})
+}
+
+// Spent is what day's (YYYY-MM-DD) model calls used and cost, as
+// committed.
+func (s *Store) Spent(ctx context.Context, day string) (Usage, error) {
+	var u Usage
+	var cost sql.NullFloat64
+	err := s.rdb.QueryRowContext(ctx, `SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd FROM spend WHERE day = ?`, day).
+		Scan(&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Usage{}, nil
+	}
+	if err != nil {
+		return Usage{}, fmt.Errorf("store: %w", err)
+	}
+	u.CostUSD, u.Priced = cost.Float64, cost.Valid
+	return u, nil
 }
 
 // GetSession reads one session.

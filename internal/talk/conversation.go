@@ -25,6 +25,7 @@ const (
 	exitTurnError       = 1
 	exitMaxTurnRequests = 3
 	exitRefusal         = 4
+	exitBudget          = 5
 	exitCancelled       = 130
 )
 
@@ -603,6 +604,11 @@ func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error 
 		return exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
 	case "refusal":
 		return exitf(exitRefusal, "the model refused")
+	case "budget":
+		if res.Notice != "" {
+			return exitf(exitBudget, "%s", res.Notice)
+		}
+		return exitf(exitBudget, "a spending limit ([budget] in config.toml) is reached")
 	}
 	msg := "the turn failed"
 	if res.Error != nil {

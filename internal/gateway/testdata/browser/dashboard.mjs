@@ -117,6 +117,9 @@ try {
 
   step('the session list is live: another client, rename, search');
   out.title = await page.$eval('#sessions li.current .title', (e) => e.textContent);
+  await page.waitForSelector('#sessions li.current .cost');
+  out.listCost = await page.$eval('#sessions li.current .cost', (e) => e.textContent);
+  out.footer = await text('#footer');
   const sinceLoad = apiRequests.length;
   const made = await fetch(gateway + '/webhook?wait=true', { method: 'POST', headers: { Authorization: 'Bearer ' + token },
     body: JSON.stringify({ prompt: 'made by a **script**', sessionId: 'from-a-script', cwd }) });

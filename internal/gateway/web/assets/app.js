@@ -329,6 +329,9 @@ function changed(c) {
 
 function sessionTitle(s) { return s.title || 'Untitled session'; }
 
+// costOf is a usage's cost in dollars ("$0.0123"), '' when no price is known.
+function costOf(u) { return u && typeof u.costUsd === 'number' ? '$' + u.costUsd.toFixed(4) : ''; }
+
 function renderList() {
   const list = document.getElementById('sessions');
   if (!list) return;
@@ -343,6 +346,7 @@ function renderList() {
           el('span', { class: 'title' + (s.title ? '' : ' untitled'), text: sessionTitle(s) }),
           el('span', { class: 'meta' }, timeEl(s.updatedMs || s.createdMs),
             s.state !== 'idle' ? el('span', { class: 'state ' + s.state, text: s.state }) : null,
+            costOf(s.usage) ? el('span', { class: 'cost', title: 'what this session has cost', text: costOf(s.usage) }) : null,
             el('span', { class: 'cwd', text: s.cwd }))),
         el('button', { type: 'button', class: 'icon rename', 'aria-label': 'Rename \u201c' + sessionTitle(s) + '\u201d', title: 'Rename', text: '\u270e', onclick: () => rename(s.sessionId) }),
         el('button', { type: 'button', class: 'icon delete', 'aria-label': 'Delete \u201c' + sessionTitle(s) + '\u201d', title: 'Delete', text: '\u2715', onclick: () => remove(s.sessionId) }));
@@ -663,7 +667,9 @@ class SessionView {
           el('ul', {}, (u.entries || []).map((e) => el('li', { class: 'plan-' + e.status }, el('span', { class: 'plan-status', text: e.status }), ' ', e.content)))));
         break;
       case 'context_usage':
-        this.footer.textContent = 'context ' + (u.inputTokens || 0).toLocaleString() + (u.maxContextTokens ? ' of ' + u.maxContextTokens.toLocaleString() : '') + ' tokens';
+        this.footer.textContent = 'context ' + (u.inputTokens || 0).toLocaleString() + (u.maxContextTokens ? ' of ' + u.maxContextTokens.toLocaleString() : '') + ' tokens' +
+          (u.cacheReadTokens ? ' (' + u.cacheReadTokens.toLocaleString() + ' cached)' : '') +
+          (typeof u.sessionCostUsd === 'number' ? ' \u00b7 ' + costOf({ costUsd: u.sessionCostUsd }) + ' so far' : '');
         break;
       case 'history_trimmed':
         this.log.append(el('div', { class: 'turn-end', text: 'Older turns were summarised out of the model\u2019s view (' + (u.droppedMessages || 0) + ' messages).' }));
@@ -673,6 +679,8 @@ class SessionView {
         this.answer = this.thought = null;
         for (const card of this.tools.values()) if (card.status === 'running' || card.status === 'waiting') this.toolStatus(card, 'stopped');
         this.log.append(el('div', { class: 'turn-end ' + (u.outcome || ''), text: 'turn ' + (u.outcome || 'ended') + (u.error ? ': ' + u.error.message : '') }));
+        // Why a turn ended short, when the person can act on it: a budget reached, the reply's token limit.
+        if (u.notice) this.log.append(el('div', { class: 'turn-notice', role: 'note', text: u.notice }));
         this.setRunning(false);
         break;
       default:
