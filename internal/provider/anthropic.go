@@ -93,84 +93,114 @@ func (b anBlock) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(b))
 }
 
-type anMessage struct {
-	Role    string    `json:"role"`
-	Content []anBlock `json:"content"`
+// anEncoded is a transcript message as Messages API content blocks: its
+// role and each block's bytes; lastPlain is the last block that may take
+// a cache breakpoint (not one sent back as it came), -1 when none.
+type anEncoded struct {
+	role      string
+	blocks    [][]byte
+	lastPlain int
 }
 
-func (a *Anthropic) request(req Request) (map[string]any, error) {
-	var msgs []anMessage
-	add := func(role string, b anBlock) {
-		// Consecutive blocks of one role form one message (tool results
-		// travel as user content).
-		if n := len(msgs); n > 0 && msgs[n-1].Role == role {
-			msgs[n-1].Content = append(msgs[n-1].Content, b)
-			return
+// encode is m as content blocks, encoded once (see wire).
+func (a *Anthropic) encode(m *Message) (*anEncoded, error) {
+	if m.wire != nil {
+		if e := m.wire.anthropic.Load(); e != nil {
+			return e, nil
 		}
-		msgs = append(msgs, anMessage{Role: role, Content: []anBlock{b}})
 	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleUser:
-			for _, im := range m.Images {
-				data, err := im.data()
-				if err != nil {
-					return nil, a.http.fail(0, "image %s: %v", im.Path, err)
-				}
-				add("user", anBlock{Type: "image", Source: map[string]any{"type": "base64", "media_type": im.MimeType, "data": data}})
+	var blocks []anBlock
+	role := "user"
+	switch m.Role {
+	case RoleUser:
+		for _, im := range m.Images {
+			data, err := im.data()
+			if err != nil {
+				return nil, a.http.fail(0, "image %s: %v", im.Path, err)
 			}
-			add("user", anBlock{Type: "text", Text: nonEmpty(m.Text)})
-		case RoleAssistant:
-			// Thinking before tool use goes back first and unchanged:
-			// Anthropic requires it with the tool results.
-			if m.Reasoning != nil && len(m.ToolCalls) > 0 {
-				for _, raw := range m.Reasoning.Blocks {
-					add("assistant", anBlock{raw: raw})
-				}
+			blocks = append(blocks, anBlock{Type: "image", Source: map[string]any{"type": "base64", "media_type": im.MimeType, "data": data}})
+		}
+		blocks = append(blocks, anBlock{Type: "text", Text: nonEmpty(m.Text)})
+	case RoleAssistant:
+		role = "assistant"
+		// Thinking before tool use goes back first and unchanged:
+		// Anthropic requires it with the tool results.
+		if m.Reasoning != nil && len(m.ToolCalls) > 0 {
+			for _, raw := range m.Reasoning.Blocks {
+				blocks = append(blocks, anBlock{raw: raw})
 			}
-			if m.Text != "" || len(m.ToolCalls) == 0 {
-				add("assistant", anBlock{Type: "text", Text: nonEmpty(m.Text)})
-			}
-			for _, tc := range m.ToolCalls {
-				add("assistant", anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: tc.Input})
-			}
-		case RoleTool:
-			add("user", anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: nonEmpty(m.Text), IsError: m.IsError})
+		}
+		if m.Text != "" || len(m.ToolCalls) == 0 {
+			blocks = append(blocks, anBlock{Type: "text", Text: nonEmpty(m.Text)})
+		}
+		for _, tc := range m.ToolCalls {
+			blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: tc.Input})
+		}
+	case RoleTool: // tool results travel as user content
+		blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: nonEmpty(m.Text), IsError: m.IsError})
+	}
+	e := &anEncoded{role: role, lastPlain: -1}
+	for i, b := range blocks {
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return nil, a.http.fail(0, "encode request: %v", err)
+		}
+		e.blocks = append(e.blocks, raw)
+		if b.raw == nil {
+			e.lastPlain = i
+		}
+	}
+	if m.kept() {
+		m.wire.anthropic.Store(e)
+	}
+	return e, nil
+}
+
+// breakpoint is what a block's last brace becomes to carry a prompt-cache
+// breakpoint: the bytes json.Marshal gives anBlock with CacheControl set
+// (its last field).
+const breakpoint = `,"cache_control":{"type":"ephemeral"}}`
+
+func (a *Anthropic) request(req Request) ([]byte, error) {
+	encs := make([]*anEncoded, 0, len(req.Messages))
+	size := 0
+	for i := range req.Messages {
+		e, err := a.encode(&req.Messages[i])
+		if err != nil {
+			return nil, err
+		}
+		if len(e.blocks) == 0 {
+			continue
+		}
+		encs = append(encs, e)
+		size += len(`{"role":"assistant","content":[]},`) + len(breakpoint)
+		for _, b := range e.blocks {
+			size += len(b) + 1
 		}
 	}
 	maxTokens := cmp.Or(req.MaxTokens, a.maxTokens)
-	body := map[string]any{
-		"model":    cmp.Or(req.Model, a.model),
-		"stream":   true,
-		"messages": msgs,
+	head := map[string]any{
+		"model":  cmp.Or(req.Model, a.model),
+		"stream": true,
 	}
 	// Extended thinking: a budget by level, under max_tokens (raised
 	// above the budget when it is not).
 	if budget := thinkingBudget[cmp.Or(req.Reasoning, a.reasoning)]; budget > 0 {
-		body["thinking"] = map[string]any{"type": "enabled", "budget_tokens": budget}
+		head["thinking"] = map[string]any{"type": "enabled", "budget_tokens": budget}
 		if maxTokens <= budget {
 			maxTokens = budget + 8192
 		}
 	}
-	body["max_tokens"] = maxTokens
+	head["max_tokens"] = maxTokens
 	// Prompt caching: breakpoints after the system prompt, after the
 	// tools and on the conversation's last block (it moves forward each
 	// call; the next call reads the prefix this one wrote): three of
 	// Anthropic's four.
 	if req.System != "" {
 		if a.cache {
-			body["system"] = []anBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
+			head["system"] = []anBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
 		} else {
-			body["system"] = req.System
-		}
-	}
-	if a.cache && len(msgs) > 0 {
-		last := &msgs[len(msgs)-1]
-		for i := len(last.Content) - 1; i >= 0; i-- {
-			if last.Content[i].raw == nil {
-				last.Content[i].CacheControl = ephemeral
-				break
-			}
+			head["system"] = req.System
 		}
 	}
 	if len(req.Tools) > 0 {
@@ -181,7 +211,39 @@ func (a *Anthropic) request(req Request) (map[string]any, error) {
 		if a.cache {
 			tools[len(tools)-1]["cache_control"] = ephemeral
 		}
-		body["tools"] = tools
+		head["tools"] = tools
+	}
+	body, err := withMessages(head, size, func(out []byte) []byte {
+		for i, e := range encs {
+			// Consecutive blocks of one role form one message.
+			if i == 0 || encs[i-1].role != e.role {
+				if i > 0 {
+					out = append(out, "]},"...)
+				}
+				out = append(out, `{"role":"`...)
+				out = append(out, e.role...)
+				out = append(out, `","content":[`...)
+			} else {
+				out = append(out, ',')
+			}
+			for j, b := range e.blocks {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				if a.cache && i == len(encs)-1 && j == e.lastPlain {
+					out = append(append(out, b[:len(b)-1]...), breakpoint...)
+					continue
+				}
+				out = append(out, b...)
+			}
+		}
+		if len(encs) > 0 {
+			out = append(out, "]}"...)
+		}
+		return out
+	})
+	if err != nil {
+		return nil, a.http.fail(0, "encode request: %v", err)
 	}
 	return body, nil
 }

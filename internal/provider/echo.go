@@ -43,7 +43,10 @@ func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Res
 	// long transcript costs the offline model nothing per call.
 	resp.Usage.InputTokens = req.Estimate
 	if resp.Usage.InputTokens == 0 {
-		resp.Usage.InputTokens = NewTranscript(req.Messages).Tokens + EstimateRequest(req.System, req.Tools)
+		resp.Usage.InputTokens = EstimateRequest(req.System, req.Tools)
+		for i := range req.Messages {
+			resp.Usage.InputTokens += EstimateTokens(&req.Messages[i])
+		}
 	}
 	if len(req.Messages) == 0 {
 		return resp, nil

@@ -44,13 +44,9 @@ func (c *httpClient) fail(status int, format string, args ...any) *Error {
 	return &Error{Provider: c.name, URL: c.url, Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-// sse posts body and calls onEvent for each server-sent event of the
+// sse posts payload (a JSON body) and calls onEvent for each server-sent event of the
 // response until the stream ends or onEvent returns done or an error.
-func (c *httpClient) sse(ctx context.Context, body any, onEvent func(event string, data []byte) (done bool, err error)) error {
-	payload, err := json.Marshal(body)
-	if err != nil {
-		return c.fail(0, "encode request: %v", err)
-	}
+func (c *httpClient) sse(ctx context.Context, payload []byte, onEvent func(event string, data []byte) (done bool, err error)) error {
 	resp, err := c.post(ctx, payload)
 	if err != nil {
 		return err

@@ -138,69 +138,35 @@ type oaChunk struct {
 	} `json:"error"`
 }
 
-func (o *OpenAI) request(req Request) (map[string]any, error) {
-	var msgs []oaMessage
+func (o *OpenAI) request(req Request) ([]byte, error) {
+	msgs := make([][]byte, 0, len(req.Messages)+1)
 	if req.System != "" {
 		s := req.System
-		msgs = append(msgs, oaMessage{Role: "system", Content: &s})
+		b, err := json.Marshal(oaMessage{Role: "system", Content: &s})
+		if err != nil {
+			return nil, o.http.fail(0, "encode request: %v", err)
+		}
+		msgs = append(msgs, b)
 	}
-	for _, m := range req.Messages {
-		text := m.Text
-		switch m.Role {
-		case RoleUser:
-			if len(m.Images) == 0 {
-				msgs = append(msgs, oaMessage{Role: "user", Content: &text})
-				continue
-			}
-			parts := []map[string]any{{"type": "text", "text": text}}
-			for _, im := range m.Images {
-				data, err := im.data()
-				if err != nil {
-					return nil, o.http.fail(0, "image %s: %v", im.Path, err)
-				}
-				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:" + im.MimeType + ";base64," + data}})
-			}
-			msgs = append(msgs, oaMessage{Role: "user", Content: parts})
-		case RoleAssistant:
-			om := oaMessage{Role: "assistant"}
-			if text != "" || len(m.ToolCalls) == 0 {
-				om.Content = &text
-			}
-			for _, tc := range m.ToolCalls {
-				var c oaToolCall
-				c.ID, c.Type = tc.ID, "function"
-				c.Function.Name, c.Function.Arguments = tc.Name, string(tc.Input)
-				om.ToolCalls = append(om.ToolCalls, c)
-			}
-			// A tool-call message goes back with its reasoning, in the
-			// member it came in (DeepSeek's thinking mode requires it
-			// there; a final answer's reasoning is not sent back).
-			if r := m.Reasoning; r != nil && len(m.ToolCalls) > 0 {
-				switch {
-				case r.Text == "":
-				case r.Field == "reasoning":
-					om.Reasoning = r.Text
-				case r.Field == "reasoning_content":
-					om.ReasoningContent = r.Text
-				}
-				om.ReasoningDetails = r.Details
-			}
-			msgs = append(msgs, om)
-		case RoleTool:
-			msgs = append(msgs, oaMessage{Role: "tool", Content: &text, ToolCallID: m.ToolCallID})
+	for i := range req.Messages {
+		b, err := o.message(&req.Messages[i])
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			msgs = append(msgs, b)
 		}
 	}
-	body := map[string]any{
+	head := map[string]any{
 		"model":          cmp.Or(req.Model, o.model),
 		"stream":         true,
 		"stream_options": map[string]any{"include_usage": true},
-		"messages":       msgs,
 	}
 	if mt := cmp.Or(req.MaxTokens, o.maxTokens); mt > 0 {
-		body["max_tokens"] = mt
+		head["max_tokens"] = mt
 	}
 	if level := cmp.Or(req.Reasoning, o.reasoning); level != "" && level != "off" && takesEffort(cmp.Or(req.Model, o.model)) {
-		body["reasoning_effort"] = level
+		head["reasoning_effort"] = level
 	}
 	if len(req.Tools) > 0 {
 		var tools []oaTool
@@ -210,9 +176,87 @@ func (o *OpenAI) request(req Request) (map[string]any, error) {
 			ot.Function.Name, ot.Function.Description, ot.Function.Parameters = t.Name, t.Description, t.Schema
 			tools = append(tools, ot)
 		}
-		body["tools"] = tools
+		head["tools"] = tools
+	}
+	size := 0
+	for _, m := range msgs {
+		size += len(m) + 1
+	}
+	body, err := withMessages(head, size, func(out []byte) []byte {
+		for i, m := range msgs {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, m...)
+		}
+		return out
+	})
+	if err != nil {
+		return nil, o.http.fail(0, "encode request: %v", err)
 	}
 	return body, nil
+}
+
+// message is m as a Chat Completions message, encoded once (see wire).
+func (o *OpenAI) message(m *Message) ([]byte, error) {
+	if m.wire != nil {
+		if b := m.wire.openai.Load(); b != nil {
+			return *b, nil
+		}
+	}
+	text := m.Text
+	var om oaMessage
+	switch m.Role {
+	case RoleUser:
+		om = oaMessage{Role: "user", Content: &text}
+		if len(m.Images) > 0 {
+			parts := []map[string]any{{"type": "text", "text": text}}
+			for _, im := range m.Images {
+				data, err := im.data()
+				if err != nil {
+					return nil, o.http.fail(0, "image %s: %v", im.Path, err)
+				}
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:" + im.MimeType + ";base64," + data}})
+			}
+			om.Content = parts
+		}
+	case RoleAssistant:
+		om = oaMessage{Role: "assistant"}
+		if text != "" || len(m.ToolCalls) == 0 {
+			om.Content = &text
+		}
+		for _, tc := range m.ToolCalls {
+			var c oaToolCall
+			c.ID, c.Type = tc.ID, "function"
+			c.Function.Name, c.Function.Arguments = tc.Name, string(tc.Input)
+			om.ToolCalls = append(om.ToolCalls, c)
+		}
+		// A tool-call message goes back with its reasoning, in the
+		// member it came in (DeepSeek's thinking mode requires it
+		// there; a final answer's reasoning is not sent back).
+		if r := m.Reasoning; r != nil && len(m.ToolCalls) > 0 {
+			switch {
+			case r.Text == "":
+			case r.Field == "reasoning":
+				om.Reasoning = r.Text
+			case r.Field == "reasoning_content":
+				om.ReasoningContent = r.Text
+			}
+			om.ReasoningDetails = r.Details
+		}
+	case RoleTool:
+		om = oaMessage{Role: "tool", Content: &text, ToolCallID: m.ToolCallID}
+	default:
+		return nil, nil // not a message the API knows: left out
+	}
+	b, err := json.Marshal(om)
+	if err != nil {
+		return nil, o.http.fail(0, "encode request: %v", err)
+	}
+	if m.kept() {
+		m.wire.openai.Store(&b)
+	}
+	return b, nil
 }
 
 // Stream implements Provider.

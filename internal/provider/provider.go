@@ -38,6 +38,10 @@ type Message struct {
 	// it: DeepSeek's thinking mode, for one, answers 400 to a tool loop
 	// whose assistant tool-call message comes back without it.
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
+
+	// wire is what the message was encoded to, per dialect (a
+	// Transcript's messages have one).
+	wire *wire
 }
 
 // Reasoning is the reasoning of an assistant message.

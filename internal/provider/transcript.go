@@ -61,10 +61,14 @@ func (t *Transcript) Turns() int {
 	return n
 }
 
-// NewTranscript makes a transcript of msgs.
+// NewTranscript makes a transcript of msgs, which it takes over: each
+// message gets a place to keep its encodings (see wire).
 func NewTranscript(msgs []Message) Transcript {
 	t := Transcript{Messages: msgs}
 	for i := range msgs {
+		if msgs[i].wire == nil {
+			msgs[i].wire = new(wire)
+		}
 		t.Tokens += EstimateTokens(&msgs[i])
 	}
 	return t
@@ -72,6 +76,9 @@ func NewTranscript(msgs []Message) Transcript {
 
 // Append adds m at the end.
 func (t *Transcript) Append(m Message) {
+	if m.wire == nil {
+		m.wire = new(wire)
+	}
 	t.Messages = append(t.Messages, m)
 	t.Tokens += EstimateTokens(&m)
 }
