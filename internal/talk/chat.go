@@ -59,6 +59,7 @@ type chat struct {
 	mu     sync.Mutex
 	ns     *protocol.SessionNewResult // the session attached
 	tokens [2]int64                   // context used, of the window
+	cost   string                     // what the session has cost ("": no price known)
 }
 
 // session returns a copy of the attached session and the context use.
@@ -118,7 +119,7 @@ func (ch *chat) open(ctx context.Context, id string) error {
 	}
 	ch.mu.Lock()
 	ch.ns = ns
-	ch.tokens = [2]int64{0, ns.ContextWindow}
+	ch.tokens, ch.cost = [2]int64{0, ns.ContextWindow}, ""
 	ch.mu.Unlock()
 	verb := "new session"
 	if ns.Resumed {

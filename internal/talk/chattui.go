@@ -544,6 +544,9 @@ func (m *tui) event(u *update) tea.Cmd {
 	case protocol.EventContextUsage:
 		ch.mu.Lock()
 		ch.tokens = [2]int64{u.InputTokens, u.MaxContextTokens}
+		if c := u.SessionCostUSD; c != nil {
+			ch.cost = fmt.Sprintf("$%.4f", *c)
+		}
 		ch.mu.Unlock()
 	case protocol.EventHistoryTrimmed:
 		m.out.print(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
@@ -838,6 +841,11 @@ func (m *tui) footer() string {
 	if used, size := tokens[0], tokens[1]; size > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s tokens (%d%%)", kilo(used), kilo(size), used*100/size))
 	}
+	m.ch.mu.Lock()
+	if m.ch.cost != "" {
+		parts = append(parts, m.ch.cost)
+	}
+	m.ch.mu.Unlock()
 	return m.ch.dim(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
 }
 
