@@ -96,6 +96,10 @@ type Host interface {
 	// costs the same in a session of 10,000 turns as in a fresh one. The
 	// agent only reads it.
 	Record(provider.Message) provider.Transcript
+	// Changing is told, before a tool call runs, what it may change on
+	// disk (the session's checkpoints capture it); Changed after it ran.
+	Changing(tool.Effect)
+	Changed(tool.Effect)
 	// Budget says, when a spending limit is reached, which one and its
 	// value ("" while none is): then no model call starts.
 	Budget() string
@@ -430,6 +434,12 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 			}
 		}
 	}
+	eff := tool.EffectOf(t, env, call.Input)
+	if len(eff.Paths) == 0 && !eff.Anything {
+		return t.Run(ctx, env, call.Input)
+	}
+	h.Changing(eff)
+	defer h.Changed(eff)
 	return t.Run(ctx, env, call.Input)
 }
 

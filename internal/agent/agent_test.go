@@ -28,9 +28,23 @@ type host struct {
 	// their summed cost.
 	charged []provider.Usage
 	limit   float64
+	effects []string // what Changing and Changed were told
 }
 
 func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
+func (h *host) Changing(e tool.Effect)  { h.effects = append(h.effects, "changing:"+effectString(e)) }
+func (h *host) Changed(e tool.Effect)   { h.effects = append(h.effects, "changed:"+effectString(e)) }
+
+func effectString(e tool.Effect) string {
+	if e.Anything {
+		return "anything"
+	}
+	var names []string
+	for _, p := range e.Paths {
+		names = append(names, filepath.Base(p))
+	}
+	return strings.Join(names, ",")
+}
 func (h *host) Budget() string {
 	var spent float64
 	for _, u := range h.charged {
@@ -400,5 +414,16 @@ func TestBudget(t *testing.T) {
 	out = agentWith(RiskFull).Run(context.Background(), h, dir, "hi")
 	if out.StopReason != StopEndTurn || out.Usage.Priced || out.Usage.CostUSD != 0 {
 		t.Errorf("unpriced: %+v", out)
+	}
+}
+
+// Each call that may change the disk is bracketed by Changing and
+// Changed with what it may change; calls that only look are not.
+func TestToolCallsSayWhatTheyMayChange(t *testing.T) {
+	h := &host{}
+	a := agentWith(RiskFull, "write_file", "read_file", "shell", "ask_user")
+	a.Run(context.Background(), h, t.TempDir(), "/tool write_file {\"path\":\"x.txt\",\"content\":\"y\"}\n/tool read_file {\"path\":\"x.txt\"}\n/tool shell {\"command\":\"true\"}")
+	if got, want := strings.Join(h.effects, " "), "changing:x.txt changed:x.txt changing:anything changed:anything"; got != want {
+		t.Errorf("effects %q, want %q", got, want)
 	}
 }

@@ -26,6 +26,8 @@ type Config struct {
 	Gateway   Gateway             `toml:"gateway"`
 	MCP       MCP                 `toml:"mcp"`
 	Budget    Budget              `toml:"budget"`
+	// Checkpoints bound what each turn's checkpoint keeps.
+	Checkpoints Checkpoints `toml:"checkpoints"`
 	// Warnings are mistakes the config runs with (the daemon logs them).
 	Warnings []string `toml:"-"`
 
@@ -97,6 +99,15 @@ type Pricing struct {
 	Output     float64  `toml:"output"`
 	CacheRead  *float64 `toml:"cache_read"`
 	CacheWrite *float64 `toml:"cache_write"`
+}
+
+// Checkpoints is the [checkpoints] table: what is kept of each turn's
+// changes to the session's directory, so it can be undone.
+type Checkpoints struct {
+	Enabled      bool     `toml:"enabled"`
+	MaxFileBytes int64    `toml:"max_file_bytes"`
+	Exclude      []string `toml:"exclude"`
+	KeepTurns    int      `toml:"keep_turns"`
 }
 
 // Budget is the [budget] table: spending limits in USD (0: none).
@@ -292,8 +303,9 @@ func (c *Config) ShellEnvDropped() []string {
 // OLLAMA_HOST, in that order), else the offline echo provider.
 func Default(getenv func(string) string) *Config {
 	c := &Config{
-		Daemon:  Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
-		Gateway: Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
+		Daemon:      Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
+		Gateway:     Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
+		Checkpoints: Checkpoints{Enabled: true, MaxFileBytes: 10 << 20, Exclude: []string{".git/", "node_modules/"}, KeepTurns: 100},
 	}
 	var p Provider
 	switch {
@@ -338,7 +350,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -482,6 +494,9 @@ func (c *Config) validate() error {
 				}
 			}
 		}
+	}
+	if cp := c.Checkpoints; cp.MaxFileBytes < 1 || cp.KeepTurns < 1 {
+		return fmt.Errorf("checkpoints: max_file_bytes = %d and keep_turns = %d must be at least 1", cp.MaxFileBytes, cp.KeepTurns)
 	}
 	for _, f := range []struct {
 		key string

@@ -117,11 +117,15 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return ""
 	}
 	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
-		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now})
+		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
+		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints")})
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	// A rewind the last run left half done is finished before any client
+	// can see its session.
+	sessions.RecoverRewinds(ctx)
 	tokenTTL, sessionTTL := o.Config.Gateway.Lifetimes()
 	keeper, err := pairing.New(ctx, db, pairing.Options{TokenTTL: tokenTTL, SessionTTL: sessionTTL})
 	if err != nil {

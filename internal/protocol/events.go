@@ -38,6 +38,24 @@ var Events = []Event{
 	{EventTurnComplete, reflect.TypeFor[TurnCompleteEvent]()},
 	{EventUserMessage, reflect.TypeFor[TextEvent]()},
 	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
+	{EventRewind, reflect.TypeFor[RewindEvent]()},
+}
+
+// RewindEvent is rewind: files and (or) the conversation went back to
+// before a turn, or a rewind was undone. The history stays as it was:
+// this event says what changed after it.
+type RewindEvent struct {
+	Turn         int      `json:"turn"` // back to before this turn (an undo: the rewind's)
+	Undo         bool     `json:"undo,omitempty"`
+	Files        bool     `json:"files"`
+	Conversation bool     `json:"conversation"`
+	Turns        []int    `json:"turns,omitempty"` // the turns undone (redone)
+	Restored     []string `json:"restored,omitempty"`
+	Removed      []string `json:"removed,omitempty"`
+	// Overwritten are the conflicts a forced rewind overwrote.
+	Overwritten []RewindConflict `json:"overwritten,omitempty"`
+	// Recovered: a crash interrupted it; the daemon finished it at start.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // TextEvent is agent_message_chunk, agent_thought_chunk and

@@ -248,23 +248,26 @@ type VersionMismatchData struct {
 // Session methods (client -> daemon) and the daemon's requests and
 // notifications (daemon -> client).
 const (
-	MethodSessionNew       = "session/new"
-	MethodSessionPrompt    = "session/prompt"
-	MethodSessionCancel    = "session/cancel"
-	MethodSessionClose     = "session/close"
-	MethodSessionApprove   = "session/approve"
-	MethodSessionList      = "session/list"
-	MethodSessionGet       = "session/get"
-	MethodSessionCompact   = "session/compact"
-	MethodSessionConfigure = "session/configure"
-	MethodModels           = "models"
-	MethodSessionHistory   = "session/history"
-	MethodSessionDelete    = "session/delete"
-	MethodFileAttach       = "file/attach"
-	MethodSessionEvent     = "session/event"
-	MethodFileUpload       = "file/upload"
-	MethodSessionRename    = "session/rename"
-	MethodSessionWatch     = "session/watch"
+	MethodSessionNew         = "session/new"
+	MethodSessionPrompt      = "session/prompt"
+	MethodSessionCancel      = "session/cancel"
+	MethodSessionClose       = "session/close"
+	MethodSessionApprove     = "session/approve"
+	MethodSessionList        = "session/list"
+	MethodSessionGet         = "session/get"
+	MethodSessionCompact     = "session/compact"
+	MethodSessionConfigure   = "session/configure"
+	MethodModels             = "models"
+	MethodSessionHistory     = "session/history"
+	MethodSessionDelete      = "session/delete"
+	MethodFileAttach         = "file/attach"
+	MethodSessionEvent       = "session/event"
+	MethodFileUpload         = "file/upload"
+	MethodSessionRename      = "session/rename"
+	MethodSessionWatch       = "session/watch"
+	MethodSessionCheckpoints = "session/checkpoints"
+	MethodSessionRewind      = "session/rewind"
+	MethodSessionDiff        = "session/diff"
 
 	MethodSessionUpdate     = "session/update"
 	MethodSessionChanged    = "session/changed"
@@ -304,6 +307,7 @@ const (
 	EventTurnComplete      = "turn_complete"
 	EventUserMessage       = "user_message"
 	EventHistoryTrimmed    = "history_trimmed"
+	EventRewind            = "rewind"
 )
 
 // EventTypes lists every event type, for the capabilities (the order
@@ -679,4 +683,94 @@ type Update struct {
 	Error            *ErrorInfo `json:"error"`
 	Notice           string     `json:"notice"` // turn_complete
 	Cut              *CutInfo   `json:"cut"`    // set when the event was cut to fit a frame
+	// rewind
+	Turn         int              `json:"turn"`
+	Undo         bool             `json:"undo"`
+	Files        bool             `json:"files"`
+	Conversation bool             `json:"conversation"`
+	Turns        []int            `json:"turns"`
+	Restored     []string         `json:"restored"`
+	Removed      []string         `json:"removed"`
+	Overwritten  []RewindConflict `json:"overwritten"`
+	Recovered    bool             `json:"recovered"`
+}
+
+// CheckpointFile is one file a turn changed.
+type CheckpointFile struct {
+	Path string `json:"path"` // relative to the session's directory
+	// Change is created, modified (content or mode) or deleted; a move
+	// is a deleted and a created.
+	Change      string `json:"change"`
+	BytesBefore int64  `json:"bytesBefore"`
+	BytesAfter  int64  `json:"bytesAfter"`
+}
+
+// Checkpoint is one turn's checkpoint (session/checkpoints).
+type Checkpoint struct {
+	Turn  int    `json:"turn"`  // from 1, in the order turns started; never renumbered
+	Title string `json:"title"` // the prompt's first line
+	Seq   int64  `json:"seq"`   // its user_message's
+	// StartedMs is when the turn started.
+	StartedMs int64            `json:"startedMs"`
+	Files     []CheckpointFile `json:"files"`
+	// Uncaptured are changed paths whose earlier content was not kept
+	// (larger than max_file_bytes, excluded, outside the directory).
+	Uncaptured []string `json:"uncaptured,omitempty"`
+	// Rewound: a rewind undid the turn's changes to the files.
+	Rewound bool `json:"rewound,omitempty"`
+}
+
+// SessionCheckpointsResult is the result of session/checkpoints.
+type SessionCheckpointsResult struct {
+	SessionID   string       `json:"sessionId"`
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// SessionRewindParams are session/rewind's.
+type SessionRewindParams struct {
+	SessionID string `json:"sessionId"`
+	// Turn: back to the state before this turn.
+	Turn int `json:"turn,omitempty"`
+	// Files and Conversation (default true each): restore the
+	// directory, cut the model's view.
+	Files        *bool `json:"files,omitempty"`
+	Conversation *bool `json:"conversation,omitempty"`
+	// Force overwrites files changed since by someone else.
+	Force bool `json:"force,omitempty"`
+	// Undo undoes the last rewind (Turn is not given then).
+	Undo bool `json:"undo,omitempty"`
+}
+
+// RewindConflict is a path a rewind would overwrite: changed since the
+// agent changed it.
+type RewindConflict struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// SessionRewindResult is the result of session/rewind: rewound, with
+// what it restored and removed, or not, with the conflicts.
+type SessionRewindResult struct {
+	SessionID string           `json:"sessionId"`
+	Rewound   bool             `json:"rewound"`
+	Restored  []string         `json:"restored,omitempty"`
+	Removed   []string         `json:"removed,omitempty"`
+	Conflicts []RewindConflict `json:"conflicts,omitempty"`
+	// Turns are the turns it undid (redid, for an undo).
+	Turns []int `json:"turns,omitempty"`
+}
+
+// SessionDiffParams are session/diff's.
+type SessionDiffParams struct {
+	SessionID string `json:"sessionId"`
+	// Turn is the turn to show (absent: the whole session).
+	Turn int `json:"turn,omitempty"`
+}
+
+// SessionDiffResult is session/diff's: a unified diff, and the files.
+type SessionDiffResult struct {
+	SessionID string           `json:"sessionId"`
+	Turn      int              `json:"turn,omitempty"`
+	Diff      string           `json:"diff"`
+	Files     []CheckpointFile `json:"files"`
 }

@@ -341,3 +341,38 @@ func decodeRef(req *jsonrpc.Request, v any, id *string) error {
 	}
 	return nil
 }
+
+// sessionCheckpoints serves session/checkpoints.
+func (b *binding) sessionCheckpoints(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	res, err := b.srv.sessions.Checkpoints(ctx, b.client, p.SessionID)
+	return res, wire(err)
+}
+
+// sessionRewind serves session/rewind: files are written, so it runs off
+// the connection's read loop.
+func (b *binding) sessionRewind(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionRewindParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.Rewind(ctx, b.client, p)
+		return res, wire(err)
+	}), nil
+}
+
+// sessionDiff serves session/diff.
+func (b *binding) sessionDiff(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionDiffParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.Diff(ctx, b.client, p)
+		return res, wire(err)
+	}), nil
+}

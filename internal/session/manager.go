@@ -67,6 +67,7 @@ type Manager struct {
 
 	now   func() time.Time // the clock the day's spend is kept by
 	spend ledger
+	cpDir string // where each session's checkpoints live ("": nowhere, off)
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -129,6 +130,8 @@ type Options struct {
 	Gateway func() string
 	// Now is the clock the day's spend is kept by (nil: time.Now).
 	Now func() time.Time
+	// CheckpointDir holds each session's checkpoints ("": none kept).
+	CheckpointDir string
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -156,7 +159,7 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
@@ -596,6 +599,11 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	}
 	if !ok && !live {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if m.cpDir != "" && ValidID(id) {
+		if err := os.RemoveAll(filepath.Join(m.cpDir, id)); err != nil {
+			m.log.Warn("a deleted session's checkpoints could not be removed", "sessionId", id, "err", err)
+		}
 	}
 	m.log.Info("session deleted", "sessionId", id)
 	return nil

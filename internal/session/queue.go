@@ -91,8 +91,10 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
 	}
 
-	s.emit(protocol.EventUserMessage, textFields(j.prompt))
+	seq := s.emit(protocol.EventUserMessage, textFields(j.prompt))
+	cp := s.beginCheckpoint(j.prompt, seq)
 	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
+	s.endCheckpoint(cp)
 
 	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,

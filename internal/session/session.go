@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"sync"
 	"time"
 
@@ -74,7 +75,8 @@ type Session struct {
 	risk       string
 	reasoning  string // the session's own reasoning level ("": the agent's)
 	history    provider.Transcript
-	spent      store.Usage // what the session's model calls used and cost
+	spent      store.Usage       // what the session's model calls used and cost
+	cp         *checkpoint.Store // its turns' checkpoints, once opened
 	running    bool
 	cancel     context.CancelCauseFunc
 	turnClient *Client

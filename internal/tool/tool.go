@@ -8,6 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // Spec describes a tool to the model.
@@ -190,3 +193,51 @@ func schema(s string) json.RawMessage {
 	}
 	return json.RawMessage(s)
 }
+
+// Effect is what a call may change on disk: the files it names (the
+// file tools), or anything at all (a command). The session's checkpoints
+// capture it before the call and see what changed after.
+type Effect struct {
+	Paths    []string // absolute
+	Anything bool
+}
+
+// Effecter is a tool that says what a call may change.
+type Effecter interface {
+	Effect(env *Env, input json.RawMessage) Effect
+}
+
+// EffectOf is what a call of t may change: what t says, else nothing for
+// the kinds that only look (read, search, fetch, think), else anything
+// (commands, an MCP server's tools).
+func EffectOf(t Tool, env *Env, input json.RawMessage) Effect {
+	if e, ok := t.(Effecter); ok {
+		return e.Effect(env, input)
+	}
+	switch t.Kind() {
+	case protocol.KindRead, protocol.KindSearch, protocol.KindFetch, protocol.KindThink:
+		return Effect{}
+	}
+	return Effect{Anything: true}
+}
+
+// pathEffect is a file tool's effect: the file its "path" names.
+func pathEffect(env *Env, input json.RawMessage) Effect {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(input, &a) != nil || a.Path == "" {
+		return Effect{}
+	}
+	p := a.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Cwd, p)
+	}
+	return Effect{Paths: []string{filepath.Clean(p)}}
+}
+
+func (writeFile) Effect(env *Env, input json.RawMessage) Effect { return pathEffect(env, input) }
+func (editFile) Effect(env *Env, input json.RawMessage) Effect  { return pathEffect(env, input) }
+func (multiEdit) Effect(env *Env, input json.RawMessage) Effect { return pathEffect(env, input) }
+func (askUser) Effect(*Env, json.RawMessage) Effect             { return Effect{} }
+func (poll) Effect(*Env, json.RawMessage) Effect                { return Effect{} }
