@@ -101,22 +101,25 @@ type Turn struct {
 	Rewound bool     `json:"rewound,omitempty"`
 }
 
-// entry is the index's knowledge of a path.
+// entry is the index's knowledge of a path; gen is the scan that last
+// saw it.
 type entry struct {
 	st    stamp
 	state State
+	gen   uint32
 }
 
 // Store is one session's checkpoints.
 type Store struct {
 	root string // the session's directory
 	dir  string // where the checkpoints live
-	obj  objects
+	obj  *objects
 	opt  Options
 	sc   *scanner
 
 	mu    sync.Mutex
-	index map[string]entry // nil until the first scan
+	index map[string]*entry // nil until the first scan
+	gen   uint32
 	turns []*Turn
 	// rewinds are the rewinds done, the last one undoable.
 	rewinds []*Rewind
@@ -132,6 +135,9 @@ type open struct {
 	skip    map[string]bool // named by a file tool, but excluded
 	dirs    map[string]bool
 	fresh   bool // the index was brought up to date since the turn began
+	// scanned is closed when the scan the turn began with is done (nil:
+	// none was started).
+	scanned chan struct{}
 }
 
 // Open opens (creating it) the checkpoint directory dir of a session
@@ -149,7 +155,8 @@ func Open(dir, root string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	s := &Store{root: filepath.Clean(root), dir: dir, obj: objects{filepath.Join(dir, "objects")}, opt: opt, sc: newScanner(root, opt.Exclude)}
+	obj := newObjects(filepath.Join(dir, "objects"))
+	s := &Store{root: filepath.Clean(root), dir: dir, obj: &obj, opt: opt, sc: newScanner(root, opt.Exclude)}
 	if err := readJSON(filepath.Join(dir, "turns.json"), &s.turns); err != nil {
 		return nil, err
 	}
@@ -183,12 +190,38 @@ func (s *Store) Turns() []Turn {
 	return out
 }
 
-// Begin starts recording turn n.
+// Begin starts recording turn n. When the directory has an index (a
+// command ran in an earlier turn), it is brought up to date in the
+// background, beside the turn's first model call, so that what changed
+// since (the person's own edits) is not the turn's and a command costs
+// one scan, after it.
 func (s *Store) Begin(n int, title string, seq int64, messages int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cur = &open{turn: &Turn{N: n, Title: title, Seq: seq, Messages: messages, StartedMs: time.Now().UnixMilli()},
+	o := &open{turn: &Turn{N: n, Title: title, Seq: seq, Messages: messages, StartedMs: time.Now().UnixMilli()},
 		changes: map[string]*Change{}, uncap: map[string]bool{}, skip: map[string]bool{}, dirs: map[string]bool{}}
+	s.cur = o
+	if s.index != nil {
+		o.scanned = make(chan struct{})
+		go func() {
+			defer close(o.scanned)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.refresh(nil)
+			o.fresh = true
+		}()
+	}
+}
+
+// settled waits for the turn's first scan, if one runs.
+func (s *Store) settled() *open {
+	s.mu.Lock()
+	o := s.cur
+	s.mu.Unlock()
+	if o != nil && o.scanned != nil {
+		<-o.scanned
+	}
+	return o
 }
 
 // rel names p (absolute or relative to the root) relative to the root;
@@ -209,6 +242,9 @@ func (s *Store) abs(rel string) string { return filepath.Join(s.root, filepath.F
 // Changing is called before a tool call that may change paths (the file
 // tools name theirs) or anything (commands): their state is captured.
 func (s *Store) Changing(paths []string, anything bool) {
+	if s.settled() == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.cur
@@ -272,13 +308,7 @@ func (s *Store) Changed(paths []string, anything bool) {
 			continue
 		}
 		c.After, _ = s.capture(rel)
-		if s.index != nil {
-			if fi, err := os.Lstat(s.abs(rel)); err == nil {
-				s.index[rel] = entry{st: stampOf(fi), state: c.After}
-			} else {
-				delete(s.index, rel)
-			}
-		}
+		s.reindex(rel, c.After)
 	}
 	if anything {
 		s.refresh(o)
@@ -286,42 +316,68 @@ func (s *Store) Changed(paths []string, anything bool) {
 }
 
 // refresh scans the directory and brings the index up to date; changes
-// found are recorded in o (nil: they are nobody's).
+// found are recorded in o (nil: they are nobody's). Only entries whose
+// stat changed are read.
 func (s *Store) refresh(o *open) {
-	now := s.sc.scan()
-	old := s.index
-	s.index = make(map[string]entry, len(now))
-	for rel, st := range now {
-		prev, known := old[rel]
-		if known && prev.st == st {
-			s.index[rel] = prev
-			continue
+	baseline := s.index == nil
+	if baseline {
+		// The first scan keeps every file: into one pack.
+		s.index = make(map[string]*entry, 1024)
+		if err := s.obj.batch(); err == nil {
+			defer s.obj.done()
 		}
+		o = nil
+	}
+	s.gen++
+	gen := s.gen
+	s.sc.scan(func(rel string, st stamp) {
+		e := s.index[rel]
+		if e != nil && e.st == st {
+			e.gen = gen
+			return
+		}
+		known := e != nil
+		if !known {
+			e = &entry{}
+			s.index[rel] = e
+		}
+		before := e.state
 		if st.mode.IsDir() {
-			s.index[rel] = entry{st: st, state: State{Exists: true, Mode: st.mode}}
-			if o != nil && !known && old != nil {
+			e.st, e.state, e.gen = st, State{Exists: true, Mode: st.mode}, gen
+			if o != nil && !known {
 				o.dirs[rel] = true
 			}
-			continue
+			return
 		}
 		state, _ := s.captureStamp(rel, st)
-		s.index[rel] = entry{st: st, state: state}
-		if o != nil && old != nil {
-			before := State{}
-			if known {
-				before = prev.state
-			}
+		e.st, e.state, e.gen = st, state, gen
+		if o != nil {
 			s.note(o, rel, before, state)
 		}
-	}
-	if o != nil && old != nil {
-		for rel, prev := range old {
-			if _, still := now[rel]; still || prev.st.mode.IsDir() {
-				continue
-			}
-			s.note(o, rel, prev.state, State{})
+	})
+	for rel, e := range s.index {
+		if e.gen == gen {
+			continue
+		}
+		delete(s.index, rel)
+		if o != nil && !e.st.mode.IsDir() {
+			s.note(o, rel, e.state, State{})
 		}
 	}
+}
+
+// reindex sets rel's index entry to st, as it is on disk now (a file
+// tool wrote it, a rewind restored it).
+func (s *Store) reindex(rel string, st State) {
+	if s.index == nil {
+		return
+	}
+	fi, err := os.Lstat(s.abs(rel))
+	if err != nil {
+		delete(s.index, rel)
+		return
+	}
+	s.index[rel] = &entry{st: stampOf(fi), state: st, gen: s.gen}
 }
 
 // note records that a scan found rel changed from before to after.
@@ -384,6 +440,7 @@ func (s *Store) captureStamp(rel string, st stamp) (State, error) {
 // End ends the turn being recorded and keeps its checkpoint: the paths
 // whose state came back to what it was are left out.
 func (s *Store) End() (*Turn, error) {
+	s.settled()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.cur
@@ -504,7 +561,15 @@ func (s *Store) Remove() error {
 }
 
 // Keep stores b with the checkpoints' objects (for a rewind's Extra).
-func (s *Store) Keep(b []byte) (string, error) { return s.obj.put(b) }
+func (s *Store) Keep(b []byte) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.obj.put(b)
+}
 
 // Kept reads what Keep stored.
-func (s *Store) Kept(hash string) ([]byte, error) { return s.obj.get(hash) }
+func (s *Store) Kept(hash string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.obj.get(hash)
+}

@@ -330,3 +330,26 @@ func TestDiff(t *testing.T) {
 		t.Error("a diff of no such turn")
 	}
 }
+
+// The person's edits between turns are not the next turn's, even when
+// the directory's index is older than them.
+func TestEditsBetweenTurnsAreNotTheTurns(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh")
+	}
+	root := tree(t)
+	s := openStore(t, root)
+	turn(t, s, 1, root, nil, "echo one > one.txt")
+	write(t, root, "keep.txt", "edited by hand\n", 0o644)
+	os.Remove(filepath.Join(root, "d.txt"))
+	tr := turn(t, s, 2, root, nil, "echo two > two.txt")
+	if len(tr.Changes) != 1 || tr.Changes[0].Path != "two.txt" {
+		t.Errorf("turn 2's changes %+v", tr.Changes)
+	}
+	if res, err := s.Rewind(2, RewindOptions{Files: true}); err != nil || len(res.Removed) != 1 || len(res.Restored) != 0 {
+		t.Errorf("rewind of turn 2: %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "keep.txt")); string(b) != "edited by hand\n" {
+		t.Errorf("the hand edit was undone: %q", b)
+	}
+}

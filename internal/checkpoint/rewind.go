@@ -254,13 +254,7 @@ func (s *Store) finish(j *journal) (Result, error) {
 		} else {
 			res.Removed = append(res.Removed, op.Path)
 		}
-		if s.index != nil {
-			if fi, err := os.Lstat(s.abs(op.Path)); err == nil {
-				s.index[op.Path] = entry{st: stampOf(fi), state: op.After}
-			} else {
-				delete(s.index, op.Path)
-			}
-		}
+		s.reindex(op.Path, op.After)
 	}
 	var r *Rewind
 	if j.Undo {

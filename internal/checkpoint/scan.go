@@ -39,17 +39,15 @@ func newScanner(root string, exclude []string) *scanner {
 	return s
 }
 
-// scan stats every entry under the root that is not left out, by its
-// path relative to the root (slashes).
-func (sc *scanner) scan() map[string]stamp {
-	out := make(map[string]stamp, 1024)
-	sc.walk(".", nil, sc.exclude, out)
-	return out
+// scan stats every entry under the root that is not left out and gives
+// it to visit, by its path relative to the root (slashes).
+func (sc *scanner) scan(visit func(rel string, st stamp)) {
+	sc.walk(".", nil, sc.exclude, visit)
 }
 
 // walk scans dir (relative to the root; its names in parts), under the
 // patterns that apply to it.
-func (sc *scanner) walk(dir string, parts []string, patterns []gitignore.Pattern, out map[string]stamp) {
+func (sc *scanner) walk(dir string, parts []string, patterns []gitignore.Pattern, visit func(string, stamp)) {
 	abs := filepath.Join(sc.root, filepath.FromSlash(dir))
 	entries, err := os.ReadDir(abs)
 	if err != nil {
@@ -87,9 +85,9 @@ func (sc *scanner) walk(dir string, parts []string, patterns []gitignore.Pattern
 		if err != nil {
 			continue // gone since the directory was read
 		}
-		out[rel] = stampOf(fi)
+		visit(rel, stampOf(fi))
 		if isDir {
-			sc.walk(rel, append([]string(nil), child...), patterns, out)
+			sc.walk(rel, append([]string(nil), child...), patterns, visit)
 		}
 	}
 }
