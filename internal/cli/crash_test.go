@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -162,5 +164,94 @@ func TestSIGTERMCancelsRunningTurn(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("daemon log:\n%s", logs)
+	}
+}
+
+// kill -9 of a real daemon in the middle of a rewind: every file is
+// either as it was or as the rewind makes it, never torn; the next
+// daemon finishes the rewind before anyone sees the session, and its
+// history says so (rewind, recovered).
+func TestKill9MidRewind(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	cwd, src := testdir.New(t), testdir.New(t)
+	const n = 300
+	old, next := map[string]string{}, map[string]string{}
+	for i := range n {
+		name := "f" + strconv.Itoa(i) + ".txt"
+		old[name] = strings.Repeat("old "+strconv.Itoa(i)+"\n", 8000)
+		next[name] = strings.Repeat("new "+strconv.Itoa(i)+"\n", 8000)
+		os.WriteFile(filepath.Join(cwd, name), []byte(old[name]), 0o644)
+		os.WriteFile(filepath.Join(src, name), []byte(next[name]), 0o644)
+	}
+	cmd, _ := startDaemon(t, env)
+	c, _ := dialUpdates(t, dir)
+	ctx := context.Background()
+	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "rw-1", "cwd": cwd}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var pr protocol.SessionPromptResult
+	line := `/tool shell {"command":"cp ` + src + `/*.txt ."}`
+	if err := c.Call(ctx, "session/prompt", map[string]any{"sessionId": "rw-1", "prompt": line}, &pr); err != nil || pr.StopReason != "end_turn" {
+		t.Fatalf("the turn: %+v %v", pr, err)
+	}
+	journal := filepath.Join(dir, "data", "checkpoints", "rw-1", "rewind.journal")
+	go c.Call(ctx, "session/rewind", map[string]any{"sessionId": "rw-1", "turn": 1}, nil)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := os.Stat(journal); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rewind never started")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	// Files are restored in the order of their names: once the first is
+	// back, the kill lands in the middle.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if b, _ := os.ReadFile(filepath.Join(cwd, "f0.txt")); string(b) == old["f0.txt"] {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(journal); err != nil {
+		t.Fatalf("the rewind finished before the kill landed (%v): nothing was tested", err)
+	}
+	restored := 0
+	for name := range old {
+		b, _ := os.ReadFile(filepath.Join(cwd, name))
+		switch string(b) {
+		case old[name]:
+			restored++
+		case next[name]:
+		default:
+			t.Fatalf("%s is torn after the kill: %d bytes", name, len(b))
+		}
+	}
+	t.Logf("the kill landed after %d of %d files", restored, n)
+
+	startDaemon(t, env)
+	c2, _ := dialUpdates(t, dir)
+	for name := range old {
+		if b, _ := os.ReadFile(filepath.Join(cwd, name)); string(b) != old[name] {
+			t.Fatalf("%s was not restored by the next daemon", name)
+		}
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Error("the journal outlived the recovery")
+	}
+	if err := c2.Call(ctx, "session/new", map[string]any{"sessionId": "rw-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var h protocol.SessionHistoryResult
+	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "rw-1", "limit": 10000}, &h); err != nil {
+		t.Fatal(err)
+	}
+	var last protocol.Update
+	json.Unmarshal(h.Events[len(h.Events)-1], &last)
+	if last.Type != "rewind" || !last.Recovered || last.Turn != 1 || len(last.Restored) != n {
+		t.Errorf("the last event %s", h.Events[len(h.Events)-1])
 	}
 }
