@@ -176,6 +176,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// rangeArgs wants from min to max positional arguments.
+func rangeArgs(min, max int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return usageErr(c, "want %s", what)
+		}
+		return nil
+	}
+}
+
 // absDir makes a --cwd absolute against the current directory (the
 // daemon has its own).
 func absDir(dir string) (string, error) {

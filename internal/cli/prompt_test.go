@@ -308,3 +308,49 @@ func TestPromptStopsAtTheBudget(t *testing.T) {
 		t.Errorf("sessions list %q does not show the cost $%.4f", out, res.Usage.CostUsd)
 	}
 }
+
+// zeroclaw sessions checkpoints, diff, rewind (and --undo), fork and
+// export, on a real daemon.
+func TestSessionsRewindForkExport(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, "--output-format", "json", `/tool write_file {"path":"made.txt","content":"made\n"}`)
+	var res struct{ SessionID string }
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil {
+		t.Fatalf("prompt: %d %q %q", code, out, errs)
+	}
+	id := res.SessionID
+	code, out, _ = runCLI(t, env, "", "sessions", "checkpoints", id)
+	if code != 0 || !strings.Contains(out, "turn 1") || !strings.Contains(out, "created  made.txt (0 → 5 bytes)") {
+		t.Errorf("checkpoints: %d %q", code, out)
+	}
+	if code, out, _ = runCLI(t, env, "", "sessions", "diff", id, "1"); code != 0 || !strings.Contains(out, "+++ b/made.txt\n") || !strings.Contains(out, "+made\n") {
+		t.Errorf("diff: %d %q", code, out)
+	}
+	if code, out, _ = runCLI(t, env, "", "sessions", "rewind", id, "1"); code != 0 || out != "removed  made.txt\n" {
+		t.Errorf("rewind: %d %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err == nil {
+		t.Error("made.txt is still there after the rewind")
+	}
+	if code, out, _ = runCLI(t, env, "", "sessions", "rewind", id, "--undo"); code != 0 || out != "restored made.txt\n" {
+		t.Errorf("undo: %d %q", code, out)
+	}
+	if code, _, errs = runCLI(t, env, "", "sessions", "rewind", id); code != 2 || !strings.Contains(errs, "give the turn") {
+		t.Errorf("rewind without a turn: %d %q", code, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "sessions", "fork", id, "--new-id", "forked-1")
+	if code != 0 || !strings.Contains(out, "into forked-1") {
+		t.Errorf("fork: %d %q", code, out)
+	}
+	file := filepath.Join(testdir.New(t), "s.html")
+	if code, _, errs = runCLI(t, env, "", "sessions", "export", "forked-1", "--format", "html", "-o", file); code != 0 {
+		t.Fatalf("export: %d %q", code, errs)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "<!DOCTYPE html>") || !strings.Contains(string(b), "write_file") {
+		t.Errorf("the exported page: %.300s", b)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -413,5 +414,31 @@ func TestRevokedTokenClosesOpenWebSocket(t *testing.T) {
 	}
 	if m := wsCall(t, keep, `{"jsonrpc":"2.0","id":2,"method":"status"}`); errCode(m) != 0 {
 		t.Fatalf("the other token's WebSocket: %v", m)
+	}
+}
+
+// GET /api/sessions/{id}/export downloads the session as a document that
+// can load and run nothing.
+func TestExportRoute(t *testing.T) {
+	g := start(t, nil)
+	tok, _ := g.pair("a script")
+	resp, body := g.do("POST", "/webhook?wait=true", bearer(tok), `{"prompt":"<b>hello</b>","sessionId":"exported","cwd":`+strconv.Quote(t.TempDir())+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("webhook: %d %s", resp.StatusCode, body)
+	}
+	resp, body = g.do("GET", "/api/sessions/exported/export?format=html", bearer(tok), "")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") ||
+		resp.Header.Get("Content-Disposition") != `attachment; filename="exported.html"` || !strings.Contains(string(body), "echo: &lt;b&gt;hello&lt;/b&gt;") {
+		t.Errorf("html export: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	if resp, body = g.do("GET", "/api/sessions/exported/export", bearer(tok), ""); resp.StatusCode != 200 || !strings.Contains(string(body), "## Turn 1") {
+		t.Errorf("markdown export: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ = g.do("GET", "/api/sessions/exported/export?format=pdf", bearer(tok), ""); resp.StatusCode != 400 {
+		t.Errorf("a bad format: %d", resp.StatusCode)
+	}
+	if resp, _ = g.do("GET", "/api/sessions/exported/export", nil, ""); resp.StatusCode != 401 {
+		t.Errorf("without a token: %d", resp.StatusCode)
 	}
 }

@@ -51,6 +51,7 @@ var Routes = []Route{
 		g.prompt(w, r, peerOf(r), r.PathValue("id"))
 	}},
 	{Method: http.MethodPost, Path: "/api/sessions/{id}/cancel", serve: (*Gateway).cancelTurn},
+	{Method: http.MethodGet, Path: "/api/sessions/{id}/export", serve: (*Gateway).export},
 }
 
 // mux routes the table: each path also answers other methods with a
@@ -275,6 +276,31 @@ func (g *Gateway) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 func (g *Gateway) cancelTurn(w http.ResponseWriter, r *http.Request) {
 	g.relay(w, r, protocol.MethodSessionCancel)
+}
+
+// exportTypes are each export format's file extension and media type.
+var exportTypes = map[string][2]string{"markdown": {"md", "text/markdown; charset=utf-8"}, "json": {"json", "application/json"}, "html": {"html", "text/html; charset=utf-8"}}
+
+// export serves a session as a document, to download (never shown in
+// the gateway's origin: a page there could read the dashboard's key);
+// its policy lets nothing load or run even when opened.
+func (g *Gateway) export(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "markdown"
+	}
+	id := r.PathValue("id")
+	var res protocol.SessionExportResult
+	if err := g.call(r.Context(), peerOf(r), protocol.MethodSessionExport, protocol.SessionExportParams{SessionID: id, Format: format}, &res); err != nil {
+		rpcError(w, err)
+		return
+	}
+	kind := exportTypes[res.Format]
+	w.Header().Set("Content-Type", kind[1])
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+id+"."+kind[0]+`"`)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	io.WriteString(w, res.Content)
 }
 
 func (g *Gateway) history(w http.ResponseWriter, r *http.Request) {

@@ -268,6 +268,8 @@ const (
 	MethodSessionCheckpoints = "session/checkpoints"
 	MethodSessionRewind      = "session/rewind"
 	MethodSessionDiff        = "session/diff"
+	MethodSessionFork        = "session/fork"
+	MethodSessionExport      = "session/export"
 
 	MethodSessionUpdate     = "session/update"
 	MethodSessionChanged    = "session/changed"
@@ -536,6 +538,40 @@ type SessionInfo struct {
 	MessageCount int64  `json:"messageCount"`
 	// Usage sums the session's model calls (absent before the first).
 	Usage *Usage `json:"usage,omitempty"`
+	// ForkedFrom names the session and seq a fork was made from.
+	ForkedFrom *ForkRef `json:"forkedFrom,omitempty"`
+}
+
+// ForkRef is where a fork came from.
+type ForkRef struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+}
+
+// SessionForkParams are session/fork's.
+type SessionForkParams struct {
+	SessionID string `json:"sessionId"`
+	// AtSeq: the conversation up to this seq (absent: all of it); a seq
+	// inside a turn forks at that turn's start.
+	AtSeq        int64  `json:"atSeq,omitempty"`
+	NewSessionID string `json:"newSessionId,omitempty"`
+}
+
+// SessionForkResult is session/fork's.
+type SessionForkResult struct {
+	SessionID string `json:"sessionId"`
+}
+
+// SessionExportParams are session/export's.
+type SessionExportParams struct {
+	SessionID string `json:"sessionId"`
+	Format    string `json:"format"` // markdown, json or html
+}
+
+// SessionExportResult is session/export's: the document.
+type SessionExportResult struct {
+	Format  string `json:"format"`
+	Content string `json:"content"`
 }
 
 // SessionListResult is the result of session/list.

@@ -57,6 +57,8 @@ func init() {
 		{name: protocol.MethodSessionCheckpoints, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCheckpointsResult](), handle: (*binding).sessionCheckpoints},
 		{name: protocol.MethodSessionRewind, params: typeOf[protocol.SessionRewindParams](), result: typeOf[protocol.SessionRewindResult](), handle: (*binding).sessionRewind},
 		{name: protocol.MethodSessionDiff, params: typeOf[protocol.SessionDiffParams](), result: typeOf[protocol.SessionDiffResult](), handle: (*binding).sessionDiff},
+		{name: protocol.MethodSessionFork, params: typeOf[protocol.SessionForkParams](), result: typeOf[protocol.SessionForkResult](), handle: (*binding).sessionFork},
+		{name: protocol.MethodSessionExport, params: typeOf[protocol.SessionExportParams](), result: typeOf[protocol.SessionExportResult](), handle: (*binding).sessionExport},
 	}
 	byName = make(map[string]*method, len(table))
 	for i := range table {

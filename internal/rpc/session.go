@@ -376,3 +376,28 @@ func (b *binding) sessionDiff(ctx context.Context, req *jsonrpc.Request) (any, e
 		return res, wire(err)
 	}), nil
 }
+
+// sessionFork serves session/fork: it copies the history, off the read
+// loop.
+func (b *binding) sessionFork(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionForkParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.Fork(ctx, b.client, p)
+		return res, wire(err)
+	}), nil
+}
+
+// sessionExport serves session/export.
+func (b *binding) sessionExport(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionExportParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.Export(ctx, p)
+		return res, wire(err)
+	}), nil
+}

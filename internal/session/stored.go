@@ -87,6 +87,9 @@ func (m *Manager) info(r *store.Session) protocol.SessionInfo {
 	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
 		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount,
 		Usage: wireUsage(r.Usage)}
+	if r.ForkedFrom != "" {
+		info.ForkedFrom = &protocol.ForkRef{SessionID: r.ForkedFrom, Seq: r.ForkedSeq}
+	}
 	m.mu.Lock()
 	s, live := m.live[r.ID]
 	m.mu.Unlock()

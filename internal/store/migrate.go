@@ -93,6 +93,10 @@ var migrations = []migration{{sql:
 		cache_write_tokens INTEGER NOT NULL,
 		cost_usd           REAL
 	) WITHOUT ROWID;`,
+}, {
+	// 9: a fork names the session and the seq it was forked from.
+	sql: `ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN forked_seq INTEGER NOT NULL DEFAULT 0;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

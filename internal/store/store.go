@@ -58,6 +58,9 @@ type Session struct {
 	Reasoning string
 	// Usage sums the session's model calls.
 	Usage Usage
+	// ForkedFrom and ForkedSeq: the session and seq it was forked from.
+	ForkedFrom string
+	ForkedSeq  int64
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -556,9 +559,9 @@ func (s *Store) CreateSession(ss *Session) error {
 		ss.State = StateIdle
 	}
 	return s.do(ss.ID, func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk, ss.Reasoning)
+		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning, forked_from, forked_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk, ss.Reasoning, ss.ForkedFrom, ss.ForkedSeq)
 		return err
 	})
 }
@@ -790,14 +793,14 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 }
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd`
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
 	var cost sql.NullFloat64
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
-		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost)
+		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }

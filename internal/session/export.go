@@ -1,0 +1,323 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// A session as a document (session/export): its turns with the prompt,
+// replies, thoughts, tool calls with input and output, approvals,
+// rewinds, how each turn ended, and when; as Markdown, JSON, or one HTML
+// file that needs no network and runs no script.
+
+// exportDoc is what every format is written from.
+type exportDoc struct {
+	Session protocol.SessionInfo `json:"session"`
+	Turns   []*exportTurn        `json:"turns"`
+}
+
+type exportTurn struct {
+	N         int           `json:"turn"`
+	Seq       int64         `json:"seq"`
+	StartedMs int64         `json:"startedMs,omitempty"`
+	Prompt    string        `json:"prompt"`
+	Items     []*exportItem `json:"items"`
+	// How it ended.
+	Outcome    string `json:"outcome,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+	Notice     string `json:"notice,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// The context at its last model call, and the session's cost then.
+	InputTokens    int64    `json:"inputTokens,omitempty"`
+	SessionCostUSD *float64 `json:"sessionCostUsd,omitempty"`
+}
+
+// exportItem is one thing a turn did: kind text, thought, tool, plan,
+// approval, rewind or note.
+type exportItem struct {
+	Kind     string          `json:"kind"`
+	Text     string          `json:"text,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	ToolKind string          `json:"toolKind,omitempty"`
+	Title    string          `json:"title,omitempty"`
+	CallID   string          `json:"toolCallId,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Output   string          `json:"output,omitempty"`
+	IsError  bool            `json:"isError,omitempty"`
+	Decision string          `json:"decision,omitempty"`
+}
+
+// Export serves session/export.
+func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*protocol.SessionExportResult, error) {
+	format := p.Format
+	switch format {
+	case "md":
+		format = "markdown"
+	case "markdown", "json", "html":
+	default:
+		return nil, &protocol.ParamsError{Field: "format", Reason: fmt.Sprintf("%q: markdown, json or html", p.Format)}
+	}
+	if err := m.store.Sync(); err != nil {
+		return nil, err
+	}
+	rec, err := m.store.GetSession(ctx, p.SessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc := &exportDoc{Session: m.info(rec)}
+	started := map[int64]int64{} // a turn's user_message seq → when it started
+	if m.cpDir != "" {
+		if cp, err := checkpoint.Open(filepath.Join(m.cpDir, rec.ID), rec.Cwd, checkpoint.Options{}); err == nil {
+			for _, t := range cp.Turns() {
+				started[t.Seq] = t.StartedMs
+			}
+		}
+	}
+	var turn *exportTurn
+	calls := map[string]*exportItem{}
+	item := func(kind string) *exportItem {
+		if turn == nil { // events before any prompt (a fork's rewind, say)
+			turn = &exportTurn{}
+			doc.Turns = append(doc.Turns, turn)
+		}
+		if n := len(turn.Items); (kind == "text" || kind == "thought") && n > 0 && turn.Items[n-1].Kind == kind {
+			return turn.Items[n-1]
+		}
+		it := &exportItem{Kind: kind}
+		turn.Items = append(turn.Items, it)
+		return it
+	}
+	for since := int64(0); ; {
+		evs, err := m.store.Events(ctx, rec.ID, since, forkPage, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		for _, ev := range evs {
+			var u protocol.Update
+			if json.Unmarshal(ev.Body, &u) != nil {
+				continue
+			}
+			switch u.Type {
+			case protocol.EventUserMessage:
+				turn = &exportTurn{N: len(doc.Turns) + 1, Seq: u.Seq, StartedMs: started[u.Seq], Prompt: u.Text}
+				doc.Turns = append(doc.Turns, turn)
+			case protocol.EventAgentMessageChunk:
+				it := item("text")
+				it.Text += u.Text
+			case protocol.EventAgentThoughtChunk:
+				it := item("thought")
+				it.Text += u.Text
+			case protocol.EventToolCall:
+				it := item("tool")
+				it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = u.Name, u.Kind, u.Title, u.ToolCallID, u.RawInput
+				calls[u.ToolCallID] = it
+			case protocol.EventToolResult:
+				if it := calls[u.ToolCallID]; it != nil {
+					it.Output, it.IsError = u.RawOutput, u.IsError
+				}
+			case protocol.EventApprovalRequest:
+				it := item("approval")
+				it.Text, it.CallID, it.Tool = u.Summary, u.ToolCallID, u.ToolName
+			case protocol.EventApprovalResolved:
+				it := item("approval")
+				it.Decision, it.Text = u.Decision, "by "+u.By
+			case protocol.EventPlan:
+				var b strings.Builder
+				for _, e := range u.Entries {
+					fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
+				}
+				item("plan").Text = b.String()
+			case protocol.EventContextUsage:
+				if turn != nil {
+					turn.InputTokens, turn.SessionCostUSD = u.InputTokens, u.SessionCostUSD
+				}
+			case protocol.EventHistoryTrimmed:
+				var h protocol.HistoryTrimmedEvent
+				json.Unmarshal(ev.Body, &h)
+				item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", h.DroppedMessages, h.Reason)
+			case protocol.EventRewind:
+				it := item("rewind")
+				what := "rewound to before turn " + fmt.Sprint(u.Turn)
+				if u.Undo {
+					what = "undid the last rewind"
+				}
+				it.Text = fmt.Sprintf("%s: %d files restored, %d removed (files %v, conversation %v)", what, len(u.Restored), len(u.Removed), u.Files, u.Conversation)
+			case protocol.EventTurnComplete:
+				if turn != nil {
+					turn.Outcome, turn.StopReason, turn.Notice = u.Outcome, u.StopReason, u.Notice
+					if u.Error != nil {
+						turn.Error = u.Error.Message
+					}
+				}
+			}
+		}
+		since = evs[len(evs)-1].Seq
+	}
+	if doc.Turns == nil {
+		doc.Turns = []*exportTurn{}
+	}
+	var out string
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		out = string(b) + "\n"
+	case "markdown":
+		out = markdownOf(doc)
+	case "html":
+		var b bytes.Buffer
+		if err := exportHTML.Execute(&b, doc); err != nil {
+			return nil, err
+		}
+		out = b.String()
+	}
+	return &protocol.SessionExportResult{Format: format, Content: out}, nil
+}
+
+// fence is a code fence longer than any run of backticks in s.
+func fence(s string) string {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	return f
+}
+
+func when(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).Format("2006-01-02 15:04:05")
+}
+
+func markdownOf(d *exportDoc) string {
+	var b strings.Builder
+	s := d.Session
+	title := s.Title
+	if title == "" {
+		title = "Session " + s.SessionID
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "- session: `%s` (agent %s, %s)\n- directory: `%s`\n- created %s, updated %s\n", s.SessionID, s.AgentAlias, s.Mode, s.Cwd, when(s.CreatedMs), when(s.UpdatedMs))
+	if s.ForkedFrom != nil {
+		fmt.Fprintf(&b, "- forked from `%s` at seq %d\n", s.ForkedFrom.SessionID, s.ForkedFrom.Seq)
+	}
+	if u := s.Usage; u != nil {
+		fmt.Fprintf(&b, "- usage: %d input tokens (%d from the cache), %d output", u.InputTokens, u.CacheReadTokens, u.OutputTokens)
+		if u.CostUSD != nil {
+			fmt.Fprintf(&b, ", $%.4f", *u.CostUSD)
+		}
+		b.WriteString("\n")
+	}
+	for _, t := range d.Turns {
+		fmt.Fprintf(&b, "\n## Turn %d", t.N)
+		if w := when(t.StartedMs); w != "" {
+			fmt.Fprintf(&b, " — %s", w)
+		}
+		b.WriteString("\n\n")
+		if t.Prompt != "" {
+			b.WriteString("**Prompt:**\n\n> " + strings.ReplaceAll(t.Prompt, "\n", "\n> ") + "\n\n")
+		}
+		for _, it := range t.Items {
+			switch it.Kind {
+			case "text":
+				b.WriteString(it.Text + "\n\n")
+			case "thought":
+				b.WriteString("*Thinking:*\n\n> " + strings.ReplaceAll(it.Text, "\n", "\n> ") + "\n\n")
+			case "tool":
+				fmt.Fprintf(&b, "**Tool** `%s` (%s): %s\n\n", it.Tool, it.ToolKind, it.Title)
+				in := string(it.Input)
+				fmt.Fprintf(&b, "%sjson\n%s\n%s\n\n", fence(in), in, fence(in))
+				label := "Output"
+				if it.IsError {
+					label = "Error"
+				}
+				fmt.Fprintf(&b, "%s:\n\n%s\n%s\n%s\n\n", label, fence(it.Output), it.Output, fence(it.Output))
+			case "approval":
+				if it.Decision != "" {
+					fmt.Fprintf(&b, "*Approval: %s (%s)*\n\n", it.Decision, it.Text)
+				} else {
+					fmt.Fprintf(&b, "*Approval asked: %s*\n\n", it.Text)
+				}
+			case "plan":
+				fmt.Fprintf(&b, "**Plan:**\n\n%s\n%s%s\n\n", fence(it.Text), it.Text, fence(it.Text))
+			default:
+				fmt.Fprintf(&b, "*%s*\n\n", it.Text)
+			}
+		}
+		if t.Outcome != "" {
+			fmt.Fprintf(&b, "*Turn %s: %s", t.Outcome, t.StopReason)
+			if t.Error != "" {
+				b.WriteString(": " + t.Error)
+			}
+			if t.Notice != "" {
+				b.WriteString(" (" + t.Notice + ")")
+			}
+			b.WriteString("*\n")
+		}
+	}
+	return b.String()
+}
+
+// exportHTML is one file: its style inline, a policy that lets nothing
+// load or run, and every text escaped by html/template.
+var exportHTML = template.Must(template.New("export").Funcs(template.FuncMap{"when": when,
+	"cost": func(c *float64) string { return fmt.Sprintf("$%.4f", *c) }}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{with .Session.Title}}{{.}}{{else}}Session {{.Session.SessionID}}{{end}} — zeroclaw</title>
+<style>
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;background:#fff}
+@media (prefers-color-scheme:dark){body{color:#e8e8e8;background:#161616}.tool,.prompt,pre{background:#222!important}}
+h1{font-size:1.5rem}h2{font-size:1.1rem;border-top:1px solid #8884;padding-top:1rem;margin-top:2rem}
+.meta,.when,.end,.note{color:#777;font-size:.85rem}
+.prompt{background:#f2f5fa;border-left:3px solid #47c;padding:.5rem .75rem;white-space:pre-wrap}
+.text{white-space:pre-wrap}.thought{white-space:pre-wrap;color:#777;font-style:italic}
+.tool{background:#f6f6f6;border-radius:6px;padding:.5rem .75rem;margin:.5rem 0}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;margin:.25rem 0;padding:.25rem .5rem;font:13px/1.4 ui-monospace,monospace}
+.err{color:#b00}
+</style>
+</head>
+<body>
+<h1>{{with .Session.Title}}{{.}}{{else}}Session {{.Session.SessionID}}{{end}}</h1>
+<p class="meta">session {{.Session.SessionID}} · agent {{.Session.AgentAlias}} · {{.Session.Cwd}} · created {{when .Session.CreatedMs}} · updated {{when .Session.UpdatedMs}}{{with .Session.ForkedFrom}} · forked from {{.SessionID}} at seq {{.Seq}}{{end}}{{with .Session.Usage}} · {{.InputTokens}} input tokens, {{.OutputTokens}} output{{with .CostUSD}}, {{cost .}}{{end}}{{end}}</p>
+{{range .Turns}}
+<section>
+<h2>Turn {{.N}} <span class="when">{{when .StartedMs}}</span></h2>
+{{with .Prompt}}<div class="prompt">{{.}}</div>{{end}}
+{{range .Items}}
+{{if eq .Kind "text"}}<div class="text">{{.Text}}</div>
+{{else if eq .Kind "thought"}}<div class="thought">{{.Text}}</div>
+{{else if eq .Kind "tool"}}<div class="tool"><strong>{{.Tool}}</strong> <span class="meta">{{.ToolKind}}</span> {{.Title}}<pre>{{printf "%s" .Input}}</pre><pre{{if .IsError}} class="err"{{end}}>{{.Output}}</pre></div>
+{{else if eq .Kind "plan"}}<pre>{{.Text}}</pre>
+{{else if eq .Kind "approval"}}<p class="note">{{if .Decision}}approval: {{.Decision}} ({{.Text}}){{else}}approval asked: {{.Text}}{{end}}</p>
+{{else}}<p class="note">{{.Text}}</p>{{end}}
+{{end}}
+{{if .Outcome}}<p class="end">turn {{.Outcome}}: {{.StopReason}}{{with .Error}}: {{.}}{{end}}{{with .Notice}} ({{.}}){{end}}</p>{{end}}
+</section>
+{{end}}
+</body>
+</html>
+`))
