@@ -161,6 +161,19 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 			return nil, err
 		}
 		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, p.SessionID, p.Prompt) })
+	case "session/fork":
+		var p struct {
+			SessionID  string      `json:"sessionId"`
+			McpServers []mcpServer `json:"mcpServers"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		servers, err := mcpSpecs(p.McpServers)
+		if err != nil {
+			return nil, err
+		}
+		return later(func(ctx context.Context) (any, error) { return b.fork(ctx, p.SessionID, servers) })
 	case "session/cancel":
 		return b.relay(req, protocol.MethodSessionCancel, nil)
 	case "session/list":
@@ -284,7 +297,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 			"loadSession":         true,
 			"promptCapabilities":  map[string]any{"image": true, "audio": false, "embeddedContext": true},
 			"mcpCapabilities":     map[string]any{"http": true, "sse": false},
-			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}, "resume": map[string]any{}, "delete": map[string]any{}},
+			"sessionCapabilities": map[string]any{"list": map[string]any{}, "close": map[string]any{}, "resume": map[string]any{}, "delete": map[string]any{}, "fork": map[string]any{}},
 		},
 		"authMethods": []any{},
 		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.o.Version},
@@ -474,6 +487,11 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 			"content":       map[string]any{"type": "text", "text": fmt.Sprintf("Compacted: %d earlier message(s) summarised out of the model's view.", cr.DroppedMessages)}}})
 		return map[string]any{"stopReason": "end_turn"}, nil
 	}
+	// "/undo" undoes the last turn: its files and its place in the
+	// conversation (the editor asked: the command is the asking).
+	if strings.TrimSpace(text) == "/undo" && len(files) == 0 {
+		return b.undo(ctx, d, id)
+	}
 	// Attachments up to the daemon's per-file limit fit: big ones go
 	// ahead in parts.
 	if files, err = d.Inline(ctx, files); err != nil {
@@ -528,4 +546,74 @@ func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
 		res["nextCursor"] = *page.NextCursor
 	}
 	return res, nil
+}
+
+// undo serves "/undo": the last turn not rewound is rewound, and the
+// reply says what was restored (or what stood in the way).
+func (b *Bridge) undo(ctx context.Context, d *client.Client, id string) (any, error) {
+	var cps protocol.SessionCheckpointsResult
+	if err := d.Call(ctx, protocol.MethodSessionCheckpoints, protocol.SessionRef{SessionID: id}, &cps); err != nil {
+		return nil, acpError(err)
+	}
+	turn := 0
+	for _, cp := range cps.Checkpoints {
+		if !cp.Rewound {
+			turn = cp.Turn
+		}
+	}
+	say := func(text string) {
+		b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+			"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": text}}})
+	}
+	if turn == 0 {
+		say("Nothing to undo.")
+		return map[string]any{"stopReason": "end_turn"}, nil
+	}
+	var res protocol.SessionRewindResult
+	if err := d.Call(ctx, protocol.MethodSessionRewind, protocol.SessionRewindParams{SessionID: id, Turn: turn}, &res); err != nil {
+		return nil, acpError(err)
+	}
+	var msg strings.Builder
+	if !res.Rewound {
+		fmt.Fprintf(&msg, "Nothing was undone: these files changed since turn %d (zeroclaw sessions rewind %s %d --force overwrites them):", turn, id, turn)
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(&msg, "\n- %s: %s", c.Path, c.Reason)
+		}
+	} else {
+		fmt.Fprintf(&msg, "Undid turn %d: the conversation is back to before it", turn)
+		if n := len(res.Restored) + len(res.Removed); n == 0 {
+			msg.WriteString("; it changed no file.")
+		} else {
+			msg.WriteString(", and these files are as they were:")
+			for _, p := range res.Restored {
+				fmt.Fprintf(&msg, "\n- restored %s", p)
+			}
+			for _, p := range res.Removed {
+				fmt.Fprintf(&msg, "\n- removed %s", p)
+			}
+		}
+	}
+	say(msg.String())
+	return map[string]any{"stopReason": "end_turn"}, nil
+}
+
+// fork serves ACP's (unstable) session/fork: a new session from the
+// source's whole conversation, opened here.
+func (b *Bridge) fork(ctx context.Context, id string, servers []protocol.MCPServerSpec) (any, error) {
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res protocol.SessionForkResult
+	if err := d.Call(ctx, protocol.MethodSessionFork, protocol.SessionForkParams{SessionID: id}, &res); err != nil {
+		return nil, acpError(err)
+	}
+	ns, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: res.SessionID, KeepSiblings: true, MCPServers: servers})
+	if err != nil {
+		return nil, acpError(err)
+	}
+	b.mu.Lock()
+	b.live[ns.SessionID] = true
+	b.mu.Unlock()
+	return b.opened(ctx, *ns, true), nil
 }

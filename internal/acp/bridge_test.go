@@ -762,3 +762,52 @@ func TestBudgetReachesTheEditor(t *testing.T) {
 		t.Errorf("usage_update cost %v", cost)
 	}
 }
+
+// "/undo" in the editor undoes the last turn's files and says what it
+// restored; session/fork (unstable) opens a fork of the session.
+func TestUndoAndForkFromTheEditor(t *testing.T) {
+	endpoint := runDaemon(t, func(c *config.Config) {
+		a := c.Agents["default"]
+		a.Risk = "full"
+		c.Agents["default"] = a
+	})
+	e := startBridge(t, endpoint)
+	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	if caps := init["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any); caps["fork"] == nil {
+		t.Errorf("fork is not advertised: %v", caps)
+	}
+	cwd := t.TempDir()
+	sid := result(t, e.call("session/new", `{"cwd":`+strconv.Quote(cwd)+`,"mcpServers":[]}`))["sessionId"].(string)
+	prompt := func(id, text string) map[string]any {
+		b, _ := json.Marshal(text)
+		return result(t, e.call("session/prompt", `{"sessionId":"`+id+`","prompt":[{"type":"text","text":`+string(b)+`}]}`))
+	}
+	prompt(sid, `/tool write_file {"path":"made.txt","content":"x"}`)
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err != nil {
+		t.Fatal(err)
+	}
+	e.updates()
+	if r := prompt(sid, "/undo"); r["stopReason"] != "end_turn" {
+		t.Fatalf("/undo: %v", r)
+	}
+	var said string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			said += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if !strings.Contains(said, "Undid turn 1") || !strings.Contains(said, "removed made.txt") {
+		t.Errorf("the editor was told %q", said)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err == nil {
+		t.Error("made.txt is still there after /undo")
+	}
+	fork := result(t, e.call("session/fork", `{"sessionId":"`+sid+`","cwd":`+strconv.Quote(cwd)+`,"mcpServers":[]}`))
+	fid, _ := fork["sessionId"].(string)
+	if fid == "" || fid == sid || fork["configOptions"] == nil {
+		t.Fatalf("fork: %v", fork)
+	}
+	if r := prompt(fid, "in the fork"); r["stopReason"] != "end_turn" {
+		t.Errorf("a prompt in the fork: %v", r)
+	}
+}

@@ -116,6 +116,7 @@ func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value a
 // commands are the slash commands the agent understands.
 var commands = []any{
 	map[string]any{"name": "compact", "description": "Summarise earlier turns out of the model's view (the history keeps them)"},
+	map[string]any{"name": "undo", "description": "Undo the last turn: the files it changed and its place in the conversation"},
 }
 
 // announce tells the editor what a session it opened offers: its slash

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -103,5 +105,54 @@ func TestChatPromptAfterDaemonRestart(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "echo: after the restart\n"); n != 1 {
 		t.Fatalf("the prompt was answered %d times", n)
+	}
+}
+
+// /undo shows what it restores and asks; y does it. /diff, /rewind,
+// /export and /fork work from the chat.
+func TestChatUndoRewindDiffForkExport(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	export := filepath.Join(testdir.New(t), "out.json")
+	in := strings.Join([]string{
+		`//tool write_file {"path":"made.txt","content":"made\n"}`,
+		"/diff 1",
+		"/rewind",
+		"/undo",
+		"no",
+		"/undo",
+		"y",
+		"/export " + export,
+		"/fork",
+		"/quit",
+	}, "\n") + "\n"
+	code, out, errs := runCLI(t, env, in, "chat", "--cwd", cwd)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"+++ b/made.txt\n",
+		"  1  /tool write_file",
+		"created made.txt (turn 1)",
+		"do it? y / anything else: no",
+		"back to before turn 1: 0 file(s) restored, 1 removed",
+		"wrote " + export + " (json, ",
+		"forked: this is ses_",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "(not done)") {
+		t.Errorf("stderr lacks the refusal:\n%s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err == nil {
+		t.Error("made.txt is still there after /undo y")
+	}
+	if b, err := os.ReadFile(export); err != nil || !strings.Contains(string(b), `"turns"`) {
+		t.Errorf("the export: %v %.200s", err, b)
 	}
 }

@@ -32,6 +32,11 @@ const chatHelp = `commands:
   /compact         summarise earlier turns out of the model's view (the history keeps them)
   /model [M]       show the session's model, or switch it to M (see zeroclaw models)
   /reasoning [L]   show the session's reasoning level, or set it: off, low, medium, high
+  /undo            undo the last turn: its files and its place in the conversation (asks first)
+  /rewind [N]      list the turns and what each changed, or go back to before turn N (asks first)
+  /diff [N]        what turn N (or the whole session) changed in the files
+  /fork            continue in a new session from this conversation (this one stays)
+  /export [F]      write the session to F (.md, .json or .html; default zeroclaw-ID.md)
   /status          the daemon's status
   /quit            leave (Ctrl-D on an empty line too)
 anything else is a prompt; start it with // to send a literal /.
@@ -53,6 +58,8 @@ type chat struct {
 	say   func(string) // output for the person (stdout in line mode)
 	note  func(string) // notes and errors (stderr in line mode)
 	picks []string     // sessions /resume listed, for a number to pick
+	// confirm is what a y does, right after /undo or /rewind N asked.
+	confirm func(ctx context.Context)
 
 	// mu guards what the terminal interface reads while commands and
 	// turns run on other goroutines.
@@ -285,6 +292,45 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 			return false
 		}
 		ch.say(fmt.Sprintf("compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)", cr.DroppedMessages))
+	case "/undo", "/rewind":
+		ch.rewind(ctx, word, arg)
+	case "/diff":
+		p := protocol.SessionDiffParams{SessionID: sid}
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				ch.note("/diff N: N is a turn number (/rewind lists them)")
+				return false
+			}
+			p.Turn = n
+		}
+		var res protocol.SessionDiffResult
+		if err := c.Call(ctx, protocol.MethodSessionDiff, p, &res); err != nil {
+			fail(err)
+			return false
+		}
+		if res.Diff == "" {
+			ch.say("no changes to the files")
+		} else {
+			lines := strings.Split(strings.TrimRight(res.Diff, "\n"), "\n")
+			for i, l := range lines {
+				lines[i] = mdterm.Safe(l)
+			}
+			ch.say(strings.Join(lines, "\n"))
+		}
+	case "/fork":
+		var res protocol.SessionForkResult
+		if err := c.Call(ctx, protocol.MethodSessionFork, protocol.SessionForkParams{SessionID: sid}, &res); err != nil {
+			fail(err)
+			return false
+		}
+		if err := ch.open(ctx, res.SessionID); err != nil {
+			fail(err)
+			return false
+		}
+		ch.say(fmt.Sprintf("forked: this is %s now; %s stays as it was (/resume %s)", res.SessionID, sid, sid))
+	case "/export":
+		ch.export(ctx, sid, arg)
 	case "/status":
 		st, err := c.Status(ctx)
 		if err != nil {
@@ -368,6 +414,133 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 	}
 }
 
+// answer is what a line does right after a question the chat asked: a
+// number after /resume listed sessions picks one; y after /undo or
+// /rewind N showed what it would do does it, n does not (anything else
+// leaves it undone too, and the line goes on as typed). nil: the line
+// answers nothing.
+func (ch *chat) answer(line string) func(context.Context) {
+	if ch.isPick(line) {
+		return func(ctx context.Context) { ch.resume(ctx, line) }
+	}
+	if c := ch.confirm; c != nil {
+		ch.confirm = nil
+		switch strings.ToLower(line) {
+		case "y", "yes":
+			return c
+		case "n", "no":
+			return func(context.Context) { ch.note("(not done)") }
+		}
+		ch.note("(not done)")
+	}
+	return nil
+}
+
+// rewind serves /undo and /rewind: it shows what going back would
+// restore, and asks.
+func (ch *chat) rewind(ctx context.Context, word, arg string) {
+	c, sid := ch.cv.c, ch.cv.r.sessionID
+	var cps protocol.SessionCheckpointsResult
+	if err := c.Call(ctx, protocol.MethodSessionCheckpoints, protocol.SessionRef{SessionID: sid}, &cps); err != nil {
+		ch.note("error: " + humanError(err))
+		return
+	}
+	force := false
+	if a, ok := strings.CutSuffix(arg, " force"); ok || arg == "force" {
+		arg, force = strings.TrimSpace(strings.TrimSuffix(a, "force")), true
+	}
+	turn := 0
+	switch {
+	case word == "/undo":
+		for _, cp := range cps.Checkpoints {
+			if !cp.Rewound {
+				turn = cp.Turn
+			}
+		}
+		if turn == 0 {
+			ch.say("nothing to undo")
+			return
+		}
+	case arg == "":
+		if len(cps.Checkpoints) == 0 {
+			ch.say("no turns yet")
+			return
+		}
+		for _, cp := range cps.Checkpoints {
+			mark := ""
+			if cp.Rewound {
+				mark = " (rewound)"
+			}
+			ch.say(fmt.Sprintf("%3d  %s  %d file(s)%s", cp.Turn, cut(cp.Title, 60), len(cp.Files), mark))
+		}
+		ch.say("/rewind N goes back to before turn N (/diff N shows what it changed)")
+		return
+	default:
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			ch.note("/rewind N: N is a turn number (/rewind lists them)")
+			return
+		}
+		turn = n
+	}
+	var files []string
+	for _, cp := range cps.Checkpoints {
+		if cp.Turn >= turn && !cp.Rewound {
+			for _, f := range cp.Files {
+				files = append(files, fmt.Sprintf("  %s %s (turn %d)", f.Change, f.Path, cp.Turn))
+			}
+		}
+	}
+	what := fmt.Sprintf("go back to before turn %d: the conversation from there is left out of the model's view", turn)
+	if len(files) == 0 {
+		what += "; no file to restore"
+	} else {
+		what += ", and these files go back to how they were:\n" + strings.Join(files, "\n")
+	}
+	ch.say(what)
+	ch.say("do it? y / anything else: no")
+	ch.confirm = func(ctx context.Context) {
+		var res protocol.SessionRewindResult
+		if err := c.Call(ctx, protocol.MethodSessionRewind, protocol.SessionRewindParams{SessionID: sid, Turn: turn, Force: force}, &res); err != nil {
+			ch.note("error: " + humanError(err))
+			return
+		}
+		if !res.Rewound {
+			var b strings.Builder
+			for _, c := range res.Conflicts {
+				fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Reason)
+			}
+			ch.note(fmt.Sprintf("nothing was undone: changed since the agent's turn:%s\n(/rewind %d force overwrites them)", b.String(), turn))
+			return
+		}
+		ch.say(fmt.Sprintf("back to before turn %d: %d file(s) restored, %d removed (zeroclaw sessions rewind %s --undo undoes it)", turn, len(res.Restored), len(res.Removed), sid))
+	}
+}
+
+// export serves /export: the session as a document, in a file.
+func (ch *chat) export(ctx context.Context, sid, file string) {
+	if file == "" {
+		file = "zeroclaw-" + sid + ".md"
+	}
+	format := "markdown"
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".json":
+		format = "json"
+	case ".html", ".htm":
+		format = "html"
+	}
+	var res protocol.SessionExportResult
+	if err := ch.cv.c.Call(ctx, protocol.MethodSessionExport, protocol.SessionExportParams{SessionID: sid, Format: format}, &res); err != nil {
+		ch.note("error: " + humanError(err))
+		return
+	}
+	if err := os.WriteFile(file, []byte(res.Content), 0o600); err != nil {
+		ch.note("error: " + err.Error())
+		return
+	}
+	ch.say(fmt.Sprintf("wrote %s (%s, %d bytes)", file, format, len(res.Content)))
+}
+
 // isPick: a bare number right after /resume listed sessions picks one.
 func (ch *chat) isPick(line string) bool {
 	if ch.picks == nil {
@@ -436,8 +609,8 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 		if line == "" {
 			continue
 		}
-		if ch.isPick(line) {
-			ch.resume(ctx, line)
+		if run := ch.answer(line); run != nil {
+			run(ctx)
 			continue
 		}
 		if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {

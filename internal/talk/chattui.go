@@ -336,7 +336,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 }
 
 // chatCommands are what Tab completes after a /.
-var chatCommands = []string{"/cancel", "/clear", "/compact", "/exit", "/help", "/model", "/new", "/quit", "/reasoning", "/resume", "/sessions", "/status"}
+var chatCommands = []string{"/cancel", "/clear", "/compact", "/diff", "/exit", "/export", "/fork", "/help", "/model", "/new", "/quit", "/reasoning", "/resume", "/rewind", "/sessions", "/status", "/undo"}
 
 // complete completes a /command: the one match, or the longest common
 // prefix of several (which the footer lists).
@@ -416,8 +416,8 @@ func (m *tui) next() tea.Cmd {
 
 func (m *tui) dispatch(text string) tea.Cmd {
 	m.busy = true
-	if m.ch.isPick(text) {
-		go func() { m.ch.resume(m.ctx, text); m.p.Send(cmdDoneMsg{}) }()
+	if run := m.ch.answer(text); run != nil {
+		go func() { run(m.ctx); m.p.Send(cmdDoneMsg{}) }()
 		return nil
 	}
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
