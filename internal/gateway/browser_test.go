@@ -162,7 +162,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
 		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
 		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
-		EditCard, ListCost, Footer                                                                                          string
+		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked                                                            string
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -214,6 +214,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.LiveRegion == "polite log", "the conversation's live region: %q", out.LiveRegion)
 	// The list.
 	check(out.Title == "/tool shell {\"command\":\"echo hi\"}", "the session's title: %q", out.Title)
+	check(strings.Contains(out.UndoDiff, "+to be undone") && strings.Contains(out.RewindNote, "Rewound to before turn") && strings.Contains(out.RewindNote, "1 removed"),
+		"undo from a prompt: diff %q, then %q", out.UndoDiff, out.RewindNote)
+	if _, err := os.Stat(filepath.Join(cwd, "undo-me.txt")); err == nil {
+		t.Error("undo-me.txt is still there after the dashboard's undo")
+	}
+	check(out.Forked != "" && out.Forked != out.SessionID, "fork: the page went to %q (from %q)", out.Forked, out.SessionID)
 	check(strings.HasPrefix(out.ListCost, "$0.0") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
 		"the session's cost: %q in the list, footer %q", out.ListCost, out.Footer)
 	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)

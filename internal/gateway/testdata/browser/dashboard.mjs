@@ -115,6 +115,22 @@ try {
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('[Document: report.md]')));
   out.attachedAfterSend = await page.$$eval('.attached li', (l) => l.length);
 
+  step('a turn undone from its prompt, its diff shown first');
+  const endsBefore = await page.$$eval('.turn-end', (t) => t.length);
+  await page.fill('#prompt', '/tool write_file {"path":"undo-me.txt","content":"to be undone\\n"}');
+  await page.click('#send');
+  await page.waitForSelector('.tool[data-status="waiting"]');
+  await page.keyboard.press('Alt+A');
+  await page.waitForFunction((n) => document.querySelectorAll('.turn-end').length > n, endsBefore);
+  const lastPrompt = (await page.$$('.msg.user')).pop();
+  await lastPrompt.hover();
+  await (await lastPrompt.$('button.undo')).click();
+  await page.waitForSelector('.undo-panel .diff');
+  out.undoDiff = await text('.undo-panel .diff');
+  await page.click('.undo-panel button.primary');
+  await page.waitForSelector('.turn-note.rewind');
+  out.rewindNote = await text('.turn-note.rewind');
+
   step('the session list is live: another client, rename, search');
   out.title = await page.$eval('#sessions li.current .title', (e) => e.textContent);
   await page.waitForSelector('#sessions li.current .cost');
@@ -179,6 +195,13 @@ try {
   await page.fill('#prompt', 'back again');
   await page.click('#send');
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: back again')));
+
+  step('fork the session');
+  const before = await page.evaluate(() => location.hash);
+  await page.click('#fork');
+  await page.waitForFunction((h) => location.hash.startsWith('#/s/') && location.hash !== h, before);
+  out.forked = await page.evaluate(() => location.hash.slice(4));
+  await page.waitForSelector('.msg.user');
 
   step('contrast of the main text colours, light and dark');
   const measure = () => page.evaluate(() => {

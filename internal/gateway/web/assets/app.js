@@ -508,7 +508,63 @@ class SessionView {
   }
   nodes() {
     const renameBtn = el('button', { type: 'button', class: 'icon', 'aria-label': 'Rename this session', title: 'Rename', text: '\u270e', onclick: () => this.sessionId && rename(this.sessionId, this.titleEl) });
-    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.model)), this.log, this.composer, this.footer];
+    const forkBtn = el('button', { type: 'button', id: 'fork', class: 'secondary small-button needs-online', title: 'Continue in a new session from this conversation (this one stays)', text: 'Fork', onclick: () => this.fork() });
+    const exportSel = el('select', { id: 'export', class: 'needs-online', 'aria-label': 'Export the session', title: 'Download the session as a document' },
+      el('option', { value: '', text: 'Export\u2026' }), el('option', { value: 'markdown', text: 'Markdown' }), el('option', { value: 'html', text: 'HTML' }), el('option', { value: 'json', text: 'JSON' }));
+    exportSel.addEventListener('change', () => { const f = exportSel.value; exportSel.value = ''; if (f) this.exportAs(f); });
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.model, forkBtn, exportSel)), this.log, this.composer, this.footer];
+  }
+  // fork makes a new session from this conversation and opens it.
+  async fork() {
+    if (!this.sessionId) return;
+    try {
+      const r = await app.conn.call('session/fork', { sessionId: this.sessionId });
+      location.hash = '#/s/' + r.sessionId;
+    } catch (e) { this.notice('Could not fork: ' + e.message); }
+  }
+  // exportAs downloads the session as a document (a blob: the page's key never leaves it).
+  async exportAs(format) {
+    try {
+      const r = await app.conn.call('session/export', { sessionId: this.sessionId, format });
+      const type = { markdown: 'text/markdown', html: 'text/html', json: 'application/json' }[r.format];
+      const a = el('a', { href: URL.createObjectURL(new Blob([r.content], { type })), download: this.sessionId + '.' + ({ markdown: 'md' }[r.format] || r.format) });
+      document.body.append(a);
+      a.click();
+      setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    } catch (e) { this.notice('Could not export: ' + e.message); }
+  }
+  // undoFrom shows what rewinding to before the turn that began at seq
+  // would restore (its diff), and asks.
+  async undoFrom(seq, box) {
+    let cps, diff;
+    try {
+      cps = await app.conn.call('session/checkpoints', { sessionId: this.sessionId });
+    } catch (e) { this.notice('Could not read the checkpoints: ' + e.message); return; }
+    const cp = cps.checkpoints.find((c) => c.seq === seq);
+    if (!cp) { this.notice('This turn has no checkpoint (it is older than the ones kept).'); return; }
+    try { diff = await app.conn.call('session/diff', { sessionId: this.sessionId, turn: cp.turn }); } catch (e) { diff = { diff: '' }; }
+    const later = cps.checkpoints.filter((c) => c.turn >= cp.turn && !c.rewound);
+    const files = later.reduce((n, c) => n + c.files.length, 0);
+    const panel = el('div', { class: 'undo-panel card', role: 'group', 'aria-label': 'Undo turn ' + cp.turn },
+      el('div', { class: 'card-title', text: 'Go back to before turn ' + cp.turn }),
+      el('p', { class: 'small', text: (later.length > 1 ? 'Turns ' + cp.turn + '\u2013' + later[later.length - 1].turn : 'Turn ' + cp.turn) + ': ' + files + ' file change(s) undone; the conversation from here is left out of the model\u2019s view.' }),
+      diff.diff ? el('pre', { class: 'diff' }, ...diff.diff.split('\n').map((l) => el('span', { class: l.startsWith('+') ? 'diff-add' : l.startsWith('-') ? 'diff-del' : '', text: l + '\n' }))) : el('p', { class: 'small muted', text: 'This turn changed no file.' }));
+    const go = async (force) => {
+      try {
+        const r = await app.conn.call('session/rewind', { sessionId: this.sessionId, turn: cp.turn, force });
+        if (!r.rewound) {
+          panel.append(el('p', { class: 'error small', role: 'alert', text: 'Changed since the agent\u2019s turn: ' + (r.conflicts || []).map((c) => c.path + ' (' + c.reason + ')').join(', ') }),
+            el('button', { type: 'button', class: 'secondary', text: 'Overwrite them', onclick: () => go(true) }));
+          return;
+        }
+        panel.remove();
+      } catch (e) { panel.append(el('p', { class: 'error small', role: 'alert', text: e.message })); }
+    };
+    panel.append(el('div', { class: 'buttons' },
+      el('button', { type: 'button', class: 'primary', text: 'Undo', onclick: () => go(false) }),
+      el('button', { type: 'button', class: 'secondary', text: 'Keep', onclick: () => panel.remove() })));
+    box.after(panel);
+    panel.querySelector('button.primary').focus();
   }
   dispose() { this.disposed = true; }
   notice(text) { this.log.append(el('p', { class: 'notice', role: 'alert', text })); }
@@ -615,7 +671,12 @@ class SessionView {
       case 'user_message':
         this.answer = this.thought = null;
         this.setRunning(true);
-        this.log.append(el('div', { class: 'msg user', 'aria-label': 'You' }, markdown(u.text || '')));
+        {
+          const seq = u.seq;
+          const msg = el('div', { class: 'msg user', 'aria-label': 'You', 'data-seq': String(seq || '') }, markdown(u.text || ''));
+          if (seq) msg.append(el('button', { type: 'button', class: 'icon undo needs-online', title: 'Undo from here: the files this turn (and those after it) changed, and the conversation', 'aria-label': 'Undo from this turn', text: '\u21b6', onclick: () => this.undoFrom(seq, msg) }));
+          this.log.append(msg);
+        }
         break;
       case 'agent_message_chunk': {
         if (!this.answer) {
@@ -670,6 +731,10 @@ class SessionView {
         this.footer.textContent = 'context ' + (u.inputTokens || 0).toLocaleString() + (u.maxContextTokens ? ' of ' + u.maxContextTokens.toLocaleString() : '') + ' tokens' +
           (u.cacheReadTokens ? ' (' + u.cacheReadTokens.toLocaleString() + ' cached)' : '') +
           (typeof u.sessionCostUsd === 'number' ? ' \u00b7 ' + costOf({ costUsd: u.sessionCostUsd }) + ' so far' : '');
+        break;
+      case 'rewind':
+        this.log.append(el('div', { class: 'turn-note rewind', text: (u.undo ? 'The last rewind was undone' : 'Rewound to before turn ' + u.turn) +
+          ': ' + (u.restored || []).length + ' file(s) restored, ' + (u.removed || []).length + ' removed' + (u.conversation ? '; the conversation too' : '') + (u.recovered ? ' (finished after a restart)' : '') + '.' }));
         break;
       case 'history_trimmed':
         this.log.append(el('div', { class: 'turn-end', text: 'Older turns were summarised out of the model\u2019s view (' + (u.droppedMessages || 0) + ' messages).' }));
