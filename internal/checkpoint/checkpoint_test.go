@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -351,5 +352,47 @@ func TestEditsBetweenTurnsAreNotTheTurns(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "keep.txt")); string(b) != "edited by hand\n" {
 		t.Errorf("the hand edit was undone: %q", b)
+	}
+}
+
+// Past keep_turns the oldest checkpoints go, with their contents; a file
+// over max_file_bytes is listed as not kept, and a rewind over it is a
+// conflict until forced (which leaves it as it is).
+func TestPruningAndUncaptured(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh")
+	}
+	root := tree(t)
+	write(t, root, "big.bin", strings.Repeat("b", 100), 0o644)
+	s, err := Open(filepath.Join(t.TempDir(), "cp"), root, Options{MaxFileBytes: 50, KeepTurns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn(t, s, 1, root, map[string]string{"a.txt": "one\n"}, "")
+	turn(t, s, 2, root, map[string]string{"a.txt": "two\n"}, "")
+	tr := turn(t, s, 3, root, nil, "echo more >> big.bin && echo x > small.txt")
+	if len(tr.Uncaptured) != 1 || tr.Uncaptured[0] != "big.bin" {
+		t.Errorf("uncaptured %v", tr.Uncaptured)
+	}
+	if turns := s.Turns(); len(turns) != 2 || turns[0].N != 2 {
+		t.Fatalf("kept %+v", turns)
+	}
+	if _, err := s.Rewind(1, RewindOptions{Files: true}); !errors.Is(err, ErrPruned) {
+		t.Errorf("a rewind to a pruned turn: %v", err)
+	}
+	res, err := s.Rewind(3, RewindOptions{Files: true})
+	if err != nil || res.Rewound || len(res.Conflicts) != 1 || res.Conflicts[0].Path != "big.bin" {
+		t.Fatalf("a rewind over an uncaptured file: %+v %v", res, err)
+	}
+	if res, err = s.Rewind(3, RewindOptions{Files: true, Force: true}); err != nil || !res.Rewound || len(res.Removed) != 1 {
+		t.Fatalf("forced: %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "big.bin")); len(b) != 105 {
+		t.Errorf("big.bin holds %d bytes: it should be left as it is", len(b))
+	}
+	// Turn 1's contents went with it: a.txt's before it is no longer
+	// kept (its after is turn 2's before, still kept).
+	if s.obj.has(hashOf([]byte("alpha\n"))) || !s.obj.has(hashOf([]byte("one\n"))) {
+		t.Error("a pruned turn's content is still kept")
 	}
 }
