@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // file is what a test sees of a path: its bytes, mode and mtime.
@@ -79,6 +81,9 @@ func write(t *testing.T, root, rel, data string, mode fs.FileMode) {
 func sh(t *testing.T, dir, script string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
+	if runtime.GOOS == "windows" {
+		cmd = exec.Command("cmd", "/d", "/s", "/c", script)
+	}
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("sh -c %q: %v\n%s", script, err, out)
@@ -87,7 +92,7 @@ func sh(t *testing.T, dir, script string) {
 
 // tree makes the directory the tests start from.
 func tree(t *testing.T) string {
-	root := t.TempDir()
+	root := testdir.New(t)
 	write(t, root, "a.txt", "alpha\n", 0o644)
 	write(t, root, "run.sh", "echo run\n", 0o644)
 	write(t, root, "sub/c.txt", "gamma\n", 0o644)
@@ -102,7 +107,7 @@ func tree(t *testing.T) string {
 
 func openStore(t *testing.T, root string) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "cp"), root, Options{})
+	s, err := Open(filepath.Join(testdir.New(t), "cp"), root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +199,7 @@ func TestRewindUndoesToolsAndCommands(t *testing.T) {
 func TestTurnThatChangesNothing(t *testing.T) {
 	root := tree(t)
 	s := openStore(t, root)
-	tr := turn(t, s, 1, root, nil, "cat a.txt > /dev/null")
+	tr := turn(t, s, 1, root, nil, "echo nothing")
 	if len(tr.Changes) != 0 {
 		t.Fatalf("changes %+v", tr.Changes)
 	}
@@ -212,7 +217,7 @@ func TestConflictsAndForce(t *testing.T) {
 	s := openStore(t, root)
 	turn(t, s, 1, root, map[string]string{"a.txt": "agent one\n"}, "")
 	write(t, root, "keep.txt", "mine\n", 0o644) // the person's, between turns
-	turn(t, s, 2, root, map[string]string{"a.txt": "agent two\n"}, "echo two > b.txt")
+	turn(t, s, 2, root, map[string]string{"a.txt": "agent two\n"}, "echo two> b.txt")
 	write(t, root, "a.txt", "edited by hand\n", 0o644)
 	before := snapshot(t, root)
 	res, err := s.Rewind(1, RewindOptions{Files: true})
@@ -283,7 +288,7 @@ func TestInsideGit(t *testing.T) {
 // every file is either as it was or as it is meant to be, never torn.
 func TestRecoverAnInterruptedRewind(t *testing.T) {
 	root := tree(t)
-	dir := filepath.Join(t.TempDir(), "cp")
+	dir := filepath.Join(testdir.New(t), "cp")
 	s, _ := Open(dir, root, Options{})
 	before := snapshot(t, root)
 	turn(t, s, 1, root, map[string]string{"a.txt": "1\n", "d.txt": "2\n", "sub/c.txt": "3\n", "z.txt": "4\n"}, "")
@@ -364,7 +369,7 @@ func TestPruningAndUncaptured(t *testing.T) {
 	}
 	root := tree(t)
 	write(t, root, "big.bin", strings.Repeat("b", 100), 0o644)
-	s, err := Open(filepath.Join(t.TempDir(), "cp"), root, Options{MaxFileBytes: 50, KeepTurns: 2})
+	s, err := Open(filepath.Join(testdir.New(t), "cp"), root, Options{MaxFileBytes: 50, KeepTurns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
