@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"os"
 	"os/exec"
@@ -27,7 +28,10 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.ShimMain()
+	goleak.VerifyTestMain(m)
+}
 
 func schema(t *testing.T, def string) *jsonschema.Schema { return acptest.Schema(t, def) }
 

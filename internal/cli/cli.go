@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"io"
 	"log/slog"
 	"os"
@@ -104,6 +105,9 @@ func usageErr(c *cobra.Command, format string, args ...any) error {
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, env Env) int {
+	if len(args) > 0 && args[0] == sandbox.ShimArg {
+		sandbox.Main(append([]string{"zeroclaw"}, args...)) // the sandbox's shim: never returns
+	}
 	g := &globals{env: env}
 	root := newRoot(g)
 	root.SetArgs(args)

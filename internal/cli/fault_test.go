@@ -175,11 +175,22 @@ func exited(t *testing.T, pid int) {
 }
 
 // A command the agent started does not outlive a daemon killed with -9:
-// the next daemon kills its process group.
+// under the sandbox its shim gets the daemon's death as a signal and
+// kills all the command started (a double fork and setsid included);
+// without it, the next daemon kills its process group.
 func TestCommandsOfAKilledDaemonAreReaped(t *testing.T) {
+	for _, c := range []struct{ name, sandbox, command string }{
+		{"sandboxed", "", `(setsid sh -c 'echo $$ > escaped.pid; sleep 60; echo escaped > escaped' &); sleep 60 & echo $! > child.pid; wait; echo survived > survived`},
+		{"unsandboxed, reaped by the next daemon", "\n[sandbox]\nmode = \"off\"\n", `sleep 60 & echo $! > child.pid; wait; echo survived > survived`},
+	} {
+		t.Run(c.name, func(t *testing.T) { commandsOfAKilledDaemon(t, c.sandbox, c.command) })
+	}
+}
+
+func commandsOfAKilledDaemon(t *testing.T, sandboxConf, command string) {
 	env, _, _, dir := testEnv(t, "")
 	os.MkdirAll(dir, 0o700)
-	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"+sandboxConf), 0o600)
 	cmd, _ := startDaemon(t, env)
 	c, updates := dialUpdates(t, dir)
 	cwd := testdir.New(t)
@@ -187,8 +198,8 @@ func TestCommandsOfAKilledDaemonAreReaped(t *testing.T) {
 	if err := c.Call(ctx, "session/new", map[string]any{"sessionId": "reap", "cwd": cwd}, nil); err != nil {
 		t.Fatal(err)
 	}
-	go c.Call(ctx, "session/prompt", map[string]any{"sessionId": "reap",
-		"prompt": `/tool shell {"command":"sleep 60 & echo $! > child.pid; wait; echo survived > survived"}`}, nil)
+	line, _ := json.Marshal(map[string]string{"command": command})
+	go c.Call(ctx, "session/prompt", map[string]any{"sessionId": "reap", "prompt": "/tool shell " + string(line)}, nil)
 	for u := range updates {
 		if u.Type == "tool_call" {
 			break
@@ -203,15 +214,36 @@ func TestCommandsOfAKilledDaemonAreReaped(t *testing.T) {
 			t.Fatal("the command never started")
 		}
 	}
+	escaped := 0
+	if sandboxConf == "" {
+		for deadline := time.Now().Add(10 * time.Second); escaped == 0; time.Sleep(5 * time.Millisecond) {
+			if b, err := os.ReadFile(filepath.Join(cwd, "escaped.pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+				escaped, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the setsid child never started")
+			}
+		}
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if syscall.Kill(pid, 0) != nil {
-		t.Fatal("the command died with the daemon already: nothing to reap")
+	if sandboxConf == "" {
+		// No daemon runs now: the command's tree ends by itself, the
+		// child that left its session and group too.
+		exited(t, pid)
+		exited(t, escaped)
+	} else {
+		if syscall.Kill(pid, 0) != nil {
+			t.Fatal("the unsandboxed command died with the daemon: nothing to reap")
+		}
+		startDaemon(t, env)
+		exited(t, pid)
 	}
-	startDaemon(t, env)
-	exited(t, pid)
 	if _, err := os.Stat(filepath.Join(cwd, "survived")); err == nil {
 		t.Error("the command ran on to its end after its daemon was killed")
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "escaped")); err == nil {
+		t.Error("a setsid child of the command ran on to its end")
 	}
 }
 

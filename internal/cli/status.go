@@ -79,6 +79,7 @@ func statusCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "warning:    %s\n", cw)
 		}
 		fmt.Fprintf(w, "today:      %s\n", spentToday(st.Today))
+		fmt.Fprintf(w, "sandbox:    %s\n", sandboxLine(st.Sandbox))
 		fmt.Fprintf(w, "clients:    %d\n", st.Clients)
 		fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
 		for _, s := range st.Sessions {
@@ -101,6 +102,29 @@ func spentToday(t protocol.SpendToday) string {
 	}
 	if t.MaxCostUSDPerSession > 0 {
 		line += fmt.Sprintf("; $%g a session", t.MaxCostUSDPerSession)
+	}
+	return line
+}
+
+// sandboxLine is status's line on how commands are confined.
+func sandboxLine(s protocol.SandboxStatus) string {
+	if s.EnforcedBy == "none" {
+		line := "none: commands run with all your rights"
+		if s.Mode != "off" {
+			line = "unavailable: commands are refused"
+		}
+		if s.Reason != "" {
+			line += " (" + s.Reason + ")"
+		}
+		return line
+	}
+	net := "network allowed"
+	if !s.Network {
+		net = "no network"
+	}
+	line := fmt.Sprintf("%s, %s, enforced by %s", s.Mode, net, s.EnforcedBy)
+	if s.Reason != "" {
+		line += " (" + s.Reason + ")"
 	}
 	return line
 }

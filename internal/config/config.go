@@ -28,6 +28,8 @@ type Config struct {
 	Budget    Budget              `toml:"budget"`
 	// Checkpoints bound what each turn's checkpoint keeps.
 	Checkpoints Checkpoints `toml:"checkpoints"`
+	// Sandbox confines the commands the agent runs.
+	Sandbox Sandbox `toml:"sandbox"`
 	// Warnings are mistakes the config runs with (the daemon logs them).
 	Warnings []string `toml:"-"`
 
@@ -100,6 +102,28 @@ type Pricing struct {
 	CacheRead  *float64 `toml:"cache_read"`
 	CacheWrite *float64 `toml:"cache_write"`
 }
+
+// Sandbox is the [sandbox] table.
+type Sandbox struct {
+	// Mode is workspace-write, read-only or off ("": workspace-write
+	// where the platform can enforce it, else off).
+	Mode string `toml:"mode"`
+	// Network: commands may connect and bind (TCP); false denies it.
+	Network bool `toml:"network"`
+	// Writable are more directories commands may write (absolute, or
+	// from ~/).
+	Writable []string `toml:"writable"`
+	// Fallback is what happens when the sandbox cannot be enforced:
+	// "refuse" (commands are refused, the default) or "off" (they run
+	// unconfined).
+	Fallback string `toml:"fallback"`
+}
+
+// SandboxModes and SandboxFallbacks are the values [sandbox] takes.
+var (
+	SandboxModes     = []string{"workspace-write", "read-only", "off"}
+	SandboxFallbacks = []string{"refuse", "off"}
+)
 
 // Checkpoints is the [checkpoints] table: what is kept of each turn's
 // changes to the session's directory, so it can be undone.
@@ -306,6 +330,7 @@ func Default(getenv func(string) string) *Config {
 		Daemon:      Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
 		Gateway:     Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
 		Checkpoints: Checkpoints{Enabled: true, MaxFileBytes: 10 << 20, Exclude: []string{".git/", "node_modules/"}, KeepTurns: 100},
+		Sandbox:     Sandbox{Network: true},
 	}
 	var p Provider
 	switch {
@@ -350,7 +375,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -493,6 +518,23 @@ func (c *Config) validate() error {
 					return fmt.Errorf("providers.%s.pricing.%s = %v: must be a price in USD per million tokens, 0 or more", name, f.key, *f.v)
 				}
 			}
+		}
+	}
+	if sb := c.Sandbox; sb.Mode != "" && !slices.Contains(SandboxModes, sb.Mode) {
+		return fmt.Errorf("sandbox.mode = %q: must be one of %s", sb.Mode, strings.Join(SandboxModes, ", "))
+	}
+	if sb := c.Sandbox; sb.Fallback != "" && !slices.Contains(SandboxFallbacks, sb.Fallback) {
+		return fmt.Errorf("sandbox.fallback = %q: must be one of %s", sb.Fallback, strings.Join(SandboxFallbacks, ", "))
+	}
+	for i, w := range c.Sandbox.Writable {
+		if rest, ok := strings.CutPrefix(w, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				w = filepath.Join(home, rest)
+				c.Sandbox.Writable[i] = w
+			}
+		}
+		if !filepath.IsAbs(w) {
+			return fmt.Errorf("sandbox.writable: %q is not an absolute path (or one from ~/)", w)
 		}
 	}
 	if cp := c.Checkpoints; cp.MaxFileBytes < 1 || cp.KeepTurns < 1 {

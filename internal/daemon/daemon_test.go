@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	sandbox.ShimMain()
 	// The test client checks frames against the published schema in its
 	// read loop: compile it all before any test, not in the middle of
 	// one whose stall timeout is short.

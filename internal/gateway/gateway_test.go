@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -22,7 +23,10 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.ShimMain()
+	goleak.VerifyTestMain(m)
+}
 
 // gw is a daemon with its gateway, started in this process.
 type gw struct {

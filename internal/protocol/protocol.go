@@ -192,6 +192,18 @@ type StatusResult struct {
 	// Today sums the model calls of every session today (local time),
 	// and says what the [budget] allows.
 	Today SpendToday `json:"today"`
+	// Sandbox says how the agent's commands are confined.
+	Sandbox SandboxStatus `json:"sandbox"`
+}
+
+// SandboxStatus is status's sandbox: the mode in force, whether commands
+// may use the network, what enforces it (landlock, seatbelt, job, none)
+// and why, or why not.
+type SandboxStatus struct {
+	Mode       string `json:"mode"`
+	Network    bool   `json:"network"`
+	EnforcedBy string `json:"enforcedBy"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // SpendToday is status's today: the day's usage and the limits.

@@ -312,6 +312,7 @@ func (b *binding) status() protocol.StatusResult {
 		ProviderURL:     info.URL,
 		Gateway:         s.gatewayURLOrEmpty(),
 		Today:           s.sessions.Today(),
+		Sandbox:         s.sessions.SandboxStatus(),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"strings"
 	"testing"
@@ -12,7 +13,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.ShimMain()
+	goleak.VerifyTestMain(m)
+}
 
 // peer is the client end of a connection served by ServeConn over a pipe.
 type peer struct {

@@ -76,6 +76,9 @@ type loaded struct {
 	environ []string      // commands' environment, provider keys removed
 	mcp     *mcptools.Set // the configured MCP servers, shared by every session
 	gen     uint64        // counts reloads; a session rebuilds its agent when it changes
+	// sandbox is how commands run under it; sandboxStatus says so.
+	sandbox       *tool.Sandbox
+	sandboxStatus protocol.SandboxStatus
 }
 
 func (m *Manager) conf() *loaded { return m.cur.Load() }
@@ -90,6 +93,7 @@ func (m *Manager) Reload(cfg *config.Config) {
 	m.pmu.Unlock()
 	old := m.conf()
 	next := &loaded{cfg: cfg, environ: scrub(m.environ, cfg.ShellEnvDropped()), mcp: old.mcp, gen: old.gen + 1}
+	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
 	if !reflect.DeepEqual(old.cfg.MCP, cfg.MCP) || !slices.Equal(old.environ, next.environ) {
 		next.mcp = mcptools.NewSet(cfg.MCP.Servers, next.environ, m.log)
 	}
@@ -164,7 +168,14 @@ func NewManager(o Options) (*Manager, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.cur.Store(&loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)})
+	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)}
+	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
+	if st := first.sandboxStatus; st.EnforcedBy == "none" {
+		log.Warn("commands are not sandboxed", "mode", st.Mode, "reason", st.Reason)
+	} else {
+		log.Info("commands are sandboxed", "mode", st.Mode, "network", st.Network, "enforcedBy", st.EnforcedBy, "detail", st.Reason)
+	}
+	m.cur.Store(first)
 	return m, nil
 }
 

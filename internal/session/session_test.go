@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,10 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.ShimMain()
+	goleak.VerifyTestMain(m)
+}
 
 // conn is a connection as the sessions see it, whose reader the test is:
 // Sources pushed on it are pulled (as a connection's writer would) only
@@ -227,7 +231,7 @@ func TestNothingUnstoredIsDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res := h.prompt(t, cl, "s", "again"); res.StopReason != "end_turn" {
-		t.Fatalf("after the fault: %+v", res)
+		t.Fatalf("after the fault: %+v %+v", res, res.Error)
 	}
 	c.drain(t)
 	consecutive(t, c.seqs(t), 1)

@@ -15,7 +15,7 @@ import (
 // session directory. (Symlinks: see files_test.go, Unix; Wine's symlinks
 // are not Windows reparse points.)
 func TestConfinementWindowsPaths(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	outside := testdir.New(t)
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
 	vol := filepath.VolumeName(env.Cwd)

@@ -10,7 +10,7 @@ import (
 )
 
 func TestWebFetch(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	done := make(chan struct{})
 	defer close(done)
 	mux := http.NewServeMux()

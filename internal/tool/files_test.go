@@ -14,7 +14,7 @@ import (
 // Writing or editing through a symlink inside the session directory
 // changes the file it points to; the link stays a link.
 func TestWriteThroughSymlinkWritesItsTarget(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	os.Symlink("a.txt", filepath.Join(env.Cwd, "link.txt"))
 	os.Symlink(filepath.Join(env.Cwd, "sub", "b.go"), filepath.Join(env.Cwd, "abs-link"))
 	if r := run(t, env, "edit_file", `{"path":"link.txt","old":"alpha","new":"ALPHA"}`); r.IsError {
@@ -41,7 +41,7 @@ func TestWriteThroughSymlinkWritesItsTarget(t *testing.T) {
 // A FIFO (or any file that is not regular) is refused before a byte is
 // read, so no tool call blocks on one; search passes it by.
 func TestFIFOIsRefusedNotWaitedOn(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	if err := syscall.Mkfifo(filepath.Join(env.Cwd, "pipe"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestFIFOIsRefusedNotWaitedOn(t *testing.T) {
 
 // search reads a bounded part of a huge file, not all of it.
 func TestSearchIsBoundedOnHugeFiles(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	f, err := os.Create(filepath.Join(env.Cwd, "sparse.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestSearchIsBoundedOnHugeFiles(t *testing.T) {
 }
 
 func TestConfinement(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	outside := t.TempDir()
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
 	os.Symlink(outside, filepath.Join(env.Cwd, "link"))
@@ -114,7 +114,7 @@ func TestConfinement(t *testing.T) {
 // edit_file with replace_all changes every occurrence; without it a
 // repeated text is refused and the file stays as it was.
 func TestEditFileReplaceAll(t *testing.T) {
-	env := sandbox(t) // a.txt: "alpha\nbeta\ngamma beta\n"
+	env := fixture(t) // a.txt: "alpha\nbeta\ngamma beta\n"
 	path := filepath.Join(env.Cwd, "a.txt")
 	if r := run(t, env, "edit_file", `{"path":"a.txt","old":"beta","new":"BETA"}`); !r.IsError || !strings.Contains(r.Output, "occurs 2 times") || !strings.Contains(r.Output, "replace_all") {
 		t.Fatalf("repeated text without replace_all: %+v", r)
@@ -133,7 +133,7 @@ func TestEditFileReplaceAll(t *testing.T) {
 // multi_edit applies its edits in order, each to what the ones before
 // left, in one write; when one cannot apply, none is made.
 func TestMultiEditIsAllOrNone(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	path := filepath.Join(env.Cwd, "a.txt")
 	r := run(t, env, "multi_edit", `{"path":"a.txt","edits":[{"old":"alpha","new":"one"},{"old":"one\nbeta","new":"one\ntwo"},{"old":"nowhere","new":"x"}]}`)
 	if !r.IsError || r.Output != "edit 3: old text not found in a.txt; nothing was changed" {

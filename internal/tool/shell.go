@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -107,6 +108,14 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
 	}
 	cmd := shellCommand(tctx, shell, script)
+	sb := env.Commands.Sandbox
+	if sb != nil {
+		if sb.Refuse != "" {
+			return errorf("%s", sb.Refuse)
+		}
+		argv := sandbox.Wrap(sb.Exe, sb.policy(env.Cwd), cmd.Args)
+		cmd = exec.CommandContext(tctx, argv[0], argv[1:]...)
+	}
 	cmd.Dir = env.Cwd
 	cmd.Env = env.Environ
 	if gateR != nil {
@@ -167,7 +176,11 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return Result{Output: text + fmt.Sprintf("\n[exit code %d]", ee.ExitCode()), IsError: true}
+		note := ""
+		if sb != nil {
+			note = sb.note(text)
+		}
+		return Result{Output: text + fmt.Sprintf("\n[exit code %d]", ee.ExitCode()) + note, IsError: true}
 	}
 	if err != nil {
 		return errorf("%v", err)

@@ -35,7 +35,7 @@ func gone(t *testing.T, pid int) {
 // A command that leaves a child in the background: its output is kept,
 // it returns when bash exits, and the child does not outlive it.
 func TestShellBackgroundChildIsKilledAndOutputKept(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	r := run(t, env, "shell", `{"command":"sleep 300 & echo child $!; echo hi"}`)
 	if r.IsError || !strings.Contains(r.Output, "hi") || !strings.Contains(r.Output, "child ") {
 		t.Fatalf("result %+v", r)
@@ -48,7 +48,7 @@ func TestShellBackgroundChildIsKilledAndOutputKept(t *testing.T) {
 }
 
 func TestShellEnvironmentAndUmask(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	env.Environ = []string{"PATH=" + os.Getenv("PATH"), "ZC_TEST=visible"}
 	env.Umask = "0027"
 	r := run(t, env, "shell", `{"command":"echo ${ZC_TEST:-none} ${HOME:-nohome}; umask"}`)
@@ -87,7 +87,7 @@ func TestReaperKillsWhatADeadDaemonLeft(t *testing.T) {
 // With a reaper, a command starts only once its group is recorded, and
 // its record is gone when it has ended.
 func TestShellWithReaperRecordsThenRuns(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	dir := filepath.Join(t.TempDir(), "procs")
 	env.Reaper = &Reaper{Dir: dir}
 	r := run(t, env, "shell", `{"command":"ls `+dir+`; echo ran"}`)

@@ -16,7 +16,7 @@ import (
 )
 
 func TestShell(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	if r := run(t, env, "shell", `{"command":"pwd; echo err >&2"}`); r.IsError || r.Output != env.Cwd+"\nerr\n" {
 		t.Errorf("pwd: %+v", r)
 	}
@@ -35,7 +35,7 @@ func TestShell(t *testing.T) {
 // Cancelling a command kills its whole process group, children included,
 // even one that ignores SIGTERM (after the grace).
 func TestShellCancelKillsProcessGroup(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	pidFile := filepath.Join(env.Cwd, "child.pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Result, 1)

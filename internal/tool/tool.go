@@ -8,9 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
 
 // Spec describes a tool to the model.
@@ -120,6 +123,74 @@ type Commands struct {
 	// Gateway is the daemon's own gateway's URL ("" when none runs),
 	// which web_fetch refuses to reach.
 	Gateway func() string
+	// Sandbox confines the shell tool's commands (nil: not at all).
+	Sandbox *Sandbox
+}
+
+// Sandbox is how commands are confined (internal/sandbox): they may
+// write the session's directory (unless ReadOnly), the temp dirs and
+// Writable, and reach the network only with Network.
+type Sandbox struct {
+	Exe      string // the shim: the zeroclaw binary
+	Writable []string
+	// Temp are the temp dirs commands may write (nil: the system's:
+	// os.TempDir(), /tmp and $TMPDIR).
+	Temp     []string
+	ReadOnly bool
+	Network  bool
+	// Refuse, when set, refuses every command with this reason: a
+	// sandbox is wanted but cannot be enforced here.
+	Refuse string
+	// Mode names it, for messages (workspace-write, read-only).
+	Mode string
+}
+
+// policy is the sandbox's policy for a command run in cwd.
+func (sb *Sandbox) policy(cwd string) sandbox.Policy {
+	p := sandbox.Policy{Network: sb.Network}
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			p.Writable = append(p.Writable, d)
+		}
+	}
+	if sb.Temp == nil {
+		add(os.TempDir())
+		add("/tmp")
+		add(os.Getenv("TMPDIR"))
+	}
+	for _, d := range sb.Temp {
+		add(d)
+	}
+	if !sb.ReadOnly {
+		add(cwd)
+	}
+	for _, w := range sb.Writable {
+		add(w)
+	}
+	return p
+}
+
+// note is what a failed command's result says of the sandbox, when its
+// output suggests the sandbox stopped it.
+func (sb *Sandbox) note(output string) string {
+	var notes []string
+	low := strings.ToLower(output)
+	if strings.Contains(low, "permission denied") || strings.Contains(low, "operation not permitted") || strings.Contains(low, "read-only file system") {
+		where := "only in the session's directory, the temp dirs and [sandbox] writable"
+		if sb.ReadOnly {
+			where = "only in the temp dirs and [sandbox] writable"
+		}
+		notes = append(notes, fmt.Sprintf("the sandbox (%s) lets commands write %s", sb.Mode, where))
+	}
+	if !sb.Network {
+		notes = append(notes, "the sandbox denies network access ([sandbox] network = false)")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "\n[" + strings.Join(notes, "; ") + "]"
 }
 
 // TerminalRun is a command for a client's terminal.

@@ -29,7 +29,7 @@ func run(t *testing.T, env *Env, name, input string) Result {
 	return tl.Run(context.Background(), env, json.RawMessage(input))
 }
 
-func sandbox(t *testing.T) *Env {
+func fixture(t *testing.T) *Env {
 	dir := testdir.New(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\ngamma beta\n"), 0o644)
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
@@ -70,7 +70,7 @@ func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
 }
 
 func TestFileTools(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	if r := run(t, env, "read_file", `{"path":"a.txt"}`); r.IsError || r.Output != "alpha\nbeta\ngamma beta\n" {
 		t.Errorf("read: %+v", r)
 	}
@@ -110,7 +110,7 @@ func TestFileTools(t *testing.T) {
 }
 
 func TestAskUserAndPoll(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	if r := run(t, env, "ask_user", `{"question":"name?"}`); !r.IsError || !strings.Contains(r.Output, "cannot answer") {
 		t.Errorf("no client: %+v", r)
 	}
@@ -150,7 +150,7 @@ func TestAskUserAndPoll(t *testing.T) {
 }
 
 func TestPlan(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	var got []PlanEntry
 	env.Plan = func(e []PlanEntry) { got = e }
 	if r := run(t, env, "plan", `{"entries":[{"content":"a","status":"pending","priority":"high"}]}`); r.IsError || len(got) != 1 || got[0].Content != "a" {
@@ -171,7 +171,7 @@ func TestShellsMatchTheConfig(t *testing.T) {
 // read_file with offset and limit: the lines asked for, numbered as
 // cat -n prints them, and a last line saying where to read on.
 func TestReadFileLines(t *testing.T) {
-	env := sandbox(t)
+	env := fixture(t)
 	var b strings.Builder
 	for i := 1; i <= 120; i++ {
 		fmt.Fprintf(&b, "line %d\r\n", i)
@@ -212,7 +212,7 @@ func TestReadFileLines(t *testing.T) {
 // (the session directory's and nested ones) ignore, .git and
 // node_modules.
 func TestGlob(t *testing.T) {
-	env := sandbox(t) // a.txt, sub/b.go
+	env := fixture(t) // a.txt, sub/b.go
 	write := func(name, text string, age time.Duration) {
 		p := filepath.Join(env.Cwd, filepath.FromSlash(name))
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -263,7 +263,7 @@ func TestGlob(t *testing.T) {
 // ignore_case and context (printed as grep prints it), and skips what
 // .gitignore ignores.
 func TestSearchOptions(t *testing.T) {
-	env := sandbox(t) // a.txt "alpha\nbeta\ngamma beta\n", sub/b.go "package b\n// beta here\n"
+	env := fixture(t) // a.txt "alpha\nbeta\ngamma beta\n", sub/b.go "package b\n// beta here\n"
 	os.WriteFile(filepath.Join(env.Cwd, "c.txt"), []byte("one\ntwo\nBeta\nthree\nfour\nfive\nsix\nbeta\nseven\n"), 0o644)
 	os.WriteFile(filepath.Join(env.Cwd, ".gitignore"), []byte("ignored/\n"), 0o644)
 	os.Mkdir(filepath.Join(env.Cwd, "ignored"), 0o755)

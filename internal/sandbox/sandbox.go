@@ -1,0 +1,85 @@
+// Package sandbox confines the commands the agent runs: a small shim (the
+// zeroclaw binary itself, run with ShimArg) applies the policy to itself
+// and runs the command under it, so the command and everything it starts
+// inherit it; it also makes them die with the daemon. On Linux the policy
+// is enforced by Landlock (no root, no setuid helper).
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Modes of [sandbox] mode.
+const (
+	ModeWorkspaceWrite = "workspace-write"
+	ModeReadOnly       = "read-only"
+	ModeOff            = "off"
+)
+
+// Modes lists the modes.
+var Modes = []string{ModeWorkspaceWrite, ModeReadOnly, ModeOff}
+
+// ShimArg, as the first argument of the zeroclaw binary, runs the shim.
+const ShimArg = "__zeroclaw-sandbox"
+
+// Policy is what a sandboxed command may do: read the whole file system,
+// write only Writable (and the devices a shell needs), and, without
+// Network, no TCP connect or bind.
+type Policy struct {
+	Writable []string `json:"writable"`
+	Network  bool     `json:"network"`
+	// Parent is the daemon's pid: the shim runs nothing once it is gone.
+	Parent int `json:"parent"`
+}
+
+// Wrap is the argv that runs argv under p through the shim exe.
+func Wrap(exe string, p Policy, argv []string) []string {
+	if p.Parent == 0 {
+		p.Parent = os.Getpid()
+	}
+	spec, _ := json.Marshal(p)
+	return append([]string{exe, ShimArg, string(spec), "--"}, argv...)
+}
+
+// IsShim says whether args (os.Args) run the shim.
+func IsShim(args []string) bool { return len(args) > 1 && args[1] == ShimArg }
+
+// Main runs the shim (os.Args as args); it never returns.
+func Main(args []string) {
+	if len(args) < 5 || args[3] != "--" {
+		fail("zeroclaw sandbox: bad arguments")
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(args[2]), &p); err != nil {
+		fail("zeroclaw sandbox: bad policy: " + err.Error())
+	}
+	os.Exit(run(p, args[4:]))
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(126)
+}
+
+// Support says what enforces a sandbox here ("landlock", or "none" with
+// the reason) and whether commands can run without network.
+type Support struct {
+	EnforcedBy string
+	Reason     string
+	// NetworkRules: TCP connect and bind can be denied.
+	NetworkRules bool
+}
+
+// Available says what this machine can enforce.
+func Available() Support { return available() }
+
+// ShimMain runs the shim when os.Args asks for it, and otherwise returns:
+// the first line of a test binary's TestMain, so that a daemon run in a
+// test can confine its commands with the test binary as the shim.
+func ShimMain() {
+	if IsShim(os.Args) {
+		Main(os.Args)
+	}
+}

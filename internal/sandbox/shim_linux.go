@@ -1,0 +1,155 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+func available() Support {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		reason := "the kernel has no Landlock"
+		if err != nil {
+			reason += " (" + err.Error() + ")"
+		}
+		return Support{EnforcedBy: "none", Reason: reason}
+	}
+	return Support{EnforcedBy: "landlock", NetworkRules: abi >= 4, Reason: "Landlock ABI " + strconv.Itoa(abi)}
+}
+
+// devices are the device files a shell writes to.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
+
+// run confines this process, runs argv as its child and waits; it is
+// the subreaper of everything the child starts, and kills all of it when
+// the child ends, or when the daemon dies (a parent-death signal).
+func run(p Policy, argv []string) int {
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
+	if p.Parent != 0 && os.Getppid() != p.Parent {
+		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: the daemon is gone; not running the command")
+		return 125
+	}
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWFiles(devices...).IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing(),
+		landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing(),
+	}
+	cfg := landlock.V7.BestEffort()
+	var err error
+	if p.Network {
+		err = cfg.RestrictPaths(rules...)
+	} else {
+		err = cfg.Restrict(rules...) // no network rule: no TCP connect or bind
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
+		return 126
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
+		cmd.ExtraFiles = []*os.File{os.NewFile(3, "gate")} // the daemon's start gate
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
+		return 127
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		killDescendants()
+		return exitCode(cmd, err)
+	case sig := <-sigs:
+		// Cancelled, or the daemon died: nothing it started runs on.
+		killDescendants()
+		<-done
+		return 128 + int(sig.(syscall.Signal))
+	}
+}
+
+func exitCode(cmd *exec.Cmd, err error) int {
+	if err == nil {
+		return 0
+	}
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		return 128 + int(st.Signal())
+	}
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState.ExitCode()
+	}
+	return 127
+}
+
+// killDescendants kills every process below this one (orphans come back
+// to it: it is their subreaper), until none is left.
+func killDescendants() {
+	// Every process still below this one is a child of it (an orphan
+	// reparented here) or below such a child: with no child, none is.
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err == syscall.ECHILD {
+		return
+	}
+	self := os.Getpid()
+	for range 50 {
+		kids := map[int][]int{}
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			s := string(b)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(s[i+1:])
+			if len(f) < 2 {
+				continue
+			}
+			ppid, _ := strconv.Atoi(f[1])
+			kids[ppid] = append(kids[ppid], pid)
+		}
+		var all []int
+		for q := kids[self]; len(q) > 0; {
+			pid := q[0]
+			q = append(q[1:], kids[pid]...)
+			all = append(all, pid)
+		}
+		if len(all) == 0 {
+			return
+		}
+		for _, pid := range all {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// Reap what is ours to reap, then look again.
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if pid <= 0 || err != nil {
+				break
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

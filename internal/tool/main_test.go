@@ -1,0 +1,16 @@
+package tool
+
+import (
+	"os"
+	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
+)
+
+// The test binary is also the sandbox's shim, as the zeroclaw binary is.
+func TestMain(m *testing.M) {
+	if sandbox.IsShim(os.Args) {
+		sandbox.Main(os.Args)
+	}
+	os.Exit(m.Run())
+}
