@@ -66,9 +66,13 @@ type ApprovalRequest struct {
 	Kind                 string // the tool's kind (protocol.KindRead, ...)
 }
 
-// Decision is the Host's answer to an ApprovalRequest.
+// Decision is the Host's answer to an ApprovalRequest, or a standing
+// one (Host.Standing).
 type Decision struct {
 	Allow bool
+	// Ask (a standing decision): ask before the call, whatever the risk
+	// level (a permission rule says so).
+	Ask bool
 	// Why explains a refusal to the model ("rejected by the user", "no
 	// answer within 120 s").
 	Why string
@@ -395,20 +399,24 @@ type gated struct {
 	standing *Decision
 }
 
-// gate decides, once, whether a call needs approval: a tool that asks,
-// under the supervised risk level, with no standing decision for it.
+// gate decides, once, whether a call needs approval. A standing decision
+// (an "always" answer, a permission rule) decides first: a refusal holds
+// whatever the risk level, as does a rule that says ask; else a tool
+// that asks is asked for under the supervised risk level.
 func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall) gated {
 	t, ok := byName[call.Name]
 	if !ok {
 		return gated{kind: protocol.KindOther}
 	}
 	g := gated{tool: t, kind: t.Kind()}
-	if t.Asks() && a.Risk == RiskSupervised {
-		if d, ok := h.Standing(call.Name, call.Input); ok {
-			g.standing = &d
-		} else {
-			g.ask = true
-		}
+	d, standing := h.Standing(call.Name, call.Input)
+	switch {
+	case standing && d.Ask:
+		g.ask = a.Risk != RiskReadonly || !t.Asks()
+	case standing:
+		g.standing = &d
+	case t.Asks() && a.Risk == RiskSupervised:
+		g.ask = true
 	}
 	return g
 }
@@ -418,20 +426,16 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	if t == nil {
 		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}
 	}
-	if t.Asks() {
-		switch a.Risk {
-		case RiskReadonly:
-			return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
-		case RiskSupervised:
-			var d Decision
-			if g.standing != nil {
-				d = *g.standing
-			} else {
-				d = h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind})
-			}
-			if !d.Allow {
-				return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
-			}
+	if g.standing != nil && !g.standing.Allow {
+		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}
+	}
+	if t.Asks() && a.Risk == RiskReadonly {
+		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
+	}
+	if g.ask {
+		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind})
+		if !d.Allow {
+			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
 		}
 	}
 	eff := tool.EffectOf(t, env, call.Input)

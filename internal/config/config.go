@@ -30,6 +30,8 @@ type Config struct {
 	Checkpoints Checkpoints `toml:"checkpoints"`
 	// Sandbox confines the commands the agent runs.
 	Sandbox Sandbox `toml:"sandbox"`
+	// Permissions are the [[permissions]] rules, in order.
+	Permissions []Permission `toml:"permissions"`
 	// Warnings are mistakes the config runs with (the daemon logs them).
 	Warnings []string `toml:"-"`
 
@@ -101,6 +103,16 @@ type Pricing struct {
 	Output     float64  `toml:"output"`
 	CacheRead  *float64 `toml:"cache_read"`
 	CacheWrite *float64 `toml:"cache_write"`
+}
+
+// Permission is one [[permissions]] rule: calls of Tool ("*": any)
+// whose subject matches Pattern (a glob over the shell command line, or
+// the file tool's path relative to the session directory) are allowed,
+// asked about or denied.
+type Permission struct {
+	Tool     string `toml:"tool"`
+	Pattern  string `toml:"pattern"`
+	Decision string `toml:"decision"`
 }
 
 // Sandbox is the [sandbox] table.
@@ -518,6 +530,17 @@ func (c *Config) validate() error {
 					return fmt.Errorf("providers.%s.pricing.%s = %v: must be a price in USD per million tokens, 0 or more", name, f.key, *f.v)
 				}
 			}
+		}
+	}
+	for i, p := range c.Permissions {
+		if p.Tool == "" {
+			return fmt.Errorf("permissions[%d]: tool is required (a tool's name, or \"*\")", i)
+		}
+		if p.Tool != "*" && !slices.Contains(ToolNames, p.Tool) && !strings.Contains(p.Tool, "__") {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("permissions[%d].tool = %q is no built-in tool (an MCP server's tools are named server__tool)", i, p.Tool))
+		}
+		if p.Decision != "allow" && p.Decision != "ask" && p.Decision != "deny" {
+			return fmt.Errorf("permissions[%d].decision = %q: must be allow, ask or deny", i, p.Decision)
 		}
 	}
 	if sb := c.Sandbox; sb.Mode != "" && !slices.Contains(SandboxModes, sb.Mode) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"log/slog"
 	"net"
 	"os"
@@ -116,7 +117,12 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		}
 		return ""
 	}
-	sessions, err := session.NewManager(session.Options{Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
+	perms, err := permission.OpenStore(filepath.Join(o.Dirs.DataDir, "permissions.json"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
 		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints")})
 	if err != nil {

@@ -282,6 +282,8 @@ const (
 	MethodSessionDiff        = "session/diff"
 	MethodSessionFork        = "session/fork"
 	MethodSessionExport      = "session/export"
+	MethodPermissionsList    = "permissions/list"
+	MethodPermissionsRevoke  = "permissions/revoke"
 
 	MethodSessionUpdate     = "session/update"
 	MethodSessionChanged    = "session/changed"
@@ -821,4 +823,39 @@ type SessionDiffResult struct {
 	Turn      int              `json:"turn,omitempty"`
 	Diff      string           `json:"diff"`
 	Files     []CheckpointFile `json:"files"`
+}
+
+// PermissionsListParams are permissions/list's.
+type PermissionsListParams struct {
+	// Cwd: the rules in force there (the config's, and the answers
+	// stored for its project); "": the config's and every stored one.
+	Cwd string `json:"cwd,omitempty"`
+}
+
+// PermissionRule is a permission rule as permissions/list shows it.
+type PermissionRule struct {
+	ID       string `json:"id"`
+	Tool     string `json:"tool"`
+	Pattern  string `json:"pattern"`
+	Decision string `json:"decision"` // allow, ask, deny
+	// Dir is the project directory a stored answer holds for ("": the
+	// config's rules, everywhere).
+	Dir    string `json:"dir"`
+	Origin string `json:"origin"` // config, answer
+}
+
+// PermissionsListResult is permissions/list's.
+type PermissionsListResult struct {
+	Rules []PermissionRule `json:"rules"`
+}
+
+// PermissionsRevokeParams are permissions/revoke's.
+type PermissionsRevokeParams struct {
+	ID string `json:"id"`
+}
+
+// PermissionsRevokeResult is permissions/revoke's.
+type PermissionsRevokeResult struct {
+	ID      string `json:"id"`
+	Revoked bool   `json:"revoked"`
 }

@@ -58,6 +58,8 @@ func init() {
 		{name: protocol.MethodSessionRewind, params: typeOf[protocol.SessionRewindParams](), result: typeOf[protocol.SessionRewindResult](), handle: (*binding).sessionRewind},
 		{name: protocol.MethodSessionDiff, params: typeOf[protocol.SessionDiffParams](), result: typeOf[protocol.SessionDiffResult](), handle: (*binding).sessionDiff},
 		{name: protocol.MethodSessionFork, params: typeOf[protocol.SessionForkParams](), result: typeOf[protocol.SessionForkResult](), handle: (*binding).sessionFork},
+		{name: protocol.MethodPermissionsList, params: typeOf[protocol.PermissionsListParams](), result: typeOf[protocol.PermissionsListResult](), ownerOnly: true, handle: (*binding).permissionsList},
+		{name: protocol.MethodPermissionsRevoke, params: typeOf[protocol.PermissionsRevokeParams](), result: typeOf[protocol.PermissionsRevokeResult](), ownerOnly: true, handle: (*binding).permissionsRevoke},
 		{name: protocol.MethodSessionExport, params: typeOf[protocol.SessionExportParams](), result: typeOf[protocol.SessionExportResult](), handle: (*binding).sessionExport},
 	}
 	byName = make(map[string]*method, len(table))

@@ -401,3 +401,36 @@ func (b *binding) sessionExport(ctx context.Context, req *jsonrpc.Request) (any,
 		return res, wire(err)
 	}), nil
 }
+
+// permissionsList serves permissions/list.
+func (b *binding) permissionsList(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.PermissionsListParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	res := protocol.PermissionsListResult{Rules: []protocol.PermissionRule{}}
+	for _, r := range b.srv.sessions.Permissions(p.Cwd) {
+		res.Rules = append(res.Rules, protocol.PermissionRule{ID: r.ID, Tool: r.Tool, Pattern: r.Pattern, Decision: r.Decision, Dir: r.Dir, Origin: r.Origin})
+	}
+	return res, nil
+}
+
+// permissionsRevoke serves permissions/revoke: a stored answer goes (the
+// config's rules are the config's to change).
+func (b *binding) permissionsRevoke(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.PermissionsRevokeParams
+	if err := protocol.Decode(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, &protocol.ParamsError{Field: "id", Reason: "is required (zeroclaw permissions list shows them)"}
+	}
+	if strings.HasPrefix(p.ID, "config#") {
+		return nil, &protocol.ParamsError{Field: "id", Reason: p.ID + " is a rule of config.toml: change it there"}
+	}
+	ok, err := b.srv.sessions.Revoke(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return protocol.PermissionsRevokeResult{ID: p.ID, Revoked: ok}, nil
+}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"strconv"
 	"time"
 
@@ -30,21 +31,59 @@ func (s *Session) approve(requestID, decision, reason string) bool {
 // the session for this tool (or this tool with this very input).
 func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decision, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch {
 	case s.always[toolName], s.always[toolName+"\x00"+string(protocol.CompactJSON(input))]:
+		s.mu.Unlock()
 		return agent.Decision{Allow: true}, true
 	case s.never[toolName]:
+		s.mu.Unlock()
 		return agent.Decision{Why: "the user rejected " + toolName + " for the rest of this session"}, true
 	}
+	s.mu.Unlock()
+	// The permission rules: the config's, then the answers stored for
+	// the session's project.
+	rules := s.m.conf().rules
+	if s.m.perms != nil {
+		rules = append(rules[:len(rules):len(rules)], s.m.perms.For(s.project)...)
+	}
+	v := permission.Judge(rules, toolName, permission.Subjects(toolName, input, s.cwd))
+	switch v.Decision {
+	case permission.Allow:
+		return agent.Decision{Allow: true}, true
+	case permission.Deny:
+		return agent.Decision{Why: "refused by the permission rule " + v.Rule.String()}, true
+	case permission.Ask:
+		return agent.Decision{Ask: true}, true
+	}
 	return agent.Decision{}, false
+}
+
+// remember stores an "always" answer as a rule for the session's
+// project, so later sessions there hold to it too.
+func (s *Session) remember(toolName string, input json.RawMessage, decision string, exact bool) {
+	if s.m.perms == nil {
+		return
+	}
+	pattern := "*"
+	if exact {
+		subjects := permission.Subjects(toolName, input, s.cwd)
+		if len(subjects) != 1 {
+			// A compound command: each part would be allowed alone;
+			// the answer holds for this session only.
+			return
+		}
+		pattern = permission.Escape(subjects[0])
+	}
+	if _, err := s.m.perms.Add(permission.Rule{Tool: toolName, Pattern: pattern, Decision: decision, Dir: s.project}); err != nil {
+		s.m.log.Warn("an always answer could not be stored", "sessionId", s.id, "err", err)
+	}
 }
 
 // Approve implements agent.Host: an approval_request to every attached
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".
 func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.Decision {
-	if d, ok := s.Standing(req.ToolName, req.Input); ok {
+	if d, ok := s.Standing(req.ToolName, req.Input); ok && !d.Ask {
 		return d
 	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
@@ -84,11 +123,13 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		s.mu.Lock()
 		s.always[req.ToolName] = true
 		s.mu.Unlock()
+		s.remember(req.ToolName, req.Input, permission.Allow, false)
 		return agent.Decision{Allow: true}
 	case "allow_always_input":
 		s.mu.Lock()
 		s.always[sameInput] = true
 		s.mu.Unlock()
+		s.remember(req.ToolName, req.Input, permission.Allow, true)
 		return agent.Decision{Allow: true}
 	case "allow_once":
 		return agent.Decision{Allow: true}
@@ -96,6 +137,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		s.mu.Lock()
 		s.never[req.ToolName] = true
 		s.mu.Unlock()
+		s.remember(req.ToolName, req.Input, permission.Deny, false)
 	}
 	switch by {
 	case "timeout":

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -67,7 +68,8 @@ type Manager struct {
 
 	now   func() time.Time // the clock the day's spend is kept by
 	spend ledger
-	cpDir string // where each session's checkpoints live ("": nowhere, off)
+	cpDir string            // where each session's checkpoints live ("": nowhere, off)
+	perms *permission.Store // "always" answers, per project (nil: kept per session only)
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -76,6 +78,8 @@ type loaded struct {
 	environ []string      // commands' environment, provider keys removed
 	mcp     *mcptools.Set // the configured MCP servers, shared by every session
 	gen     uint64        // counts reloads; a session rebuilds its agent when it changes
+	// rules are the config's permission rules.
+	rules []permission.Rule
 	// sandbox is how commands run under it; sandboxStatus says so.
 	sandbox       *tool.Sandbox
 	sandboxStatus protocol.SandboxStatus
@@ -94,6 +98,7 @@ func (m *Manager) Reload(cfg *config.Config) {
 	old := m.conf()
 	next := &loaded{cfg: cfg, environ: scrub(m.environ, cfg.ShellEnvDropped()), mcp: old.mcp, gen: old.gen + 1}
 	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
+	next.rules = rulesOf(cfg)
 	if !reflect.DeepEqual(old.cfg.MCP, cfg.MCP) || !slices.Equal(old.environ, next.environ) {
 		next.mcp = mcptools.NewSet(cfg.MCP.Servers, next.environ, m.log)
 	}
@@ -136,6 +141,9 @@ type Options struct {
 	Now func() time.Time
 	// CheckpointDir holds each session's checkpoints ("": none kept).
 	CheckpointDir string
+	// Permissions keeps the "always" answers per project (nil: they hold
+	// for their session only).
+	Permissions *permission.Store
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -163,13 +171,14 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
 	}
 	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)}
 	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
+	first.rules = rulesOf(o.Config)
 	if st := first.sandboxStatus; st.EnforcedBy == "none" {
 		log.Warn("commands are not sandboxed", "mode", st.Mode, "reason", st.Reason)
 	} else {
@@ -476,7 +485,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, owner: owner, agent: a, agentGen: gen, instructions: files, lastUsed: time.Now(),
+	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: gen, instructions: files, lastUsed: time.Now(),
 		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 
@@ -686,4 +695,35 @@ func ValidID(s string) bool {
 		}
 	}
 	return true
+}
+
+// rulesOf is the config's permission rules, in order.
+func rulesOf(cfg *config.Config) []permission.Rule {
+	var out []permission.Rule
+	for i, p := range cfg.Permissions {
+		out = append(out, permission.Rule{ID: fmt.Sprintf("config#%d", i+1), Tool: p.Tool, Pattern: p.Pattern, Decision: p.Decision, Origin: "config"})
+	}
+	return out
+}
+
+// Permissions lists the rules in force for a directory ("": every
+// stored one): the config's, then the stored answers.
+func (m *Manager) Permissions(cwd string) []permission.Rule {
+	out := append([]permission.Rule(nil), m.conf().rules...)
+	if m.perms != nil {
+		dir := ""
+		if cwd != "" {
+			dir = permission.ProjectDir(cwd)
+		}
+		out = append(out, m.perms.For(dir)...)
+	}
+	return out
+}
+
+// Revoke removes a stored answer.
+func (m *Manager) Revoke(id string) (bool, error) {
+	if m.perms == nil {
+		return false, nil
+	}
+	return m.perms.Revoke(id)
 }

@@ -52,6 +52,7 @@ type Session struct {
 	// system prompt.
 	instructions []string
 	cwd          string
+	project      string // where the session's stored answers hold (permission.ProjectDir)
 	owner        string
 	agent        *agent.Agent
 	agentGen     uint64 // the config generation agent was built from

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// permissionsCmd lists the permission rules in force and revokes stored
+// "always" answers.
+func permissionsCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "permissions", Short: "list the permission rules (config and stored answers), revoke a stored answer", Args: noArgs}
+	var format, cwd string
+	var noStart bool
+	pf := c.PersistentFlags()
+	pf.StringVar(&format, "output-format", "text", "text or json")
+	pf.BoolVar(&noStart, "no-start", false, "do not start a daemon when none is running")
+	call := func(ctx context.Context, env Env, method string, params, result any) error {
+		if err := outputFormat(format); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		c, err := connect(ctx, env, g.configDir, noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-permissions", Version: Version}})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Call(ctx, method, params, result)
+	}
+	list := &cobra.Command{Use: "list", Short: "list the rules in force (for --cwd: the config's and those stored for its project; else all)", Args: noArgs,
+		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			dir, err := absDir(cwd)
+			if err != nil {
+				return err
+			}
+			var res protocol.PermissionsListResult
+			if err := call(ctx, env, protocol.MethodPermissionsList, protocol.PermissionsListParams{Cwd: dir}, &res); err != nil {
+				return err
+			}
+			if format == "json" {
+				b, _ := json.MarshalIndent(res.Rules, "", "  ")
+				fmt.Fprintln(env.Stdout, string(b))
+				return nil
+			}
+			if len(res.Rules) == 0 {
+				fmt.Fprintln(env.Stdout, "no permission rules")
+			}
+			for _, r := range res.Rules {
+				where := "everywhere"
+				if r.Dir != "" {
+					where = r.Dir
+				}
+				fmt.Fprintf(env.Stdout, "%-14s %-5s %-12s %q  (%s, %s)\n", r.ID, r.Decision, r.Tool, r.Pattern, r.Origin, where)
+			}
+			return nil
+		})}
+	list.Flags().StringVar(&cwd, "cwd", "", "the directory whose rules to list")
+	revoke := &cobra.Command{Use: "revoke ID", Short: "remove a stored answer (zeroclaw permissions list shows the ids)", Args: exactArgs(1, "one rule id"),
+		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			var res protocol.PermissionsRevokeResult
+			if err := call(ctx, env, protocol.MethodPermissionsRevoke, protocol.PermissionsRevokeParams{ID: args[0]}, &res); err != nil {
+				return err
+			}
+			if !res.Revoked {
+				return fmt.Errorf("no stored answer %s (zeroclaw permissions list shows them)", args[0])
+			}
+			if format == "json" {
+				b, _ := json.MarshalIndent(res, "", "  ")
+				fmt.Fprintln(env.Stdout, string(b))
+			} else {
+				fmt.Fprintf(env.Stdout, "revoked %s\n", args[0])
+			}
+			return nil
+		})}
+	c.AddCommand(list, revoke)
+	c.RunE = list.RunE
+	return c
+}
