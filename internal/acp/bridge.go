@@ -504,6 +504,10 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	switch res.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled":
 		return jsonrpc.Then{Result: map[string]any{"stopReason": res.StopReason}, After: func() { b.info(d, id) }}, nil
+	case "blocked":
+		// A hook refused the prompt: ACP's nearest is a refusal (the
+		// notice said why).
+		return jsonrpc.Then{Result: map[string]any{"stopReason": "refusal"}, After: func() { b.info(d, id) }}, nil
 	case "budget":
 		// ACP has no budget stop: the nearest is a limit on the agent's
 		// requests between user turns; the notice said which.

@@ -104,6 +104,10 @@ type Host interface {
 	// disk (the session's checkpoints capture it); Changed after it ran.
 	Changing(tool.Effect)
 	Changed(tool.Effect)
+	// Hook runs the command hooks of an event (PreToolUse and
+	// PostToolUse with the call, and its result; Stop) and says what
+	// they decided.
+	Hook(ctx context.Context, event string, call *provider.ToolCall, result *tool.Result) HookVerdict
 	// Budget says, when a spending limit is reached, which one and its
 	// value ("" while none is): then no model call starts.
 	Budget() string
@@ -115,6 +119,21 @@ type Host interface {
 	// for reason; the transcript itself keeps them.
 	Trimmed(t provider.Transcript, dropped int, reason string)
 }
+
+// HookVerdict is what an event's hooks decided: to block it (with the
+// reason), and for PreToolUse a permission (allow, deny, ask; "": none).
+type HookVerdict struct {
+	Block      bool
+	Reason     string
+	Permission string
+}
+
+// Hook events the agent runs.
+const (
+	HookPreToolUse  = "PreToolUse"
+	HookPostToolUse = "PostToolUse"
+	HookStop        = "Stop"
+)
 
 // HistoryTrimmed reports a compaction of the model's view.
 type HistoryTrimmed struct {
@@ -174,6 +193,9 @@ type Agent struct {
 	// Price is what a model of the provider costs (nil or false:
 	// unknown, so its calls cost nothing that is counted).
 	Price func(model string) (provider.Price, bool)
+	// MaxStopContinues bounds how often a Stop hook may send the turn
+	// on.
+	MaxStopContinues int
 }
 
 // Outcome is how a turn ended.
@@ -214,6 +236,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome
+	stops := 0 // times a Stop hook sent the turn on
 	max := max(a.MaxRequests, 1)
 	for range max {
 		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
@@ -256,6 +279,15 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			}
 			out.StopReason, out.Notice = StopBudget, over
 			return out
+		}
+		if len(resp.ToolCalls) == 0 && resp.StopReason != provider.StopMaxTokens && resp.StopReason != provider.StopRefusal && stops < a.MaxStopContinues {
+			// A Stop hook may send the agent on, its reason the next
+			// instruction.
+			if v := h.Hook(ctx, HookStop, nil, nil); v.Block && ctx.Err() == nil {
+				stops++
+				view = h.Record(provider.Message{Role: provider.RoleUser, Text: v.Reason})
+				continue
+			}
 		}
 		if len(resp.ToolCalls) == 0 {
 			switch resp.StopReason {
@@ -432,6 +464,15 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	if t.Asks() && a.Risk == RiskReadonly {
 		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
 	}
+	pre := h.Hook(ctx, HookPreToolUse, &call, nil)
+	switch {
+	case pre.Block || pre.Permission == "deny":
+		return tool.Result{Output: fmt.Sprintf("%s was not run: a PreToolUse hook refused it: %s", call.Name, pre.Reason), IsError: true}
+	case pre.Permission == "allow":
+		g.ask = false
+	case pre.Permission == "ask":
+		g.ask = true
+	}
 	if g.ask {
 		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind})
 		if !d.Allow {
@@ -439,12 +480,18 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 	}
 	eff := tool.EffectOf(t, env, call.Input)
+	var r tool.Result
 	if len(eff.Paths) == 0 && !eff.Anything {
-		return t.Run(ctx, env, call.Input)
+		r = t.Run(ctx, env, call.Input)
+	} else {
+		h.Changing(eff)
+		r = t.Run(ctx, env, call.Input)
+		h.Changed(eff)
 	}
-	h.Changing(eff)
-	defer h.Changed(eff)
-	return t.Run(ctx, env, call.Input)
+	if post := h.Hook(ctx, HookPostToolUse, &call, &r); post.Block {
+		r.Output += "\n[a PostToolUse hook: " + post.Reason + "]"
+	}
+	return r
 }
 
 // maxTokensNotice names the output limit a reply reached and the config

@@ -29,11 +29,18 @@ type host struct {
 	charged []provider.Usage
 	limit   float64
 	effects []string // what Changing and Changed were told
+	hook    func(event string, call *provider.ToolCall, r *tool.Result) HookVerdict
 }
 
 func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
-func (h *host) Changing(e tool.Effect)  { h.effects = append(h.effects, "changing:"+effectString(e)) }
-func (h *host) Changed(e tool.Effect)   { h.effects = append(h.effects, "changed:"+effectString(e)) }
+func (h *host) Hook(ctx context.Context, event string, call *provider.ToolCall, r *tool.Result) HookVerdict {
+	if h.hook == nil {
+		return HookVerdict{}
+	}
+	return h.hook(event, call, r)
+}
+func (h *host) Changing(e tool.Effect) { h.effects = append(h.effects, "changing:"+effectString(e)) }
+func (h *host) Changed(e tool.Effect)  { h.effects = append(h.effects, "changed:"+effectString(e)) }
 
 func effectString(e tool.Effect) string {
 	if e.Anything {
@@ -425,5 +432,54 @@ func TestToolCallsSayWhatTheyMayChange(t *testing.T) {
 	a.Run(context.Background(), h, t.TempDir(), "/tool write_file {\"path\":\"x.txt\",\"content\":\"y\"}\n/tool read_file {\"path\":\"x.txt\"}\n/tool shell {\"command\":\"true\"}")
 	if got, want := strings.Join(h.effects, " "), "changing:x.txt changed:x.txt changing:anything changed:anything"; got != want {
 		t.Errorf("effects %q, want %q", got, want)
+	}
+}
+
+// Hooks: PreToolUse refuses or allows, PostToolUse adds to the result,
+// Stop sends the turn on at most MaxStopContinues times.
+func TestHooks(t *testing.T) {
+	dir := t.TempDir()
+	stops := 0
+	h := &host{hook: func(event string, call *provider.ToolCall, r *tool.Result) HookVerdict {
+		switch event {
+		case HookPreToolUse:
+			if call.Name == "write_file" {
+				return HookVerdict{Block: true, Reason: "no writes"}
+			}
+			return HookVerdict{Permission: "allow"}
+		case HookPostToolUse:
+			return HookVerdict{Block: true, Reason: "seen " + call.Name}
+		case HookStop:
+			stops++
+			return HookVerdict{Block: true, Reason: "go on"}
+		}
+		return HookVerdict{}
+	}}
+	a := agentWith(RiskSupervised, "write_file", "list_dir", "shell")
+	a.MaxStopContinues = 2
+	out := a.Run(context.Background(), h, dir, "/tool write_file {\"path\":\"x\",\"content\":\"y\"}\n/tool shell {\"command\":\"true\"}")
+	if out.StopReason != StopEndTurn || len(h.asked) != 0 {
+		t.Fatalf("outcome %+v, asked %v (the hook allowed shell)", out, h.asked)
+	}
+	var results []string
+	for _, e := range h.events {
+		if r, ok := e.(ToolResult); ok {
+			results = append(results, r.Output)
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[0], "a PreToolUse hook refused it: no writes") || !strings.Contains(results[1], "[a PostToolUse hook: seen shell]") {
+		t.Errorf("results %q", results)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("the refused write happened")
+	}
+	users := 0
+	for _, m := range h.record {
+		if m.Role == provider.RoleUser && m.Text == "go on" {
+			users++
+		}
+	}
+	if stops != 2 || users != 2 {
+		t.Errorf("the Stop hook ran %d times, sent the turn on %d times; want 2 each", stops, users)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,6 +33,8 @@ type Config struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
+	// Hooks are the [[hooks]]: commands run at events of a turn.
+	Hooks []Hook `toml:"hooks"`
 	// Warnings are mistakes the config runs with (the daemon logs them).
 	Warnings []string `toml:"-"`
 
@@ -72,6 +75,9 @@ type Daemon struct {
 	// Shell runs the shell tool's commands: bash, sh, zsh, cmd,
 	// powershell or pwsh; "": bash (cmd on Windows).
 	Shell string `toml:"shell"`
+	// MaxStopContinues bounds how often a Stop hook may send the agent
+	// on in one turn.
+	MaxStopContinues int `toml:"max_stop_continues"`
 }
 
 // Provider is one [providers.<name>] table.
@@ -104,6 +110,20 @@ type Pricing struct {
 	CacheRead  *float64 `toml:"cache_read"`
 	CacheWrite *float64 `toml:"cache_write"`
 }
+
+// Hook is one [[hooks]] entry (Claude Code's command hooks).
+type Hook struct {
+	// Event is PreToolUse, PostToolUse, UserPromptSubmit, Stop or
+	// SessionStart.
+	Event string `toml:"event"`
+	// Matcher is a tool name or a regular expression over it ("": all).
+	Matcher     string `toml:"matcher"`
+	Command     string `toml:"command"`
+	TimeoutSecs int    `toml:"timeout_secs"`
+}
+
+// HookEvents are the events a hook can be for.
+var HookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"}
 
 // Permission is one [[permissions]] rule: calls of Tool ("*": any)
 // whose subject matches Pattern (a glob over the shell command line, or
@@ -529,6 +549,22 @@ func (c *Config) validate() error {
 				if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
 					return fmt.Errorf("providers.%s.pricing.%s = %v: must be a price in USD per million tokens, 0 or more", name, f.key, *f.v)
 				}
+			}
+		}
+	}
+	for i, h := range c.Hooks {
+		if !slices.Contains(HookEvents, h.Event) {
+			return fmt.Errorf("hooks[%d].event = %q: must be one of %s", i, h.Event, strings.Join(HookEvents, ", "))
+		}
+		if strings.TrimSpace(h.Command) == "" {
+			return fmt.Errorf("hooks[%d].command is required", i)
+		}
+		if h.TimeoutSecs < 0 {
+			return fmt.Errorf("hooks[%d].timeout_secs = %d: must be at least 1 (0: 60 s)", i, h.TimeoutSecs)
+		}
+		if h.Matcher != "" && h.Matcher != "*" {
+			if _, err := regexp.Compile("^(?:" + h.Matcher + ")$"); err != nil {
+				return fmt.Errorf("hooks[%d].matcher = %q: %v", i, h.Matcher, err)
 			}
 		}
 	}

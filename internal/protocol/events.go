@@ -39,6 +39,20 @@ var Events = []Event{
 	{EventUserMessage, reflect.TypeFor[TextEvent]()},
 	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
 	{EventRewind, reflect.TypeFor[RewindEvent]()},
+	{EventHook, reflect.TypeFor[HookEvent]()},
+}
+
+// HookEvent is hook: a command hook ran.
+type HookEvent struct {
+	Event      string `json:"event"` // PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart
+	Command    string `json:"command"`
+	Outcome    string `json:"outcome"` // ok, blocked, error, timeout
+	DurationMs int64  `json:"durationMs"`
+	// Reason is why it blocked (its stderr or its JSON's reason).
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// ToolName names the call a tool's hook ran for.
+	ToolName string `json:"toolName,omitempty"`
 }
 
 // RewindEvent is rewind: files and (or) the conversation went back to
@@ -159,6 +173,7 @@ const (
 	StopMaxTokens       = "max_tokens"
 	StopRefusal         = "refusal"
 	StopBudget          = "budget"
+	StopBlocked         = "blocked" // a UserPromptSubmit hook refused the prompt
 )
 
 // Approval decisions (session/approve, approval_resolved).

@@ -324,6 +324,7 @@ const (
 	EventUserMessage       = "user_message"
 	EventHistoryTrimmed    = "history_trimmed"
 	EventRewind            = "rewind"
+	EventHook              = "hook"
 )
 
 // EventTypes lists every event type, for the capabilities (the order

@@ -89,7 +89,7 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	// instructions as they are now.
 	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
 		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
-	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests,
+	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests, MaxStopContinues: l.cfg.Daemon.MaxStopContinues,
 		MaxTokens: ac.MaxTokens, Reasoning: ac.Reasoning, Where: "agents." + alias,
 		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell, Gateway: m.gateway, Sandbox: l.sandbox}}
 	pc := l.cfg.Providers[ac.Provider]

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/hook"
 	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"log/slog"
 	"os"
@@ -387,6 +388,13 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 			return nil, nil, err
 		}
 		m.live[s.id] = s
+		source := "startup"
+		if rec != nil {
+			source = "resume"
+		}
+		if len(s.hooks(hook.SessionStart, "")) > 0 {
+			go s.runHooks(m.ctx, hook.SessionStart, hook.Input{Source: source})
+		}
 	}
 	last, ok := s.attach(c)
 	if !ok {

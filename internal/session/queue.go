@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/hook"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -92,9 +93,15 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 
 	seq := s.emit(protocol.EventUserMessage, textFields(j.prompt))
-	cp := s.beginCheckpoint(j.prompt, seq)
-	out := s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
-	s.endCheckpoint(cp)
+	var out agent.Outcome
+	if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
+		// Refused by a hook: the model is not called.
+		out = agent.Outcome{StopReason: protocol.StopBlocked, Notice: "a UserPromptSubmit hook refused the prompt: " + v.Reason}
+	} else {
+		cp := s.beginCheckpoint(j.prompt, seq)
+		out = s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
+		s.endCheckpoint(cp)
+	}
 
 	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice
 	res.Usage = &protocol.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens,

@@ -604,6 +604,8 @@ func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error 
 		return exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
 	case "refusal":
 		return exitf(exitRefusal, "the model refused")
+	case "blocked":
+		return exitf(exitTurnError, "%s", cmpOr(res.Notice, "a hook refused the prompt"))
 	case "budget":
 		if res.Notice != "" {
 			return exitf(exitBudget, "%s", res.Notice)
@@ -722,4 +724,11 @@ func cutNotice(res protocol.SessionPromptResult) string {
 		return res.Notice
 	}
 	return "the reply was cut at the model's token limit"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

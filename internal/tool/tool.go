@@ -7,6 +7,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,6 +144,18 @@ type Sandbox struct {
 	Refuse string
 	// Mode names it, for messages (workspace-write, read-only).
 	Mode string
+}
+
+// Wrap is argv as it runs in cwd under the sandbox (sb nil: as it is);
+// an error when the sandbox refuses every command here.
+func (sb *Sandbox) Wrap(cwd string, argv []string) ([]string, error) {
+	if sb == nil {
+		return argv, nil
+	}
+	if sb.Refuse != "" {
+		return nil, errors.New(sb.Refuse)
+	}
+	return sandbox.Wrap(sb.Exe, sb.policy(cwd), argv), nil
 }
 
 // policy is the sandbox's policy for a command run in cwd.
