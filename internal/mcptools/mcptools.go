@@ -60,6 +60,16 @@ type Set struct {
 	servers []*Server
 	environ []string
 	log     *slog.Logger
+	// wrap, when set, makes a stdio server's command line: the sandbox
+	// around it (a session's own servers).
+	wrap func(argv []string) ([]string, error)
+}
+
+// Sandboxed makes the set's stdio servers run through wrap (the session's
+// sandbox); it returns s.
+func (s *Set) Sandboxed(wrap func(argv []string) ([]string, error)) *Set {
+	s.wrap = wrap
+	return s
 }
 
 // NewSet makes the servers of cfgs (started on first use). environ is
@@ -223,7 +233,14 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		t = &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,
 			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, http.DefaultTransport}}}
 	} else {
-		cmd := exec.Command(srv.cfg.Command, srv.cfg.Args...)
+		argv := append([]string{srv.cfg.Command}, srv.cfg.Args...)
+		if srv.set.wrap != nil {
+			var err error
+			if argv, err = srv.set.wrap(argv); err != nil {
+				return nil, nil, err
+			}
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = srv.cfg.Cwd
 		env := srv.set.environ
 		if env == nil {

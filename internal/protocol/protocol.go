@@ -451,6 +451,10 @@ type SessionConfigureParams struct {
 	Risk      *string `json:"risk,omitempty"`
 	// Reasoning is off, low, medium or high.
 	Reasoning *string `json:"reasoning,omitempty"`
+	// Sandbox (read-only, workspace-write) and Network (false) tighten
+	// the session's sandbox; never past the config's.
+	Sandbox *string `json:"sandbox,omitempty"`
+	Network *bool   `json:"network,omitempty"`
 }
 
 // SessionConfigureResult says what a session runs on (session/configure,
@@ -465,6 +469,10 @@ type SessionConfigureResult struct {
 	ContextWindow int64  `json:"contextWindow"`
 	// Reasoning is the level in force ("": none set, the provider's).
 	Reasoning string `json:"reasoning"`
+	// Sandbox and Network say how the session's commands are confined
+	// ("off": not at all).
+	Sandbox string `json:"sandbox,omitempty"`
+	Network bool   `json:"network"`
 }
 
 // ModelsParams are the params of models.

@@ -40,6 +40,7 @@ func (s *Session) turnAgent() *agent.Agent {
 		a.Reasoning = s.reasoning
 	}
 	s.mu.Unlock()
+	a.Commands.Sandbox = s.sandbox()
 	return &a
 }
 
@@ -71,7 +72,14 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil && !s.closing {
-		s.mcp = mcptools.NewSet(servers, s.m.conf().environ, s.m.log.With("sessionId", s.id))
+		l := s.m.conf()
+		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id))
+		if sb := s.sandboxLocked(); sb != nil {
+			// The editor's servers run confined as commands do, writing
+			// the session's directory.
+			cwd := s.cwd
+			s.mcp.Sandboxed(func(argv []string) ([]string, error) { return sb.Wrap(cwd, argv) })
+		}
 	}
 }
 
@@ -83,6 +91,10 @@ func (s *Session) configResult() *protocol.SessionConfigureResult {
 	if model == "" {
 		model = info.Model
 	}
-	return &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
-		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model), Reasoning: a.Reasoning}
+	res := &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
+		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model), Reasoning: a.Reasoning, Sandbox: "off", Network: true}
+	if sb := a.Commands.Sandbox; sb != nil && sb.Refuse == "" {
+		res.Sandbox, res.Network = sb.Mode, sb.Network
+	}
+	return res
 }

@@ -35,9 +35,9 @@ func (s *Session) runHooks(ctx context.Context, event string, in hook.Input) age
 	if len(hs) == 0 {
 		return agent.HookVerdict{}
 	}
-	l := s.m.conf()
+	l, sb := s.m.conf(), s.sandbox()
 	r := hook.Runner{Environ: l.environ, Argv: func(command, dir string) ([]string, error) {
-		return l.sandbox.Wrap(dir, hook.ShellArgv(command))
+		return sb.Wrap(dir, hook.ShellArgv(command))
 	}}
 	in.SessionID, in.Cwd, in.HookEventName = s.id, s.cwd, event
 	var v agent.HookVerdict

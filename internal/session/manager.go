@@ -653,6 +653,9 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	if p.Model != nil && len(*p.Model) > 256 {
 		return nil, &protocol.ParamsError{Field: "model", Reason: "longer than 256 bytes"}
 	}
+	if err := s.tighten(p.Sandbox, p.Network); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	model, risk, reasoning := s.model, s.risk, s.reasoning
 	if p.Reasoning != nil {

@@ -24,6 +24,7 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
 	s.model, s.risk, s.reasoning = rec.Model, rec.Risk, rec.Reasoning
 	s.spent = rec.Usage
+	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 	}

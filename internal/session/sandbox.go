@@ -64,3 +64,73 @@ func shimExe() string {
 
 // SandboxStatus says how commands are confined (status).
 func (m *Manager) SandboxStatus() protocol.SandboxStatus { return m.conf().sandboxStatus }
+
+// sandbox is the session's sandbox: the config's, tightened as the
+// session asked.
+func (s *Session) sandbox() *tool.Sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sandboxLocked()
+}
+
+// sandboxLocked is sandbox, s.mu held.
+func (s *Session) sandboxLocked() *tool.Sandbox {
+	base := s.m.conf().sandbox
+	mode, noNet := s.sbMode, s.noNetwork
+	if base == nil || base.Refuse != "" || (mode != sandbox.ModeReadOnly && !noNet) {
+		return base
+	}
+	sb := *base
+	if mode == sandbox.ModeReadOnly {
+		sb.ReadOnly, sb.Mode = true, sandbox.ModeReadOnly
+	}
+	if noNet {
+		sb.Network = false
+	}
+	return &sb
+}
+
+// tighten checks and applies a session/configure's sandbox and network:
+// tighter than the config's, never looser.
+func (s *Session) tighten(mode *string, network *bool) error {
+	if mode == nil && network == nil {
+		return nil
+	}
+	l := s.m.conf()
+	base := l.sandbox
+	if base == nil || base.Refuse != "" {
+		return &protocol.ParamsError{Field: "sandbox", Reason: "no sandbox is in force here (" + l.sandboxStatus.Reason + "): there is nothing to tighten"}
+	}
+	s.mu.Lock()
+	newMode, noNet := s.sbMode, s.noNetwork
+	s.mu.Unlock()
+	if mode != nil {
+		switch *mode {
+		case sandbox.ModeReadOnly:
+			newMode = *mode
+		case sandbox.ModeWorkspaceWrite, "":
+			if base.ReadOnly {
+				return &protocol.ParamsError{Field: "sandbox", Reason: "the config's sandbox is read-only: a session may tighten it, never loosen it"}
+			}
+			newMode = ""
+		default:
+			return &protocol.ParamsError{Field: "sandbox", Reason: fmt.Sprintf("%q: read-only or workspace-write", *mode)}
+		}
+	}
+	if network != nil {
+		switch {
+		case !*network && !sandbox.Available().NetworkRules:
+			return &protocol.ParamsError{Field: "network", Reason: "the network cannot be denied here (Landlock ABI 4 is needed)"}
+		case *network && !base.Network:
+			return &protocol.ParamsError{Field: "network", Reason: "the config denies the network: a session may not allow it"}
+		}
+		noNet = !*network
+	}
+	if err := s.m.store.SetSandbox(s.id, newMode, noNet); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sbMode, s.noNetwork = newMode, noNet
+	s.mu.Unlock()
+	return nil
+}

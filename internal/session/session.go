@@ -70,11 +70,14 @@ type Session struct {
 	failed  error         // the write failure that broke the session, until mended
 	changed chan struct{} // closed (and replaced) when delivered or failed change
 
-	mu         sync.Mutex
-	mcp        *mcptools.Set // the session's own MCP servers (an editor's)
-	model      string        // the session's own model and risk ("": the agent's)
-	risk       string
-	reasoning  string // the session's own reasoning level ("": the agent's)
+	mu        sync.Mutex
+	mcp       *mcptools.Set // the session's own MCP servers (an editor's)
+	model     string        // the session's own model and risk ("": the agent's)
+	risk      string
+	reasoning string // the session's own reasoning level ("": the agent's)
+	// sbMode and noNetwork tighten the config's sandbox for this session.
+	sbMode     string
+	noNetwork  bool
 	history    provider.Transcript
 	spent      store.Usage       // what the session's model calls used and cost
 	cp         *checkpoint.Store // its turns' checkpoints, once opened

@@ -97,6 +97,10 @@ var migrations = []migration{{sql:
 	// 9: a fork names the session and the seq it was forked from.
 	sql: `ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN forked_seq INTEGER NOT NULL DEFAULT 0;`,
+}, {
+	// 10: how a session tightened its sandbox (session/configure).
+	sql: `ALTER TABLE sessions ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN no_network INTEGER NOT NULL DEFAULT 0;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -61,6 +61,9 @@ type Session struct {
 	// ForkedFrom and ForkedSeq: the session and seq it was forked from.
 	ForkedFrom string
 	ForkedSeq  int64
+	// Sandbox and NoNetwork: how the session tightened its sandbox.
+	Sandbox   string
+	NoNetwork bool
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -594,6 +597,14 @@ func (s *Store) SetConfig(id, model, risk, reasoning string) error {
 	return <-ch
 }
 
+// SetSandbox records how a session tightened its sandbox, and waits for
+// the commit.
+func (s *Store) SetSandbox(id, mode string, noNetwork bool) error {
+	ch := make(chan error, 1)
+	s.update(id, func(err error) { ch <- err }, `UPDATE sessions SET sandbox = ?, no_network = ? WHERE id = ?`, mode, noNetwork, id)
+	return <-ch
+}
+
 // AutoTitle records a session's title unless it has one (a name the
 // user gave it stays).
 func (s *Store) AutoTitle(id, title string, after func(error)) {
@@ -793,14 +804,14 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 }
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq`
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
 	var cost sql.NullFloat64
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
-		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq)
+		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }
