@@ -19,12 +19,21 @@ func TestSessionTightensItsSandbox(t *testing.T) {
 	conf := echoAgent + `risk = "full"` + "\n"
 	r := startOn(t, dirs, conf)
 	a := connect(t, r.dirs.Endpoint, "")
-	// Not under the temp dir, which stays writable in every mode.
-	cwd, err := os.MkdirTemp(".", "sandbox-test-")
-	if err != nil {
-		t.Fatal(err)
+	// Not under the temp dirs (/tmp, $TMPDIR), which stay writable in
+	// every mode: /var/tmp, else the home directory.
+	var cwd string
+	for _, base := range []string{"/var/tmp", os.Getenv("HOME")} {
+		if base == "" || strings.HasPrefix(base, "/tmp") || (os.Getenv("TMPDIR") != "" && strings.HasPrefix(base, os.Getenv("TMPDIR"))) {
+			continue
+		}
+		if d, err := os.MkdirTemp(base, "zeroclaw-sandbox-test-"); err == nil {
+			cwd = d
+			break
+		}
 	}
-	cwd, _ = filepath.Abs(cwd)
+	if cwd == "" {
+		t.Skip("no writable directory outside the temp dirs")
+	}
 	t.Cleanup(func() { os.RemoveAll(cwd) })
 	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
 	if st := result(t, a.call("status", `{}`))["sandbox"].(map[string]any); st["mode"] != "workspace-write" || st["enforcedBy"] != "landlock" {
