@@ -62,7 +62,13 @@ func (s *Session) Charge(u provider.Usage) {
 	// charges in the order the ledger did. A session that cannot write
 	// (fenced, or failed until mended) keeps it in memory only.
 	if !s.fenced && s.failure() == nil {
-		m.store.Charge(s.id, day, su, s.written)
+		// Bookkeeping: a failed spend write is logged, and does not
+		// end the session's turn (its events' writes say that).
+		m.store.Charge(s.id, day, su, func(err error) {
+			if err != nil {
+				m.log.Warn("a model call's spend could not be stored", "sessionId", s.id, "err", err)
+			}
+		})
 	}
 	m.spend.mu.Unlock()
 	s.emitMu.Unlock()
