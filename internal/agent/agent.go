@@ -64,6 +64,9 @@ type ApprovalRequest struct {
 	Input                json.RawMessage
 	Summary              string
 	Kind                 string // the tool's kind (protocol.KindRead, ...)
+	// Rule says why it is asked: the rule that says ask, else the risk
+	// level.
+	Rule string
 }
 
 // Decision is the Host's answer to an ApprovalRequest, or a standing
@@ -429,6 +432,7 @@ type gated struct {
 	kind     string
 	ask      bool
 	standing *Decision
+	rule     string // why it asks
 }
 
 // gate decides, once, whether a call needs approval. A standing decision
@@ -445,10 +449,11 @@ func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall
 	switch {
 	case standing && d.Ask:
 		g.ask = a.Risk != RiskReadonly || !t.Asks()
+		g.rule = d.Why
 	case standing:
 		g.standing = &d
 	case t.Asks() && a.Risk == RiskSupervised:
-		g.ask = true
+		g.ask, g.rule = true, "the supervised risk level asks before "+call.Name+" runs (no permission rule decides it)"
 	}
 	return g
 }
@@ -471,10 +476,10 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	case pre.Permission == "allow":
 		g.ask = false
 	case pre.Permission == "ask":
-		g.ask = true
+		g.ask, g.rule = true, "a PreToolUse hook asks"
 	}
 	if g.ask {
-		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind})
+		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind, Rule: g.rule})
 		if !d.Allow {
 			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"os"
 	"time"
 
@@ -35,6 +36,8 @@ where it came from. API keys are named by their variable, never shown.`,
 				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 			}
 			cfg.WriteEffective(env.Stdout, env.Getenv)
+			sup := sandbox.Available()
+			fmt.Fprintf(env.Stdout, "\n# the sandbox here: enforced by %s (%s)\n", sup.EnforcedBy, sup.Reason)
 			return nil
 		})}
 	path := &cobra.Command{Use: "path", Short: "print the path of config.toml (whether or not it exists)", Args: noArgs,

@@ -31,6 +31,29 @@ func (c *Config) WriteEffective(w io.Writer, getenv func(string) string) {
 	for _, name := range sortedKeys(c.MCP.Servers) {
 		c.writeTable(w, "mcp.servers."+quoteKey(name), reflect.ValueOf(c.MCP.Servers[name]), getenv)
 	}
+	c.writeTable(w, "sandbox", reflect.ValueOf(c.Sandbox), getenv)
+	c.writeTable(w, "checkpoints", reflect.ValueOf(c.Checkpoints), getenv)
+	c.writeTable(w, "budget", reflect.ValueOf(c.Budget), getenv)
+	for i, p := range c.Permissions {
+		c.writeEntry(w, "permissions", i, reflect.ValueOf(p))
+	}
+	for i, h := range c.Hooks {
+		c.writeEntry(w, "hooks", i, reflect.ValueOf(h))
+	}
+}
+
+// writeEntry writes one entry of an array of tables ([[permissions]],
+// [[hooks]]), which come from the file, in its order.
+func (c *Config) writeEntry(w io.Writer, table string, i int, v reflect.Value) {
+	fmt.Fprintf(w, "\n[[%s]]  # %d of %s\n", table, i+1, c.Source)
+	t := v.Type()
+	for f := range t.NumField() {
+		tag := t.Field(f).Tag.Get("toml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		fmt.Fprintf(w, "%s = %s\n", tag, tomlValue(v.Field(f).Interface()))
+	}
 }
 
 func (c *Config) writeTable(w io.Writer, table string, v reflect.Value, getenv func(string) string) {

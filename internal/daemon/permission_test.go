@@ -17,6 +17,11 @@ risk = "full"
 
 [[permissions]]
 tool = "shell"
+pattern = "echo ask*"
+decision = "ask"
+
+[[permissions]]
+tool = "shell"
 pattern = "echo *"
 decision = "allow"
 
@@ -65,6 +70,15 @@ decision = "deny"
 	if tc, _ = call(sid, `/tool shell {"command":"echo a; true"}`); tc["needsApproval"] != true {
 		t.Errorf("a compound with an unmatched part ran without asking: %v", tc)
 	}
+	// An ask rule asks even under risk = "full", and the request names it.
+	full := open("full")
+	done := a.send("session/prompt", prompt(full, `/tool shell {"command":"echo ask me"}`))
+	req := a.until("approval_request")
+	if !strings.Contains(req["rule"].(string), `the permission rule ask shell "echo ask*" (config) asks`) {
+		t.Errorf("approval_request rule %v", req["rule"])
+	}
+	a.call("session/approve", approveFrame(full, req["requestId"].(string), "allow_once"))
+	result(t, a.wait(done, "prompt"))
 	// Under risk = "full", deny still holds.
 	if _, tr = call(open("full"), `/tool shell {"command":"rm -f x"}`); tr["isError"] != true || !strings.Contains(tr["rawOutput"].(string), "refused by the permission rule") {
 		t.Errorf("deny under full risk: %v", tr)
@@ -92,7 +106,7 @@ decision = "deny"
 	if tc, _ = call(open("default"), `/tool write_file {"path":"w3.txt","content":"x"}`); tc["needsApproval"] != true {
 		t.Errorf("after the revoke it did not ask: %v", tc)
 	}
-	if r := a.call("permissions/revoke", `{"id":"config#1"}`); errCode(r) != -32602 {
+	if r := a.call("permissions/revoke", `{"id":"config#2"}`); errCode(r) != -32602 {
 		t.Errorf("revoking a config rule: %v", r)
 	}
 }

@@ -112,6 +112,9 @@ type ApprovalRequestEvent struct {
 	Summary     string          `json:"summary"`
 	TimeoutSecs int             `json:"timeoutSecs"`
 	Options     []string        `json:"options"`
+	// Rule says why it asks: the permission rule that says ask, or the
+	// risk level.
+	Rule string `json:"rule,omitempty"`
 }
 
 // ApprovalResolvedEvent is approval_resolved: the decision, and who made

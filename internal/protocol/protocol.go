@@ -726,6 +726,7 @@ type Update struct {
 	RequestID     string          `json:"requestId"` // approval_request, approval_resolved
 	ToolName      string          `json:"toolName"`  // approval_request
 	Summary       string          `json:"summary"`   // approval_request
+	Rule          string          `json:"rule"`      // approval_request
 	TimeoutSecs   int             `json:"timeoutSecs"`
 	Decision      string          `json:"decision"` // approval_resolved
 	By            string          `json:"by"`       // approval_resolved

@@ -53,7 +53,7 @@ func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decisi
 	case permission.Deny:
 		return agent.Decision{Why: "refused by the permission rule " + v.Rule.String()}, true
 	case permission.Ask:
-		return agent.Decision{Ask: true}, true
+		return agent.Decision{Ask: true, Why: "the permission rule " + v.Rule.String() + " asks"}, true
 	}
 	return agent.Decision{}, false
 }
@@ -99,7 +99,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		input = json.RawMessage(`{}`)
 	}
 	s.emit(protocol.EventApprovalRequest, mustJSON(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
-		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions}))
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule}))
 
 	var expired <-chan time.Time
 	if secs > 0 {

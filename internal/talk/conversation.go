@@ -202,6 +202,9 @@ func (r *renderer) decide(ctx context.Context, u update) {
 	case "none":
 		reason = "the client was started with --approve none"
 	default:
+		if u.Rule != "" && strings.Contains(u.Rule, "permission rule") {
+			fmt.Fprintf(r.errw, "(%s)\n", u.Rule)
+		}
 		for {
 			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary))
 			ans := strings.ToLower(strings.TrimSpace(line))
