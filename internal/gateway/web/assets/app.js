@@ -806,6 +806,7 @@ class SessionView {
     card.box.replaceChildren(...[
       diff,
       !diff && u.summary ? el('div', { class: 'approval-summary', text: u.summary }) : null,
+      u.rule && u.rule.includes('permission rule') ? el('div', { class: 'approval-rule small muted', text: 'Asked by ' + u.rule.replace(/^the /, '').replace(/ asks$/, '') }) : null,
       el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
         el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
         opts.includes('allow_always_input') && card.node.dataset.kind === 'execute' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
