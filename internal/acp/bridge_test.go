@@ -435,7 +435,8 @@ func TestEditorMCPServers(t *testing.T) {
 	if mc := init["agentCapabilities"].(map[string]any)["mcpCapabilities"].(map[string]any); mc["http"] != true {
 		t.Fatalf("mcpCapabilities %v", mc)
 	}
-	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[{"name":"calc","command":"`+bin+`","args":[],"env":[{"name":"X","value":"1"}]}]}`))["sessionId"].(string)
+	cwd := t.TempDir()
+	sid := result(t, e.call("session/new", `{"cwd":"`+cwd+`","mcpServers":[{"name":"calc","command":"`+bin+`","args":[],"env":[{"name":"X","value":"1"}]}]}`))["sessionId"].(string)
 	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool mcp__calc__add {\"a\":1,\"b\":2}"}]}`))
 	if res["stopReason"] != "end_turn" {
 		t.Fatalf("prompt %v", res)
@@ -449,6 +450,38 @@ func TestEditorMCPServers(t *testing.T) {
 	}
 	if text != "tool mcp__calc__add returned: 3" {
 		t.Fatalf("answer %q", text)
+	}
+	// The editor's server runs in the session's sandbox: it writes the
+	// session's directory, and nothing outside the writable places.
+	if sandbox.Available().EnforcedBy == "landlock" {
+		outside, err := os.MkdirTemp("/var/tmp", "zeroclaw-mcp-escape-")
+		if err != nil {
+			t.Skip("no /var/tmp to try an escape into")
+		}
+		defer os.RemoveAll(outside)
+		write := func(path string) string {
+			e.updates()
+			b, _ := json.Marshal(map[string]string{"path": path, "content": "x"})
+			line, _ := json.Marshal("/tool mcp__calc__write " + string(b))
+			result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+string(line)+`}]}`))
+			<-e.asked
+			var said string
+			for _, u := range e.updates() {
+				if u["sessionUpdate"] == "agent_message_chunk" {
+					said += u["content"].(map[string]any)["text"].(string)
+				}
+			}
+			return said
+		}
+		if said := write(filepath.Join(outside, "escaped")); !strings.Contains(said, "permission denied") {
+			t.Errorf("the MCP server wrote outside: %q", said)
+		}
+		if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+			t.Error("the file outside exists")
+		}
+		if said := write(filepath.Join(cwd, "inside")); !strings.Contains(said, "wrote ") {
+			t.Errorf("the MCP server could not write the session's directory: %q", said)
+		}
 	}
 	// An SSE server is refused with a clear error.
 	if r := e.call("session/new", `{"cwd":"/","mcpServers":[{"type":"sse","name":"old","url":"http://127.0.0.1:1/sse","headers":[]}]}`); r["error"] == nil {

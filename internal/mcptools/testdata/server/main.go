@@ -26,6 +26,11 @@ type addOut struct {
 	Sum int `json:"sum"`
 }
 
+type writeIn struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	hang := flag.Bool("hang-start", false, "never answer initialize")
@@ -41,6 +46,13 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "wait until cancelled"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "write content to path"}, func(ctx context.Context, req *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
+		text := "wrote " + in.Path
+		if err := os.WriteFile(in.Path, []byte(in.Content), 0o644); err != nil {
+			text = "could not write: " + err.Error()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
