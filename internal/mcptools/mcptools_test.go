@@ -69,7 +69,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 3 {
+	if add == nil || len(ts) != 4 { // add, slow, write, crash
 		t.Fatalf("tools %v", ts)
 	}
 	var schema map[string]any
