@@ -712,7 +712,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 3 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 4 {
 		t.Fatalf("after use: %v", s)
 	}
 }

@@ -83,7 +83,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 3 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 4 {
 		t.Fatalf("status %+v", st)
 	}
 }
