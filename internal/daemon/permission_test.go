@@ -39,17 +39,7 @@ decision = "deny"
 	call := func(sid, line string) (map[string]any, map[string]any) {
 		t.Helper()
 		done := a.send("session/prompt", prompt(sid, line))
-		var tc map[string]any
-		for tc == nil {
-			select {
-			case ev := <-a.eventCh:
-				if ev["type"] == "tool_call" {
-					tc = ev
-				}
-			case res := <-done:
-				t.Fatalf("%s ended without a tool call: %v", line, res)
-			}
-		}
+		tc := a.until("tool_call") // it comes before the prompt's answer
 		var tr map[string]any
 		if tc["needsApproval"] == true {
 			req := a.until("approval_request")
