@@ -111,6 +111,10 @@ type Host interface {
 	// PostToolUse with the call, and its result; Stop) and says what
 	// they decided.
 	Hook(ctx context.Context, event string, call *provider.ToolCall, result *tool.Result) HookVerdict
+	// Steers are texts sent to the running turn (session/steer), taken
+	// once each: they join the model's view before its next call. final:
+	// the turn would end now; with none waiting it takes no more.
+	Steers(final bool) []string
 	// Budget says, when a spending limit is reached, which one and its
 	// value ("" while none is): then no model call starts.
 	Budget() string
@@ -241,7 +245,12 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	var out Outcome
 	stops := 0 // times a Stop hook sent the turn on
 	max := max(a.MaxRequests, 1)
-	for range max {
+	for call := range max {
+		if call > 0 {
+			for _, text := range h.Steers(false) {
+				view = h.Record(provider.Message{Role: provider.RoleUser, Text: text})
+			}
+		}
 		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
 		}
@@ -293,6 +302,13 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			}
 		}
 		if len(resp.ToolCalls) == 0 {
+			// A turn ends only when the model has seen every steer.
+			if steers := h.Steers(true); len(steers) > 0 {
+				for _, text := range steers {
+					view = h.Record(provider.Message{Role: provider.RoleUser, Text: text})
+				}
+				continue
+			}
 			switch resp.StopReason {
 			case provider.StopMaxTokens:
 				out.StopReason = StopMaxTokens

@@ -30,9 +30,16 @@ type host struct {
 	limit   float64
 	effects []string // what Changing and Changed were told
 	hook    func(event string, call *provider.ToolCall, r *tool.Result) HookVerdict
+	steer   func(final bool) []string
 }
 
 func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
+func (h *host) Steers(final bool) []string {
+	if h.steer == nil {
+		return nil
+	}
+	return h.steer(final)
+}
 func (h *host) Hook(ctx context.Context, event string, call *provider.ToolCall, r *tool.Result) HookVerdict {
 	if h.hook == nil {
 		return HookVerdict{}
@@ -481,5 +488,50 @@ func TestHooks(t *testing.T) {
 	}
 	if stops != 2 || users != 2 {
 		t.Errorf("the Stop hook ran %d times, sent the turn on %d times; want 2 each", stops, users)
+	}
+}
+
+// A steer joins before the next model call; one waiting when the model
+// would stop makes it call again; the turn ends when none waits.
+func TestSteersReachTheNextCall(t *testing.T) {
+	c := &counting{}
+	pending := []string{"use the other file"}
+	finals := 0
+	h := &host{steer: func(final bool) []string {
+		if final {
+			finals++
+		}
+		out := pending
+		pending = nil
+		return out
+	}}
+	a := agentWith(RiskFull, "list_dir")
+	a.Provider = c
+	out := a.Run(context.Background(), h, t.TempDir(), "/tool list_dir {}")
+	if out.StopReason != StopEndTurn || c.calls != 2 {
+		t.Fatalf("outcome %+v after %d calls", out, c.calls)
+	}
+	var roles []string
+	for _, m := range h.record {
+		roles = append(roles, m.Role+":"+m.Text)
+	}
+	// prompt, the call, its result, the steer, the answer.
+	if len(h.record) != 5 || h.record[3].Text != "use the other file" || h.record[3].Role != provider.RoleUser {
+		t.Errorf("transcript %q", roles)
+	}
+	// A steer at the end: the model is called once more.
+	c = &counting{}
+	a.Provider = c
+	pending = nil
+	late := true
+	h = &host{steer: func(final bool) []string {
+		if final && late {
+			late = false
+			return []string{"one more thing"}
+		}
+		return nil
+	}}
+	if out := a.Run(context.Background(), h, t.TempDir(), "hello"); out.StopReason != StopEndTurn || c.calls != 2 || out.Content != "echo: one more thing" {
+		t.Errorf("a steer at the end: %+v after %d calls", out, c.calls)
 	}
 }

@@ -36,7 +36,7 @@ var Events = []Event{
 	{EventPlan, reflect.TypeFor[PlanEvent]()},
 	{EventContextUsage, reflect.TypeFor[ContextUsageEvent]()},
 	{EventTurnComplete, reflect.TypeFor[TurnCompleteEvent]()},
-	{EventUserMessage, reflect.TypeFor[TextEvent]()},
+	{EventUserMessage, reflect.TypeFor[UserMessageEvent]()},
 	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
 	{EventRewind, reflect.TypeFor[RewindEvent]()},
 	{EventHook, reflect.TypeFor[HookEvent]()},
@@ -70,6 +70,14 @@ type RewindEvent struct {
 	Overwritten []RewindConflict `json:"overwritten,omitempty"`
 	// Recovered: a crash interrupted it; the daemon finished it at start.
 	Recovered bool `json:"recovered,omitempty"`
+}
+
+// UserMessageEvent is user_message: a prompt as the session took it,
+// with the turn it starts (or, Steered, joins: a session/steer).
+type UserMessageEvent struct {
+	Text    string `json:"text"`
+	TurnID  string `json:"turnId,omitempty"`
+	Steered bool   `json:"steered,omitempty"`
 }
 
 // TextEvent is agent_message_chunk, agent_thought_chunk and
@@ -153,6 +161,7 @@ type HistoryTrimmedEvent struct {
 
 // TurnCompleteEvent is turn_complete: how the turn ended.
 type TurnCompleteEvent struct {
+	TurnID     string     `json:"turnId,omitempty"`
 	Outcome    string     `json:"outcome"`
 	StopReason string     `json:"stopReason"`
 	Content    string     `json:"content"`

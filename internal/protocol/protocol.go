@@ -282,6 +282,7 @@ const (
 	MethodSessionDiff        = "session/diff"
 	MethodSessionFork        = "session/fork"
 	MethodSessionExport      = "session/export"
+	MethodSessionSteer       = "session/steer"
 	MethodPermissionsList    = "permissions/list"
 	MethodPermissionsRevoke  = "permissions/revoke"
 
@@ -434,6 +435,7 @@ type ErrorInfo struct {
 // SessionPromptResult is the result of session/prompt.
 type SessionPromptResult struct {
 	SessionID  string     `json:"sessionId"`
+	TurnID     string     `json:"turnId,omitempty"`
 	StopReason string     `json:"stopReason"`
 	Content    string     `json:"content"`
 	Usage      *Usage     `json:"usage,omitempty"`
@@ -563,6 +565,8 @@ type SessionInfo struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// ForkedFrom names the session and seq a fork was made from.
 	ForkedFrom *ForkRef `json:"forkedFrom,omitempty"`
+	// RunningTurnID is the turn running now, when one is.
+	RunningTurnID string `json:"runningTurnId,omitempty"`
 }
 
 // ForkRef is where a fork came from.
@@ -753,6 +757,9 @@ type Update struct {
 	Removed      []string         `json:"removed"`
 	Overwritten  []RewindConflict `json:"overwritten"`
 	Recovered    bool             `json:"recovered"`
+	// user_message, turn_complete
+	TurnID  string `json:"turnId"`
+	Steered bool   `json:"steered"`
 }
 
 // CheckpointFile is one file a turn changed.
@@ -868,4 +875,29 @@ type PermissionsRevokeParams struct {
 type PermissionsRevokeResult struct {
 	ID      string `json:"id"`
 	Revoked bool   `json:"revoked"`
+}
+
+// SessionSteerParams are session/steer's.
+type SessionSteerParams struct {
+	SessionID string  `json:"sessionId"`
+	Prompt    *string `json:"prompt"`
+	// ExpectedTurnID: steer only that turn (else -32002 naming the one
+	// that runs).
+	ExpectedTurnID string `json:"expectedTurnId,omitempty"`
+	// IdleBehavior is what a steer does when no turn runs:
+	// "promptRequired" (nothing, the default) or "start" (a new turn).
+	IdleBehavior string `json:"idleBehavior,omitempty"`
+}
+
+// Steer outcomes.
+const (
+	SteerInjected       = "injected"
+	SteerStartedNewTurn = "startedNewTurn"
+	SteerPromptRequired = "promptRequired"
+)
+
+// SessionSteerResult is session/steer's.
+type SessionSteerResult struct {
+	Outcome string `json:"outcome"`
+	TurnID  string `json:"turnId,omitempty"`
 }

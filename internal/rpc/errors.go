@@ -41,6 +41,10 @@ func wire(err error) error {
 	if errors.As(err, &je) {
 		return je
 	}
+	var tm *session.TurnMismatch
+	if errors.As(err, &tm) {
+		return jsonrpc.NewError(protocol.CodeSessionBusy, map[string]string{"kind": "turn_mismatch", "runningTurnId": tm.Running}, "%s", tm.Error())
+	}
 	var pe *protocol.ParamsError
 	if errors.As(err, &pe) {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, map[string]string{"kind": "invalid_params", "field": pe.Field}, "%s", pe.Error())

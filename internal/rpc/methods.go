@@ -54,6 +54,7 @@ func init() {
 		{name: protocol.MethodFileUpload, params: typeOf[protocol.FileUploadParams](), result: typeOf[protocol.FileUploadResult](), handle: (*binding).fileUpload},
 		{name: protocol.MethodSessionRename, params: typeOf[protocol.SessionRenameParams](), result: typeOf[protocol.SessionInfo](), handle: (*binding).sessionRename},
 		{name: protocol.MethodSessionWatch, result: typeOf[protocol.SessionWatchResult](), handle: (*binding).sessionWatch},
+		{name: protocol.MethodSessionSteer, params: typeOf[protocol.SessionSteerParams](), result: typeOf[protocol.SessionSteerResult](), handle: (*binding).sessionSteer},
 		{name: protocol.MethodSessionCheckpoints, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCheckpointsResult](), handle: (*binding).sessionCheckpoints},
 		{name: protocol.MethodSessionRewind, params: typeOf[protocol.SessionRewindParams](), result: typeOf[protocol.SessionRewindResult](), handle: (*binding).sessionRewind},
 		{name: protocol.MethodSessionDiff, params: typeOf[protocol.SessionDiffParams](), result: typeOf[protocol.SessionDiffResult](), handle: (*binding).sessionDiff},

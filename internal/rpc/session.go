@@ -434,3 +434,13 @@ func (b *binding) permissionsRevoke(ctx context.Context, req *jsonrpc.Request) (
 	}
 	return protocol.PermissionsRevokeResult{ID: p.ID, Revoked: ok}, nil
 }
+
+// sessionSteer serves session/steer.
+func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionSteerParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	res, err := b.srv.sessions.Steer(ctx, b.client, p)
+	return res, wire(err)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
@@ -83,8 +84,11 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 		return res
 	}
+	turnID := protocol.NewID("turn_", 8)
+	res.TurnID = turnID
 	s.mu.Lock()
 	s.cancel, s.turnClient = cancel, j.client
+	s.turnID, s.steers, s.steerClosed = turnID, nil, false
 	fresh := len(s.history.Messages) == 0
 	s.mu.Unlock()
 	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
@@ -92,7 +96,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
 	}
 
-	seq := s.emit(protocol.EventUserMessage, textFields(j.prompt))
+	seq := s.emit(protocol.EventUserMessage, mustJSON(protocol.UserMessageEvent{Text: j.prompt, TurnID: turnID}))
 	var out agent.Outcome
 	if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
 		// Refused by a hook: the model is not called.
@@ -126,13 +130,20 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 	s.mu.Lock()
 	s.cancel, s.turnClient = nil, nil
+	// Steers the turn took but never showed the model (it failed or was
+	// cancelled first) are not lost: they are the next turn.
+	left := s.steers
+	s.turnID, s.steers, s.steerClosed = "", nil, true
+	if len(left) > 0 && !s.closing {
+		s.pending = append([]*job{{prompt: strings.Join(left, "\n\n"), done: make(chan protocol.SessionPromptResult, 1)}}, s.pending...)
+	}
 	s.mu.Unlock()
 	// After a failed write, write what comes next (turn_complete, the
 	// idle state) if the store takes writes again.
 	if err := s.mend(); err != nil {
 		return res
 	}
-	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
+	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{TurnID: turnID, Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}

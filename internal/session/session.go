@@ -89,8 +89,13 @@ type Session struct {
 	always     map[string]bool // tool -> allowed for the rest of the session
 	never      map[string]bool // tool -> rejected for the rest of the session
 	turnDone   chan struct{}   // closed when the running turn ends
-	closing    bool
-	lastUsed   time.Time
+	// turnID names the running turn ("" between turns); steers wait for
+	// its next model call; steerClosed: it takes no more (it is ending).
+	turnID      string
+	steers      []string
+	steerClosed bool
+	closing     bool
+	lastUsed    time.Time
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool

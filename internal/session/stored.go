@@ -96,6 +96,7 @@ func (m *Manager) info(r *store.Session) protocol.SessionInfo {
 	if live {
 		info.Live = true
 		info.State = s.summary().State
+		info.RunningTurnID = s.runningTurn()
 	}
 	return info
 }
