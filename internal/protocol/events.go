@@ -40,6 +40,21 @@ var Events = []Event{
 	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
 	{EventRewind, reflect.TypeFor[RewindEvent]()},
 	{EventHook, reflect.TypeFor[HookEvent]()},
+	{EventQueueUpdate, reflect.TypeFor[QueueUpdateEvent]()},
+}
+
+// QueueUpdateEvent is queue_update: the session's queue of prompts as it
+// is now, whole.
+type QueueUpdateEvent struct {
+	Items []QueueItem `json:"items"`
+}
+
+// QueueItem is one queued prompt.
+type QueueItem struct {
+	ID       string `json:"id"`
+	Text     string `json:"text"` // its first line
+	ClientID string `json:"clientId,omitempty"`
+	QueuedMs int64  `json:"queuedAt"`
 }
 
 // HookEvent is hook: a command hook ran.

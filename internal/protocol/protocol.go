@@ -283,6 +283,9 @@ const (
 	MethodSessionFork        = "session/fork"
 	MethodSessionExport      = "session/export"
 	MethodSessionSteer       = "session/steer"
+	MethodSessionQueue       = "session/queue"
+	MethodSessionQueueRemove = "session/queue/remove"
+	MethodSessionQueueClear  = "session/queue/clear"
 	MethodPermissionsList    = "permissions/list"
 	MethodPermissionsRevoke  = "permissions/revoke"
 
@@ -326,6 +329,7 @@ const (
 	EventHistoryTrimmed    = "history_trimmed"
 	EventRewind            = "rewind"
 	EventHook              = "hook"
+	EventQueueUpdate       = "queue_update"
 )
 
 // EventTypes lists every event type, for the capabilities (the order
@@ -757,6 +761,8 @@ type Update struct {
 	Removed      []string         `json:"removed"`
 	Overwritten  []RewindConflict `json:"overwritten"`
 	Recovered    bool             `json:"recovered"`
+	// queue_update
+	Items []QueueItem `json:"items"`
 	// user_message, turn_complete
 	TurnID  string `json:"turnId"`
 	Steered bool   `json:"steered"`
@@ -900,4 +906,19 @@ const (
 type SessionSteerResult struct {
 	Outcome string `json:"outcome"`
 	TurnID  string `json:"turnId,omitempty"`
+}
+
+// SessionQueueResult is session/queue's (and the answer of its remove
+// and clear: the queue after).
+type SessionQueueResult struct {
+	SessionID string      `json:"sessionId"`
+	Items     []QueueItem `json:"items"`
+	// Removed counts the prompts removed (remove, clear).
+	Removed int `json:"removed,omitempty"`
+}
+
+// SessionQueueRemoveParams are session/queue/remove's.
+type SessionQueueRemoveParams struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"`
 }

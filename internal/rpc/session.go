@@ -444,3 +444,36 @@ func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, 
 	res, err := b.srv.sessions.Steer(ctx, b.client, p)
 	return res, wire(err)
 }
+
+// sessionQueue serves session/queue.
+func (b *binding) sessionQueue(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	res, err := b.srv.sessions.Queue(b.client, p.SessionID)
+	return res, wire(err)
+}
+
+// sessionQueueRemove serves session/queue/remove.
+func (b *binding) sessionQueueRemove(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionQueueRemoveParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, wire(&protocol.ParamsError{Field: "id", Reason: "is required (session/queue/clear removes them all)"})
+	}
+	res, err := b.srv.sessions.QueueRemove(b.client, p.SessionID, p.ID)
+	return res, wire(err)
+}
+
+// sessionQueueClear serves session/queue/clear.
+func (b *binding) sessionQueueClear(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	res, err := b.srv.sessions.QueueRemove(b.client, p.SessionID, "")
+	return res, wire(err)
+}

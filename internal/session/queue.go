@@ -20,22 +20,57 @@ import (
 // is closing.
 func (s *Session) enqueue(j *job) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closing {
+		s.mu.Unlock()
 		return ErrNotFound
 	}
 	s.lastUsed = time.Now()
 	if !s.running {
 		s.running = true
 		s.turnDone = make(chan struct{})
+		s.mu.Unlock()
 		go s.run(j)
 		return nil
 	}
 	if len(s.pending) >= s.m.conf().cfg.Daemon.PromptQueue {
-		return fmt.Errorf("%w: %d prompts already queued", ErrBusy, len(s.pending))
+		n := len(s.pending)
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %d prompts already queued", ErrBusy, n)
 	}
+	j.id, j.queued = protocol.NewID("q_", 6), time.Now()
 	s.pending = append(s.pending, j)
+	s.mu.Unlock()
+	s.queueChanged()
 	return nil
+}
+
+// queueItems is the queue as session/queue shows it; s.mu held.
+func (s *Session) queueItems() []protocol.QueueItem {
+	items := []protocol.QueueItem{}
+	for _, j := range s.pending {
+		it := protocol.QueueItem{ID: j.id, Text: firstLine(j.prompt), QueuedMs: j.queued.UnixMilli()}
+		if j.client != nil {
+			it.ClientID = j.client.ID()
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// queueChanged tells every attached client the queue as it is now (a
+// queue_update, stored like every event).
+func (s *Session) queueChanged() {
+	s.qmu.Lock() // one update at a time, each the queue as it stands then
+	defer s.qmu.Unlock()
+	s.mu.Lock()
+	items := s.queueItems()
+	s.mu.Unlock()
+	s.emit(protocol.EventQueueUpdate, mustJSON(protocol.QueueUpdateEvent{Items: items}))
 }
 
 // run runs j and then every queued prompt, one turn at a time.
@@ -61,6 +96,9 @@ func (s *Session) run(j *job) {
 			s.turnDone = make(chan struct{})
 		}
 		s.mu.Unlock()
+		if next != nil {
+			s.queueChanged()
+		}
 		j.done <- res // buffered
 		j = next
 	}
@@ -207,4 +245,47 @@ func (s *Session) Compact(ctx context.Context) (int, error) {
 	}()
 	after := s.turnAgent().Compact(ctx, s, h)
 	return after.Cut - h.Cut, nil
+}
+
+// Queue lists a session's queued prompts (session/queue).
+func (m *Manager) Queue(c *Client, id string) (*protocol.SessionQueueResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.queueItems()}, nil
+}
+
+// QueueRemove removes queued prompts: the one qid names, or all ("");
+// each one's caller is answered cancelled.
+func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueueResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	var kept, gone []*job
+	for _, j := range s.pending {
+		if qid == "" || j.id == qid {
+			gone = append(gone, j)
+		} else {
+			kept = append(kept, j)
+		}
+	}
+	s.pending = kept
+	s.mu.Unlock()
+	if qid != "" && len(gone) == 0 {
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
+	}
+	for _, j := range gone {
+		j.done <- protocol.SessionPromptResult{SessionID: id, StopReason: agent.StopCancelled}
+	}
+	if len(gone) > 0 {
+		s.queueChanged()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.queueItems(), Removed: len(gone)}, nil
 }

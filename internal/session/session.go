@@ -58,6 +58,7 @@ type Session struct {
 	agentGen     uint64 // the config generation agent was built from
 
 	emitMu sync.Mutex // orders seq assignment with the store queue
+	qmu    sync.Mutex // one queue_update at a time
 	seq    int64      // the last seq given out
 	fenced bool       // closed: nothing more may be written
 
@@ -113,9 +114,11 @@ func (s *Session) messageCount() int64 {
 }
 
 type job struct {
+	id     string // q_<hex>: its place in the queue, for session/queue
 	prompt string
 	images []provider.Image
 	client *Client
+	queued time.Time
 	done   chan protocol.SessionPromptResult
 }
 

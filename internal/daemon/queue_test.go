@@ -1,0 +1,48 @@
+package daemon
+
+import "testing"
+
+// The queue, visible and editable: two clients see the same queue_updates;
+// a removed prompt's caller is answered cancelled; clear empties it.
+func TestQueueListRemoveClear(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`))
+	running := a.send("session/prompt", prompt(sid, "/delay 20\n/chunks 1000"))
+	a.until("agent_message_chunk")
+	first := a.send("session/prompt", prompt(sid, "queued one\nmore lines"))
+	second := a.send("session/prompt", prompt(sid, "queued two"))
+	var items []any
+	for len(items) != 2 {
+		items = b.until("queue_update")["items"].([]any)
+	}
+	q := result(t, a.call("session/queue", `{"sessionId":`+quote(sid)+`}`))["items"].([]any)
+	one := q[0].(map[string]any)
+	if len(q) != 2 || one["text"] != "queued one" || one["clientId"] == "" || q[1].(map[string]any)["text"] != "queued two" {
+		t.Fatalf("session/queue %v", q)
+	}
+	res := result(t, b.call("session/queue/remove", `{"sessionId":`+quote(sid)+`,"id":`+quote(one["id"].(string))+`}`))
+	if res["removed"] != 1.0 || len(res["items"].([]any)) != 1 {
+		t.Errorf("remove: %v", res)
+	}
+	if r := result(t, a.wait(first, "the removed prompt")); r["stopReason"] != "cancelled" {
+		t.Errorf("the removed prompt's answer %v", r)
+	}
+	for _, p := range []*peer{a, b} {
+		for u := p.until("queue_update"); len(u["items"].([]any)) != 1; u = p.until("queue_update") {
+		}
+	}
+	if r := b.call("session/queue/remove", `{"sessionId":`+quote(sid)+`,"id":"q_none"}`); errCode(r) != -32602 {
+		t.Errorf("removing what is not queued: %v", r)
+	}
+	if res := result(t, b.call("session/queue/clear", `{"sessionId":`+quote(sid)+`}`)); res["removed"] != 1.0 || len(res["items"].([]any)) != 0 {
+		t.Errorf("clear: %v", res)
+	}
+	if r := result(t, a.wait(second, "the cleared prompt")); r["stopReason"] != "cancelled" {
+		t.Errorf("the cleared prompt's answer %v", r)
+	}
+	a.call("session/cancel", `{"sessionId":`+quote(sid)+`}`)
+	a.wait(running, "the running turn")
+}
