@@ -46,3 +46,27 @@ func TestQueueListRemoveClear(t *testing.T) {
 	a.call("session/cancel", `{"sessionId":`+quote(sid)+`}`)
 	a.wait(running, "the running turn")
 }
+
+// A queued prompt moved into the running turn is a steer there, and its
+// caller gets that turn's answer.
+func TestQueueSteer(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	running := a.send("session/prompt", prompt(sid, "/delay 20\n/chunks 30"))
+	a.until("agent_message_chunk")
+	queued := a.send("session/prompt", prompt(sid, "join the turn"))
+	var items []any
+	for len(items) != 1 {
+		items = a.until("queue_update")["items"].([]any)
+	}
+	id := items[0].(map[string]any)["id"].(string)
+	res := result(t, a.call("session/queue/steer", `{"sessionId":`+quote(sid)+`,"id":`+quote(id)+`}`))
+	if res["outcome"] != "injected" {
+		t.Fatalf("queue/steer: %v", res)
+	}
+	first, moved := result(t, a.wait(running, "the turn")), result(t, a.wait(queued, "the moved prompt"))
+	if first["content"] != "echo: join the turn" || moved["turnId"] != first["turnId"] || moved["content"] != first["content"] {
+		t.Errorf("the turn %v, the moved prompt's answer %v", first, moved)
+	}
+}

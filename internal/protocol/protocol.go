@@ -286,6 +286,7 @@ const (
 	MethodSessionQueue       = "session/queue"
 	MethodSessionQueueRemove = "session/queue/remove"
 	MethodSessionQueueClear  = "session/queue/clear"
+	MethodSessionQueueSteer  = "session/queue/steer"
 	MethodPermissionsList    = "permissions/list"
 	MethodPermissionsRevoke  = "permissions/revoke"
 

@@ -58,6 +58,7 @@ func init() {
 		{name: protocol.MethodSessionQueue, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueue},
 		{name: protocol.MethodSessionQueueRemove, params: typeOf[protocol.SessionQueueRemoveParams](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueueRemove},
 		{name: protocol.MethodSessionQueueClear, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueueClear},
+		{name: protocol.MethodSessionQueueSteer, params: typeOf[protocol.SessionQueueRemoveParams](), result: typeOf[protocol.SessionSteerResult](), handle: (*binding).sessionQueueSteer},
 		{name: protocol.MethodSessionCheckpoints, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCheckpointsResult](), handle: (*binding).sessionCheckpoints},
 		{name: protocol.MethodSessionRewind, params: typeOf[protocol.SessionRewindParams](), result: typeOf[protocol.SessionRewindResult](), handle: (*binding).sessionRewind},
 		{name: protocol.MethodSessionDiff, params: typeOf[protocol.SessionDiffParams](), result: typeOf[protocol.SessionDiffResult](), handle: (*binding).sessionDiff},

@@ -477,3 +477,13 @@ func (b *binding) sessionQueueClear(ctx context.Context, req *jsonrpc.Request) (
 	res, err := b.srv.sessions.QueueRemove(b.client, p.SessionID, "")
 	return res, wire(err)
 }
+
+// sessionQueueSteer serves session/queue/steer.
+func (b *binding) sessionQueueSteer(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionQueueRemoveParams
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	res, err := b.srv.sessions.QueueSteer(b.client, p.SessionID, p.ID)
+	return res, wire(err)
+}

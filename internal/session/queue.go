@@ -82,6 +82,8 @@ func (s *Session) run(j *job) {
 		// idle (to evict, say), never still running.
 		s.mu.Lock()
 		close(s.turnDone)
+		waiters := s.waiters
+		s.waiters = nil
 		var next *job
 		if len(s.pending) == 0 || s.closing {
 			for _, p := range s.pending {
@@ -100,6 +102,9 @@ func (s *Session) run(j *job) {
 			s.queueChanged()
 		}
 		j.done <- res // buffered
+		for _, w := range waiters {
+			w <- res // buffered
+		}
 		j = next
 	}
 	// The list shows a live session's state from memory: idle only now.
@@ -288,4 +293,36 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &protocol.SessionQueueResult{SessionID: id, Items: s.queueItems(), Removed: len(gone)}, nil
+}
+
+// QueueSteer moves a queued prompt into the running turn as a steer
+// (session/queue/steer); its caller gets the running turn's answer.
+func (m *Manager) QueueSteer(c *Client, id, qid string) (*protocol.SessionSteerResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	at := -1
+	for i, j := range s.pending {
+		if j.id == qid {
+			at = i
+		}
+	}
+	if at < 0 {
+		s.mu.Unlock()
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
+	}
+	if s.turnID == "" || s.steerClosed {
+		s.mu.Unlock()
+		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
+	}
+	j := s.pending[at]
+	s.pending = append(s.pending[:at:at], s.pending[at+1:]...)
+	s.steers = append(s.steers, j.prompt)
+	s.waiters = append(s.waiters, j.done)
+	turn := s.turnID
+	s.mu.Unlock()
+	s.queueChanged()
+	return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
 }

@@ -95,8 +95,11 @@ type Session struct {
 	turnID      string
 	steers      []string
 	steerClosed bool
-	closing     bool
-	lastUsed    time.Time
+	// waiters are the callers of queued prompts moved into the running
+	// turn (session/queue/steer): they get its answer.
+	waiters  []chan protocol.SessionPromptResult
+	closing  bool
+	lastUsed time.Time
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool
