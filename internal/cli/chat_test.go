@@ -126,6 +126,8 @@ func TestChatUndoRewindDiffForkExport(t *testing.T) {
 		"/undo",
 		"y",
 		"/export " + export,
+		"/steer nobody is running",
+		"/queue",
 		"/fork",
 		"/quit",
 	}, "\n") + "\n"
@@ -141,6 +143,8 @@ func TestChatUndoRewindDiffForkExport(t *testing.T) {
 		"back to before turn 1: 0 file(s) restored, 1 removed",
 		"wrote " + export + " (json, ",
 		"forked: this is ses_",
+		"(no turn is running: send it as a prompt)",
+		"the queue is empty",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)

@@ -37,6 +37,8 @@ const chatHelp = `commands:
   /diff [N]        what turn N (or the whole session) changed in the files
   /fork            continue in a new session from this conversation (this one stays)
   /export [F]      write the session to F (.md, .json or .html; default zeroclaw-ID.md)
+  /steer TEXT      send TEXT to the running turn (it joins at the model's next call)
+  /queue [rm N | clear]  list the prompts waiting behind the running turn, or remove them
   /status          the daemon's status
   /quit            leave (Ctrl-D on an empty line too)
 anything else is a prompt; start it with // to send a literal /.
@@ -331,6 +333,54 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 		ch.say(fmt.Sprintf("forked: this is %s now; %s stays as it was (/resume %s)", res.SessionID, sid, sid))
 	case "/export":
 		ch.export(ctx, sid, arg)
+	case "/steer":
+		if arg == "" {
+			ch.note("/steer TEXT: the text for the running turn")
+			return false
+		}
+		var res protocol.SessionSteerResult
+		if err := c.Call(ctx, protocol.MethodSessionSteer, protocol.SessionSteerParams{SessionID: sid, Prompt: &arg}, &res); err != nil {
+			fail(err)
+			return false
+		}
+		switch res.Outcome {
+		case protocol.SteerInjected:
+			ch.say("(steered: the agent sees it at its next model call)")
+		default:
+			ch.say("(no turn is running: send it as a prompt)")
+		}
+	case "/queue":
+		var res protocol.SessionQueueResult
+		var err error
+		switch {
+		case arg == "clear":
+			err = c.Call(ctx, protocol.MethodSessionQueueClear, protocol.SessionRef{SessionID: sid}, &res)
+		case strings.HasPrefix(arg, "rm "):
+			var q protocol.SessionQueueResult
+			if err = c.Call(ctx, protocol.MethodSessionQueue, protocol.SessionRef{SessionID: sid}, &q); err == nil {
+				n, aerr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(arg, "rm ")))
+				if aerr != nil || n < 1 || n > len(q.Items) {
+					ch.note(fmt.Sprintf("/queue rm N: N from 1 to %d", len(q.Items)))
+					return false
+				}
+				err = c.Call(ctx, protocol.MethodSessionQueueRemove, protocol.SessionQueueRemoveParams{SessionID: sid, ID: q.Items[n-1].ID}, &res)
+			}
+		default:
+			err = c.Call(ctx, protocol.MethodSessionQueue, protocol.SessionRef{SessionID: sid}, &res)
+		}
+		if err != nil {
+			fail(err)
+			return false
+		}
+		if res.Removed > 0 {
+			ch.say(fmt.Sprintf("removed %d queued prompt(s)", res.Removed))
+		}
+		if len(res.Items) == 0 {
+			ch.say("the queue is empty")
+		}
+		for i, it := range res.Items {
+			ch.say(fmt.Sprintf("%2d) %s  %s", i+1, time.UnixMilli(it.QueuedMs).Format("15:04:05"), cut(it.Text, 60)))
+		}
 	case "/status":
 		st, err := c.Status(ctx)
 		if err != nil {

@@ -336,7 +336,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 }
 
 // chatCommands are what Tab completes after a /.
-var chatCommands = []string{"/cancel", "/clear", "/compact", "/diff", "/exit", "/export", "/fork", "/help", "/model", "/new", "/quit", "/reasoning", "/resume", "/rewind", "/sessions", "/status", "/undo"}
+var chatCommands = []string{"/cancel", "/clear", "/compact", "/diff", "/exit", "/export", "/fork", "/help", "/model", "/new", "/quit", "/queue", "/reasoning", "/resume", "/rewind", "/sessions", "/status", "/steer", "/undo"}
 
 // complete completes a /command: the one match, or the longest common
 // prefix of several (which the footer lists).
@@ -389,6 +389,10 @@ func (m *tui) submit(v string) tea.Cmd {
 	}
 	m.remember(v)
 	if m.busy {
+		if strings.HasPrefix(text, "/steer ") || text == "/queue" || strings.HasPrefix(text, "/queue ") {
+			go func() { m.ch.command(m.ctx, text) }()
+			return nil
+		}
 		switch text {
 		case "/cancel":
 			return m.cancelTurn()
