@@ -19,6 +19,11 @@ func TestQueueListRemoveClear(t *testing.T) {
 		items = b.until("queue_update")["items"].([]any)
 	}
 	q := result(t, a.call("session/queue", `{"sessionId":`+quote(sid)+`}`))["items"].([]any)
+	// A client that attaches now is told the queue in the answer.
+	c := connect(t, r.dirs.Endpoint, "")
+	if att := result(t, c.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`)); len(att["queue"].([]any)) != 2 {
+		t.Errorf("the attach answer's queue: %v", att["queue"])
+	}
 	one := q[0].(map[string]any)
 	if len(q) != 2 || one["text"] != "queued one" || one["clientId"] == "" || q[1].(map[string]any)["text"] != "queued two" {
 		t.Fatalf("session/queue %v", q)

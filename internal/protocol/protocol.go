@@ -385,6 +385,9 @@ type SessionNewResult struct {
 	// Interrupted is true when the session's last turn was cut by a
 	// daemon that died.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Queue is the prompts waiting behind the running turn (absent when
+	// none waits).
+	Queue []QueueItem `json:"queue,omitempty"`
 	// Instructions are the project instruction files (AGENTS.md, else
 	// CLAUDE.md, from the repository root down to cwd) in the agent's
 	// system prompt, outermost first.

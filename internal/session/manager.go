@@ -404,10 +404,14 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 	cr := s.configResult()
 	s.mu.Lock()
 	files := s.instructions
+	var queue []protocol.QueueItem
+	if len(s.pending) > 0 {
+		queue = s.queueItems()
+	}
 	s.mu.Unlock()
 	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: files,
 		Provider: cr.Provider, Model: cr.Model, ProviderURL: cr.URL, Risk: cr.Risk, ContextWindow: cr.ContextWindow, Reasoning: cr.Reasoning,
-		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted}, nil, nil
+		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted, Queue: queue}, nil, nil
 }
 
 // victimLocked picks the least recently used unloadable session.
