@@ -166,9 +166,6 @@ func Open(dir, root string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Root is the directory the checkpoints are of.
-func (s *Store) Root() string { return s.root }
-
 // NextTurn is the number the next turn gets.
 func (s *Store) NextTurn() int {
 	s.mu.Lock()
@@ -547,7 +544,7 @@ func writeJSON(p string, v any) error {
 	return nil
 }
 
-// hashFile is the hash a file's content would be stored under.
+// hashOf is the name content b is stored under.
 func hashOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

@@ -1,8 +1,6 @@
 package checkpoint
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -87,8 +85,7 @@ func (o *objects) has(hash string) bool {
 
 // put stores b and returns its hash.
 func (o *objects) put(b []byte) (string, error) {
-	sum := sha256.Sum256(b)
-	hash := hex.EncodeToString(sum[:])
+	hash := hashOf(b)
 	if o.has(hash) {
 		return hash, nil
 	}
@@ -193,7 +190,7 @@ func (o *objects) get(hash string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != hash {
+	if hashOf(b) != hash {
 		return nil, fmt.Errorf("checkpoint: object %s is damaged (a crash of the machine?)", hash[:12])
 	}
 	return b, nil
