@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -346,5 +347,40 @@ func TestDeleteGivesSpaceBack(t *testing.T) {
 	}
 	if after := pages(); after*4 > before {
 		t.Fatalf("%d pages before the delete, %d after: space not given back", before, after)
+	}
+}
+
+// A broken session's Resume mends it even when writes of the session
+// queued before it share its batch: they fail with the break, Resume
+// runs (it used to fail with them, leaving the session broken).
+func TestResumeMendsInABatchWithEarlierWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	s := open(t, path)
+	defer s.Close()
+	mustCreate(t, s, "bad")
+	s.broken["bad"] = errors.New("injected break") // the writer's own state: nothing runs meanwhile
+	// Hold the writer in a batch of its own, queue a write and a Resume
+	// behind it, then let it go: the two share the next batch.
+	release, held := make(chan struct{}), make(chan struct{})
+	s.enqueue(op{sid: "other", control: true, run: func(context.Context, *sql.Conn) error { close(held); <-release; return nil }})
+	<-held
+	stateErr := make(chan error, 1)
+	s.SetState("bad", StateIdle, func(err error) { stateErr <- err })
+	resumed := make(chan error, 1)
+	go func() { _, _, err := s.Resume("bad"); resumed <- err }()
+	for len(s.ops) < 2 {
+		runtime.Gosched() // both queued behind the held batch
+	}
+	close(release)
+	if err := <-stateErr; err == nil || !strings.Contains(err.Error(), "injected break") {
+		t.Errorf("the write before the Resume: %v", err)
+	}
+	if err := <-resumed; err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	done := make(chan error, 1)
+	s.SetState("bad", StateIdle, func(err error) { done <- err })
+	if err := <-done; err != nil {
+		t.Errorf("a write after the Resume: %v", err)
 	}
 }

@@ -402,13 +402,19 @@ func (s *Store) commit(batch []op, errs []error) []error {
 func (s *Store) group(ctx context.Context, sid string, batch []op, idx []int, errs []error) error {
 	if err := s.broken[sid]; err != nil && sid != "" {
 		// Control writes (Resume, Delete, Create) mend or replace a
-		// broken session; everything else waits for them.
-		if !batch[idx[0]].control {
-			for _, i := range idx {
-				errs[i] = err
-			}
+		// broken session; everything before them fails with the break.
+		// A control write is last in its batch, but the session's
+		// writes queued before it may share the batch: they fail, it
+		// runs.
+		c := 0
+		for c < len(idx) && !batch[idx[c]].control {
+			errs[idx[c]] = err
+			c++
+		}
+		if c == len(idx) {
 			return nil
 		}
+		idx = idx[c:]
 	}
 	if _, err := s.wc.ExecContext(ctx, "SAVEPOINT g"); err != nil {
 		return err
