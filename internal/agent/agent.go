@@ -111,10 +111,11 @@ type Host interface {
 	// PostToolUse with the call, and its result; Stop) and says what
 	// they decided.
 	Hook(ctx context.Context, event string, call *provider.ToolCall, result *tool.Result) HookVerdict
-	// Steers are texts sent to the running turn (session/steer), taken
-	// once each: they join the model's view before its next call. final:
-	// the turn would end now; with none waiting it takes no more.
-	Steers(final bool) []string
+	// Steers are the user's messages sent to the running turn
+	// (session/steer), taken once each: they join the model's view
+	// before its next call. final: the turn would end now; with none
+	// waiting it takes no more.
+	Steers(final bool) []provider.Message
 	// Budget says, when a spending limit is reached, which one and its
 	// value ("" while none is): then no model call starts.
 	Budget() string
@@ -247,8 +248,8 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	max := max(a.MaxRequests, 1)
 	for call := range max {
 		if call > 0 {
-			for _, text := range h.Steers(false) {
-				view = h.Record(provider.Message{Role: provider.RoleUser, Text: text})
+			for _, m := range h.Steers(false) {
+				view = h.Record(m)
 			}
 		}
 		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
@@ -304,8 +305,8 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		if len(resp.ToolCalls) == 0 {
 			// A turn ends only when the model has seen every steer.
 			if steers := h.Steers(true); len(steers) > 0 {
-				for _, text := range steers {
-					view = h.Record(provider.Message{Role: provider.RoleUser, Text: text})
+				for _, m := range steers {
+					view = h.Record(m)
 				}
 				continue
 			}

@@ -30,11 +30,11 @@ type host struct {
 	limit   float64
 	effects []string // what Changing and Changed were told
 	hook    func(event string, call *provider.ToolCall, r *tool.Result) HookVerdict
-	steer   func(final bool) []string
+	steer   func(final bool) []provider.Message
 }
 
 func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
-func (h *host) Steers(final bool) []string {
+func (h *host) Steers(final bool) []provider.Message {
 	if h.steer == nil {
 		return nil
 	}
@@ -495,9 +495,9 @@ func TestHooks(t *testing.T) {
 // would stop makes it call again; the turn ends when none waits.
 func TestSteersReachTheNextCall(t *testing.T) {
 	c := &counting{}
-	pending := []string{"use the other file"}
+	pending := []provider.Message{{Role: provider.RoleUser, Text: "use the other file"}}
 	finals := 0
-	h := &host{steer: func(final bool) []string {
+	h := &host{steer: func(final bool) []provider.Message {
 		if final {
 			finals++
 		}
@@ -524,10 +524,10 @@ func TestSteersReachTheNextCall(t *testing.T) {
 	a.Provider = c
 	pending = nil
 	late := true
-	h = &host{steer: func(final bool) []string {
+	h = &host{steer: func(final bool) []provider.Message {
 		if final && late {
 			late = false
-			return []string{"one more thing"}
+			return []provider.Message{{Role: provider.RoleUser, Text: "one more thing"}}
 		}
 		return nil
 	}}

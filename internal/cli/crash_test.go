@@ -18,9 +18,10 @@ import (
 )
 
 type crashUpdate struct {
-	Seq  int64  `json:"seq"`
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Seq   int64  `json:"seq"`
+	Type  string `json:"type"`
+	Text  string `json:"text"`
+	Items []any  `json:"items"`
 }
 
 // dialUpdates connects and sends every session/crashUpdate to the channel.
@@ -71,11 +72,22 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 			t.Fatal("no events")
 		}
 	}
+	// A prompt waits in the queue when the daemon dies.
+	queued := make(chan error, 1)
+	go func() { queued <- c.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "queued before the crash"}, nil) }()
+	for u := range updates {
+		if u.Type == "queue_update" && len(u.Items) == 1 {
+			break
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
 	<-c.Done()
+	if err := <-queued; err == nil {
+		t.Error("the queued prompt was answered as if it ran")
+	}
 
 	startDaemon(t, env)
 	c2, _ := dialUpdates(t, dir)
@@ -103,12 +115,22 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 		if u.Seq != int64(i+1) {
 			t.Fatalf("history event %d has seq %d", i, u.Seq)
 		}
+		if u.Type == "user_message" && u.Text == "queued before the crash" {
+			t.Errorf("the prompt queued before the crash ran after it: %+v", u)
+		}
 		if i == 0 && (u.Type != "user_message" || u.Text != "/delay 2\n/chunks 100000") {
 			t.Fatalf("first event %+v", u)
 		}
 	}
-	if int64(len(h.Events)) != res.LastSeq {
+	if int64(len(h.Events)) < res.LastSeq {
 		t.Fatalf("history has %d events, lastSeq %d", len(h.Events), res.LastSeq)
+	}
+	// The queued prompt was not run, and the history says the queue
+	// emptied (a queue_update of the resume, at or after lastSeq).
+	var tail crashUpdate
+	json.Unmarshal(h.Events[len(h.Events)-1], &tail)
+	if tail.Type != "queue_update" || len(tail.Items) != 0 || tail.Seq <= seen {
+		t.Errorf("the last event after the resume %+v, want an empty queue_update", tail)
 	}
 	// The session goes on where it stopped.
 	var pr protocol.SessionPromptResult
@@ -123,7 +145,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	}
 	var next crashUpdate
 	json.Unmarshal(h.Events[0], &next)
-	if next.Seq != res.LastSeq+1 || next.Type != "user_message" {
+	if next.Seq != res.LastSeq+1 || (next.Type != "user_message" && next.Type != "queue_update") {
 		t.Errorf("first event after resume %+v, want seq %d", next, res.LastSeq+1)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "zeroclaw.db")); err != nil {

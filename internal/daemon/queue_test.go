@@ -1,6 +1,9 @@
 package daemon
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The queue, visible and editable: two clients see the same queue_updates;
 // a removed prompt's caller is answered cancelled; clear empties it.
@@ -73,5 +76,52 @@ func TestQueueSteer(t *testing.T) {
 	first, moved := result(t, a.wait(running, "the turn")), result(t, a.wait(queued, "the moved prompt"))
 	if first["content"] != "echo: join the turn" || moved["turnId"] != first["turnId"] || moved["content"] != first["content"] {
 		t.Errorf("the turn %v, the moved prompt's answer %v", first, moved)
+	}
+}
+
+// A stopping daemon answers every queued prompt cancelled (the history
+// says the queue emptied) and runs none of them after a restart: they
+// are answered, never kept to run later nor silently dropped.
+func TestQueueAcrossARestart(t *testing.T) {
+	dirs := testDirs(t)
+	r := startOn(t, dirs, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	running := a.send("session/prompt", prompt(sid, "/delay 20\n/chunks 1000"))
+	a.until("agent_message_chunk")
+	first := a.send("session/prompt", prompt(sid, "queued one"))
+	second := a.send("session/prompt", prompt(sid, "queued two"))
+	for u := a.until("queue_update"); len(u["items"].([]any)) != 2; u = a.until("queue_update") {
+	}
+	r.stop()
+	for _, ch := range []chan map[string]any{first, second} {
+		if res := result(t, a.wait(ch, "a queued prompt")); res["stopReason"] != "cancelled" {
+			t.Errorf("a queued prompt's answer at the stop: %v", res)
+		}
+	}
+	a.wait(running, "the running turn")
+	if err := r.wait(t); err != nil {
+		t.Fatal(err)
+	}
+
+	r = startOn(t, dirs, echoAgent)
+	b := connect(t, r.dirs.Endpoint, "")
+	if att := result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`}`)); att["queue"] != nil {
+		t.Errorf("the queue after a restart: %v", att["queue"])
+	}
+	if res := result(t, b.call("session/prompt", prompt(sid, "after"))); res["content"] != "echo: after" {
+		t.Fatalf("a prompt after the restart: %v", res)
+	}
+	var last map[string]any
+	for _, e := range history(t, b, sid) {
+		if e["type"] == "user_message" && strings.HasPrefix(e["text"].(string), "queued") {
+			t.Errorf("a queued prompt ran after the restart: %v", e)
+		}
+		if e["type"] == "queue_update" {
+			last = e
+		}
+	}
+	if last == nil || len(last["items"].([]any)) != 0 {
+		t.Errorf("the last queue_update %v, want an empty queue", last)
 	}
 }

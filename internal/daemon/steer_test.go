@@ -1,6 +1,12 @@
 package daemon
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,6 +50,20 @@ func TestSteer(t *testing.T) {
 	}
 	if tc := a.until("turn_complete"); tc["turnId"] != turn {
 		t.Errorf("turn_complete %v", tc)
+	}
+	// The stream in flight was not cut: all its 100 chunks came before
+	// the steer joined.
+	chunks := 0
+	for _, e := range history(t, a, sid) {
+		if e["type"] == "user_message" && e["steered"] == true {
+			break
+		}
+		if e["type"] == "agent_message_chunk" {
+			chunks++
+		}
+	}
+	if chunks != 100 {
+		t.Errorf("%d chunks of the call in flight before the steer, want 100", chunks)
 	}
 	// No turn: nothing, or a new one.
 	if res := result(t, steer(`"prompt":"idle"`)); res["outcome"] != "promptRequired" {
@@ -92,4 +112,79 @@ func TestSteerRacingTheTurnsEnd(t *testing.T) {
 		}
 	}
 	t.Logf("of 200 racing steers: %d injected, %d promptRequired", injected, required)
+}
+
+// A steer sent while a tool runs waits for the tool (never cutting it)
+// and joins the model's next call after the tool's result, with its
+// image; every event of the turn carries the turn's id, the steer names
+// the client that sent it, and session/get lists who is attached.
+func TestSteerDuringAToolCall(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	args, _ := json.Marshal(map[string]string{"command": "while [ ! -e " + gate + " ]; do sleep 0.02; done; echo the tool ran whole"})
+	call, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+		map[string]any{"index": 0, "id": "call_1", "type": "function", "function": map[string]any{"name": "shell", "arguments": string(args)}}}}}}})
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{
+		{string(call), `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`},
+		{content("Using the other file."), stop, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\n[agents.default]\nprovider = \"fake\"\nrisk = \"full\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	result(t, b.call("initialize", `{"protocolVersion":1,"clientInfo":{"name":"phone  on\nthe bus","version":"1"}}`))
+	result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`))
+	done := a.send("session/prompt", prompt(sid, "fix it"))
+	turn := a.until("user_message")["turnId"].(string)
+	a.until("tool_call")
+	res := result(t, b.call("session/steer", `{"sessionId":`+quote(sid)+`,"prompt":"use the other file","attachments":[{"dataB64":"iVBORw0KGgo=","mimeType":"image/png"}]}`))
+	if res["outcome"] != "injected" || res["turnId"] != turn {
+		t.Fatalf("steer: %v", res)
+	}
+	g := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))
+	if at, _ := g["attached"].([]any); len(at) != 2 || !strings.Contains(fmt.Sprint(at), "phone on the bus") {
+		t.Errorf("session/get attached %v", g["attached"])
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pr := result(t, a.wait(done, "prompt")); pr["content"] != "Using the other file." {
+		t.Fatalf("the turn's answer %v", pr)
+	}
+	// The model's second call: the tool's whole result, then the steer
+	// with its image.
+	fake.mu.Lock()
+	msgs := fake.bodies[1]["messages"].([]any)
+	fake.mu.Unlock()
+	n := len(msgs)
+	if tr := msgs[n-2].(map[string]any); tr["role"] != "tool" || !strings.Contains(fmt.Sprint(tr["content"]), "the tool ran whole") {
+		t.Errorf("before the steer: %v", tr)
+	}
+	last := msgs[n-1].(map[string]any)
+	parts, _ := last["content"].([]any)
+	if last["role"] != "user" || len(parts) != 2 || !strings.HasPrefix(parts[0].(map[string]any)["text"].(string), "use the other file") ||
+		parts[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,iVBORw0KGgo=" {
+		t.Errorf("the steer as the model saw it: %v", last)
+	}
+	// The turn's events, as stored: each has the turn's id; the steer
+	// comes after the tool's result and names its sender.
+	var types []string
+	for _, e := range history(t, a, sid) {
+		if e["type"] == "queue_update" {
+			continue
+		}
+		types = append(types, e["type"].(string))
+		if e["turnId"] != turn {
+			t.Errorf("%v has turnId %v, want %s", e["type"], e["turnId"], turn)
+		}
+		if e["type"] == "user_message" && e["steered"] == true && (e["clientName"] != "phone on the bus" || e["clientId"] == "" || e["clientId"] == nil) {
+			t.Errorf("the steer's sender: %v", e)
+		}
+	}
+	tr := slices.Index(types, "tool_result")
+	if tr < 0 || tr+1 >= len(types) || types[tr+1] != "user_message" {
+		t.Errorf("the turn's events %v: the steer should follow the tool's result", types)
+	}
 }

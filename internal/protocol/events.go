@@ -16,6 +16,9 @@ type EventHeader struct {
 	SessionID string `json:"sessionId"`
 	Seq       int64  `json:"seq"`
 	Type      string `json:"type"`
+	// TurnID names the turn the event belongs to: every event a turn
+	// makes, from its user_message to its turn_complete, has it.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // Event pairs an event type with the Go type of its members.
@@ -53,8 +56,9 @@ type QueueUpdateEvent struct {
 type QueueItem struct {
 	ID       string `json:"id"`
 	Text     string `json:"text"` // its first line
-	ClientID string `json:"clientId,omitempty"`
-	QueuedMs int64  `json:"queuedAt"`
+	ClientID   string `json:"clientId,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
+	QueuedMs   int64  `json:"queuedAt"`
 }
 
 // HookEvent is hook: a command hook ran.
@@ -91,8 +95,11 @@ type RewindEvent struct {
 // with the turn it starts (or, Steered, joins: a session/steer).
 type UserMessageEvent struct {
 	Text    string `json:"text"`
-	TurnID  string `json:"turnId,omitempty"`
 	Steered bool   `json:"steered,omitempty"`
+	// ClientID and ClientName name the client that sent it (the name
+	// from its initialize's clientInfo), when one did.
+	ClientID   string `json:"clientId,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
 }
 
 // TextEvent is agent_message_chunk, agent_thought_chunk and
@@ -176,7 +183,6 @@ type HistoryTrimmedEvent struct {
 
 // TurnCompleteEvent is turn_complete: how the turn ended.
 type TurnCompleteEvent struct {
-	TurnID     string     `json:"turnId,omitempty"`
 	Outcome    string     `json:"outcome"`
 	StopReason string     `json:"stopReason"`
 	Content    string     `json:"content"`

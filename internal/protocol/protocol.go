@@ -575,6 +575,14 @@ type SessionInfo struct {
 	ForkedFrom *ForkRef `json:"forkedFrom,omitempty"`
 	// RunningTurnID is the turn running now, when one is.
 	RunningTurnID string `json:"runningTurnId,omitempty"`
+	// Attached lists the clients attached to a live session.
+	Attached []AttachedClient `json:"attached,omitempty"`
+}
+
+// AttachedClient is a client attached to a session.
+type AttachedClient struct {
+	ClientID   string `json:"clientId"`
+	ClientName string `json:"clientName,omitempty"`
 }
 
 // ForkRef is where a fork came from.
@@ -891,6 +899,8 @@ type PermissionsRevokeResult struct {
 type SessionSteerParams struct {
 	SessionID string  `json:"sessionId"`
 	Prompt    *string `json:"prompt"`
+	// Attachments as session/prompt takes them.
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// ExpectedTurnID: steer only that turn (else -32002 naming the one
 	// that runs).
 	ExpectedTurnID string `json:"expectedTurnId,omitempty"`

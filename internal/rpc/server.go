@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,7 +145,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	})
 	b.conn.SetPeerMaxFrame(s.cfg.Daemon.MaxFrameBytes)
 	b.client = session.NewClient(outConn{b.conn})
-	b.client.SetIdentity("", false, s.cfg.Daemon.MaxFrameBytes)
+	b.client.SetIdentity("", "", false, s.cfg.Daemon.MaxFrameBytes)
 	defer b.client.Close()
 	defer func() {
 		b.mu.Lock()
@@ -254,17 +255,17 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 		limit = min(limit, max(n, minFrame))
 	}
 	b.conn.SetPeerMaxFrame(limit)
-	b.client.SetIdentity(id, b.caps.Elicitation != nil, limit)
+	name := ""
+	if p.ClientInfo != nil {
+		name = clientName(p.ClientInfo.Name)
+	}
+	b.client.SetIdentity(id, name, b.caps.Elicitation != nil, limit)
 	if fs := b.caps.FS; fs != nil {
 		b.client.SetFS(fs.ReadTextFile, fs.WriteTextFile, b.caps.Terminal)
 	} else {
 		b.client.SetFS(false, false, b.caps.Terminal)
 	}
 	b.mu.Unlock()
-	name := ""
-	if p.ClientInfo != nil {
-		name = p.ClientInfo.Name
-	}
 	b.srv.log.Info("client initialized", "peer", b.peer.Label, "clientId", id, "client", name)
 	return protocol.InitializeResult{
 		ProtocolVersion: protocol.Version,
@@ -369,3 +370,13 @@ func (b *binding) reloadReq(context.Context, *jsonrpc.Request) (any, error) {
 
 // SetConfig makes cfg the one status reports (after a reload).
 func (s *Server) SetConfig(cfg *config.Config) { s.live.Store(cfg) }
+
+// clientName is a client's name as others see it (in its prompts and
+// the queue): one line of at most 64 characters.
+func clientName(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 64 {
+		s = string(r[:64])
+	}
+	return s
+}

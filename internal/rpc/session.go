@@ -41,23 +41,9 @@ func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any,
 	if p.Prompt == nil {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
-	text := *p.Prompt
-	var images []session.Image
-	if err := b.refusePaths("attachments", p.Attachments); err != nil {
+	text, images, err := b.withAttachments(ctx, *p.Prompt, p.Attachments)
+	if err != nil {
 		return nil, err
-	}
-	if len(p.Attachments) > 0 {
-		files, err := b.srv.uploads.SaveAll(ctx, p.Attachments)
-		if err != nil {
-			return nil, attachError(err)
-		}
-		text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
-		text = strings.TrimLeft(text, "\n")
-		for _, f := range files {
-			if strings.HasPrefix(f.MimeType, "image/") {
-				images = append(images, session.Image{MimeType: f.MimeType, Path: f.Path})
-			}
-		}
 	}
 	done, err := m.Prompt(b.client, p.SessionID, text, images...)
 	if err != nil {
@@ -81,6 +67,30 @@ func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any,
 			return nil, ctx.Err() // the connection is gone; the turn goes on
 		}
 	}), nil
+}
+
+// withAttachments stores a prompt's attachments: the text with their
+// markers, and the images among them.
+func (b *binding) withAttachments(ctx context.Context, text string, att []protocol.Attachment) (string, []session.Image, error) {
+	if err := b.refusePaths("attachments", att); err != nil {
+		return "", nil, err
+	}
+	if len(att) == 0 {
+		return text, nil, nil
+	}
+	files, err := b.srv.uploads.SaveAll(ctx, att)
+	if err != nil {
+		return "", nil, attachError(err)
+	}
+	text = strings.TrimRight(text+"\n\n"+attach.Markers(files), "\n")
+	text = strings.TrimLeft(text, "\n")
+	var images []session.Image
+	for _, f := range files {
+		if strings.HasPrefix(f.MimeType, "image/") {
+			images = append(images, session.Image{MimeType: f.MimeType, Path: f.Path})
+		}
+	}
+	return text, images, nil
 }
 
 // sessionCancel serves session/cancel.
@@ -441,7 +451,15 @@ func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err := decodeRef(req, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	res, err := b.srv.sessions.Steer(ctx, b.client, p)
+	if p.Prompt == nil || (strings.TrimSpace(*p.Prompt) == "" && len(p.Attachments) == 0) {
+		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
+	}
+	text, images, err := b.withAttachments(ctx, *p.Prompt, p.Attachments)
+	if err != nil {
+		return nil, err
+	}
+	p.Prompt = &text
+	res, err := b.srv.sessions.Steer(ctx, b.client, p, images...)
 	return res, wire(err)
 }
 

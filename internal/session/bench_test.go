@@ -44,7 +44,7 @@ func BenchmarkResume(b *testing.B) {
 	}
 	wg.Wait()
 	c := NewClient(newConn())
-	c.SetIdentity("c", false, 0)
+	c.SetIdentity("c", "", false, 0)
 	defer c.Close()
 	resume := func(id string) time.Duration {
 		t0 := time.Now()

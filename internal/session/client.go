@@ -40,6 +40,7 @@ type Client struct {
 
 	mu        sync.Mutex
 	id        string
+	name      string // its initialize's clientInfo.name
 	canElicit bool
 	fsRead    bool // the client answers fs/read_text_file
 	fsWrite   bool // and fs/write_text_file
@@ -74,10 +75,11 @@ func NewClient(conn Conn) *Client {
 	return c
 }
 
-// SetIdentity records the clientId and capabilities of initialize.
-func (c *Client) SetIdentity(id string, canElicit bool, maxFrame int) {
+// SetIdentity records the clientId, the client's name and the
+// capabilities of initialize.
+func (c *Client) SetIdentity(id, name string, canElicit bool, maxFrame int) {
 	c.mu.Lock()
-	c.id, c.canElicit = id, canElicit
+	c.id, c.name, c.canElicit = id, name, canElicit
 	c.mu.Unlock()
 	if maxFrame > 0 {
 		c.maxFrame.Store(int64(maxFrame))
@@ -116,6 +118,13 @@ func (c *Client) ID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.id
+}
+
+// Name returns the client's name ("" when it gave none).
+func (c *Client) Name() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
 }
 
 func (c *Client) elicits() bool {

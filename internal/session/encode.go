@@ -10,10 +10,10 @@ import (
 )
 
 // encodeEvent builds the params of one session/update:
-// {"sessionId":..,"seq":..,"type":..,<fields>}. fields is a JSON object
-// (or nil for none).
-func encodeEvent(quotedID []byte, seq int64, typ string, fields []byte) []byte {
-	b := make([]byte, 0, len(quotedID)+len(typ)+len(fields)+40)
+// {"sessionId":..,"seq":..,"type":..,"turnId":..,<fields>} (turnId only
+// for a turn's events). fields is a JSON object (or nil for none).
+func encodeEvent(quotedID []byte, seq int64, typ, turn string, fields []byte) []byte {
+	b := make([]byte, 0, len(quotedID)+len(typ)+len(turn)+len(fields)+52)
 	b = append(b, `{"sessionId":`...)
 	b = append(b, quotedID...)
 	b = append(b, `,"seq":`...)
@@ -21,6 +21,11 @@ func encodeEvent(quotedID []byte, seq int64, typ string, fields []byte) []byte {
 	b = append(b, `,"type":"`...)
 	b = append(b, typ...)
 	b = append(b, '"')
+	if turn != "" { // turn_<hex>: nothing to escape
+		b = append(b, `,"turnId":"`...)
+		b = append(b, turn...)
+		b = append(b, '"')
+	}
 	if len(fields) > 2 { // more than "{}"
 		b = append(b, ',')
 		b = append(b, fields[1:]...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
@@ -22,7 +23,11 @@ func (s *Session) emit(typ string, fields []byte) int64 {
 	}
 	s.seq++
 	seq := s.seq
-	body := encodeEvent(s.quotedID, seq, typ, fields)
+	turn := s.emitTurn
+	if typ == protocol.EventQueueUpdate {
+		turn = "" // the session's, not the turn's
+	}
+	body := encodeEvent(s.quotedID, seq, typ, turn, fields)
 	s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, func(err error) {
 		if err != nil {
 			s.fail(err)
@@ -31,6 +36,14 @@ func (s *Session) emit(typ string, fields []byte) int64 {
 		s.deliver(seq, body)
 	})
 	return seq
+}
+
+// inTurn makes every event emitted from now on one of turn's ("":
+// none).
+func (s *Session) inTurn(turn string) {
+	s.emitMu.Lock()
+	s.emitTurn = turn
+	s.emitMu.Unlock()
 }
 
 // deliver runs on the store's writer, in commit order: the event joins

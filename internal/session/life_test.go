@@ -166,7 +166,7 @@ func TestSessionsListedRenamedWatchedConfiguredDeleted(t *testing.T) {
 	cl, _ := h.client(t, "c1")
 	watcher := &answering{conn: newConn()}
 	wcl := NewClient(watcher)
-	wcl.SetIdentity("w", false, 0)
+	wcl.SetIdentity("w", "", false, 0)
 	defer wcl.Close()
 	h.m.Watch(wcl)
 	h.open(t, cl, "one")
@@ -292,7 +292,7 @@ func TestTurnsUseTheClientsQuestionsFilesAndTerminal(t *testing.T) {
 		return nil, errors.New("unexpected " + method)
 	}}
 	cl := NewClient(a)
-	cl.SetIdentity("editor", true, 0)
+	cl.SetIdentity("editor", "", true, 0)
 	cl.SetFS(true, true, true)
 	defer cl.Close()
 	h.open(t, cl, "s")

@@ -195,6 +195,17 @@ func (m *Manager) MCPStatus() []mcptools.Status { return m.conf().mcp.Status() }
 // Shutdown cancels every running turn, waits for them to end (bounded by
 // ctx) and flushes the store.
 func (m *Manager) Shutdown(ctx context.Context) {
+	m.mu.Lock()
+	live := make([]*Session, 0, len(m.live))
+	for _, s := range m.live {
+		live = append(live, s)
+	}
+	m.mu.Unlock()
+	// Queued prompts are answered before the turns are cancelled, so
+	// none starts.
+	for _, s := range live {
+		s.drain()
+	}
 	m.stop()
 	m.mu.Lock()
 	var waits []chan struct{}
@@ -553,11 +564,7 @@ func (m *Manager) Prompt(c *Client, id, prompt string, images ...Image) (<-chan 
 	if err != nil {
 		return nil, err
 	}
-	var pi []provider.Image
-	for _, im := range images {
-		pi = append(pi, provider.Image(im))
-	}
-	j := &job{prompt: prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	j := &job{prompt: prompt, images: providerImages(images), client: c, done: make(chan protocol.SessionPromptResult, 1)}
 	if err := s.enqueue(j); err != nil {
 		return nil, err
 	}
@@ -566,6 +573,14 @@ func (m *Manager) Prompt(c *Client, id, prompt string, images ...Image) (<-chan 
 
 // Image is an image attached to a prompt: a file the daemon stored.
 type Image struct{ MimeType, Path string }
+
+func providerImages(images []Image) []provider.Image {
+	var pi []provider.Image
+	for _, im := range images {
+		pi = append(pi, provider.Image(im))
+	}
+	return pi
+}
 
 // Cancel cancels a session's running turn.
 func (m *Manager) Cancel(c *Client, id string) (bool, error) {

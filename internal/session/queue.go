@@ -50,7 +50,7 @@ func (s *Session) queueItems() []protocol.QueueItem {
 	for _, j := range s.pending {
 		it := protocol.QueueItem{ID: j.id, Text: firstLine(j.prompt), QueuedMs: j.queued.UnixMilli()}
 		if j.client != nil {
-			it.ClientID = j.client.ID()
+			it.ClientID, it.ClientName = j.client.ID(), j.client.Name()
 		}
 		items = append(items, it)
 	}
@@ -139,7 +139,9 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
 	}
 
-	seq := s.emit(protocol.EventUserMessage, mustJSON(protocol.UserMessageEvent{Text: j.prompt, TurnID: turnID}))
+	s.inTurn(turnID)
+	defer s.inTurn("")
+	seq := s.emit(protocol.EventUserMessage, mustJSON(userMessage(j.prompt, j.client, false)))
 	var out agent.Outcome
 	if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
 		// Refused by a hook: the model is not called.
@@ -178,7 +180,14 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	left := s.steers
 	s.turnID, s.steers, s.steerClosed = "", nil, true
 	if len(left) > 0 && !s.closing {
-		s.pending = append([]*job{{prompt: strings.Join(left, "\n\n"), done: make(chan protocol.SessionPromptResult, 1)}}, s.pending...)
+		next := &job{id: protocol.NewID("q_", 6), queued: time.Now(), client: left[0].client, done: make(chan protocol.SessionPromptResult, 1)}
+		var texts []string
+		for _, x := range left {
+			texts = append(texts, x.text)
+			next.images = append(next.images, x.images...)
+		}
+		next.prompt = strings.Join(texts, "\n\n")
+		s.pending = append([]*job{next}, s.pending...)
 	}
 	s.mu.Unlock()
 	// After a failed write, write what comes next (turn_complete, the
@@ -186,7 +195,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if err := s.mend(); err != nil {
 		return res
 	}
-	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{TurnID: turnID, Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
+	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
@@ -319,7 +328,7 @@ func (m *Manager) QueueSteer(c *Client, id, qid string) (*protocol.SessionSteerR
 	}
 	j := s.pending[at]
 	s.pending = append(s.pending[:at:at], s.pending[at+1:]...)
-	s.steers = append(s.steers, j.prompt)
+	s.steers = append(s.steers, steer{text: j.prompt, images: j.images, client: j.client})
 	s.waiters = append(s.waiters, j.done)
 	turn := s.turnID
 	s.mu.Unlock()

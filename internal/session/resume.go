@@ -27,6 +27,9 @@ func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Sessio
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
+		// Prompts queued when the daemon died are not run (their callers
+		// went with it): the history says the queue is empty.
+		s.queueChanged()
 	}
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil

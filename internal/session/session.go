@@ -57,10 +57,11 @@ type Session struct {
 	agent        *agent.Agent
 	agentGen     uint64 // the config generation agent was built from
 
-	emitMu sync.Mutex // orders seq assignment with the store queue
-	qmu    sync.Mutex // one queue_update at a time
-	seq    int64      // the last seq given out
-	fenced bool       // closed: nothing more may be written
+	emitMu   sync.Mutex // orders seq assignment with the store queue
+	qmu      sync.Mutex // one queue_update at a time
+	seq      int64      // the last seq given out
+	fenced   bool       // closed: nothing more may be written
+	emitTurn string     // the turn whose events are emitted now ("": none)
 
 	subMu     sync.Mutex
 	clients   map[*Client]*sub
@@ -93,7 +94,7 @@ type Session struct {
 	// turnID names the running turn ("" between turns); steers wait for
 	// its next model call; steerClosed: it takes no more (it is ending).
 	turnID      string
-	steers      []string
+	steers      []steer
 	steerClosed bool
 	// waiters are the callers of queued prompts moved into the running
 	// turn (session/queue/steer): they get its answer.
@@ -114,6 +115,13 @@ func (s *Session) messageCount() int64 {
 		return s.storedMessages
 	}
 	return int64(len(s.history.Messages))
+}
+
+// steer is text (and images) for the running turn, from a client.
+type steer struct {
+	text   string
+	images []provider.Image
+	client *Client
 }
 
 type job struct {
@@ -171,6 +179,23 @@ func (s *Session) unloadable() bool {
 	return n == 0 && !s.running && !s.closing
 }
 
+// drain starts closing the session: no prompt is queued any more, and
+// the queue is answered, not kept: each caller hears cancelled, and the
+// history says the queue emptied.
+func (s *Session) drain() {
+	s.mu.Lock()
+	s.closing = true
+	queued := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, j := range queued {
+		j.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
+	}
+	if len(queued) > 0 {
+		s.queueChanged()
+	}
+}
+
 // closeWait bounds how long closing a session waits for its turn to end
 // before fencing it off anyway.
 var closeWait = tool.KillGrace + 3*time.Second
@@ -181,8 +206,8 @@ var closeWait = tool.KillGrace + 3*time.Second
 // returns, nothing of this session object can reach the store any more,
 // so the id may be loaded again.
 func (s *Session) close() {
+	s.drain()
 	s.mu.Lock()
-	s.closing = true
 	if s.cancel != nil {
 		s.cancel(nil)
 	}

@@ -152,7 +152,7 @@ func newHarness(t *testing.T, tune func(*config.Config)) *harness {
 func (h *harness) client(t *testing.T, id string) (*Client, *conn) {
 	c := newConn()
 	cl := NewClient(c)
-	cl.SetIdentity(id, false, 0)
+	cl.SetIdentity(id, "", false, 0)
 	t.Cleanup(cl.Close)
 	return cl, c
 }

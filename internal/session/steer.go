@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
 )
 
 // Steering (session/steer): text for the running turn joins the model's
@@ -30,22 +32,35 @@ func (e *TurnMismatch) Is(target error) bool { return target == ErrBusy }
 // Steers implements agent.Host: the steers waiting, each said in the
 // history as a user_message with steered: true where it joins. final:
 // the turn would end: with none waiting, it takes no more.
-func (s *Session) Steers(final bool) []string {
+func (s *Session) Steers(final bool) []provider.Message {
 	s.mu.Lock()
-	st, turn := s.steers, s.turnID
+	st := s.steers
 	s.steers = nil
 	if final && len(st) == 0 {
 		s.steerClosed = true
 	}
 	s.mu.Unlock()
-	for _, text := range st {
-		s.emit(protocol.EventUserMessage, mustJSON(protocol.UserMessageEvent{Text: text, TurnID: turn, Steered: true}))
+	var out []provider.Message
+	for _, x := range st {
+		s.emit(protocol.EventUserMessage, mustJSON(userMessage(x.text, x.client, true)))
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: x.text, Images: x.images})
 	}
-	return st
+	return out
 }
 
-// Steer serves session/steer.
-func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerParams) (*protocol.SessionSteerResult, error) {
+// userMessage is a prompt's user_message, naming the client that sent
+// it.
+func userMessage(text string, c *Client, steered bool) protocol.UserMessageEvent {
+	ev := protocol.UserMessageEvent{Text: text, Steered: steered}
+	if c != nil {
+		ev.ClientID, ev.ClientName = c.ID(), c.Name()
+	}
+	return ev
+}
+
+// Steer serves session/steer: p.Prompt is the text with its
+// attachments' markers, images the images among them.
+func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerParams, images ...Image) (*protocol.SessionSteerResult, error) {
 	if p.Prompt == nil || strings.TrimSpace(*p.Prompt) == "" {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
@@ -68,8 +83,9 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 		s.mu.Unlock()
 		return nil, &TurnMismatch{Expected: p.ExpectedTurnID, Running: cur}
 	}
+	pi := providerImages(images)
 	if running {
-		s.steers = append(s.steers, *p.Prompt)
+		s.steers = append(s.steers, steer{text: *p.Prompt, images: pi, client: c})
 		turn := s.turnID
 		s.mu.Unlock()
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
@@ -78,7 +94,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 	if p.IdleBehavior != "start" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
 	}
-	j := &job{prompt: *p.Prompt, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	j := &job{prompt: *p.Prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1)}
 	if err := s.enqueue(j); err != nil {
 		return nil, err
 	}
@@ -93,4 +109,20 @@ func (s *Session) runningTurn() string {
 		return ""
 	}
 	return s.turnID
+}
+
+// attached lists the clients attached, in clientId order.
+func (s *Session) attached() []protocol.AttachedClient {
+	s.subMu.Lock()
+	cs := make([]*Client, 0, len(s.clients))
+	for c := range s.clients {
+		cs = append(cs, c)
+	}
+	s.subMu.Unlock()
+	out := make([]protocol.AttachedClient, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, protocol.AttachedClient{ClientID: c.ID(), ClientName: c.Name()})
+	}
+	slices.SortFunc(out, func(a, b protocol.AttachedClient) int { return strings.Compare(a.ClientID, b.ClientID) })
+	return out
 }

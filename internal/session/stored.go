@@ -97,6 +97,7 @@ func (m *Manager) info(r *store.Session) protocol.SessionInfo {
 		info.Live = true
 		info.State = s.summary().State
 		info.RunningTurnID = s.runningTurn()
+		info.Attached = s.attached()
 	}
 	return info
 }
