@@ -74,7 +74,9 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	}
 	// A prompt waits in the queue when the daemon dies.
 	queued := make(chan error, 1)
-	go func() { queued <- c.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "queued before the crash"}, nil) }()
+	go func() {
+		queued <- c.Call(ctx, "session/prompt", map[string]any{"sessionId": "crash-1", "prompt": "queued before the crash"}, nil)
+	}()
 	for u := range updates {
 		if u.Type == "queue_update" && len(u.Items) == 1 {
 			break

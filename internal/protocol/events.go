@@ -54,8 +54,8 @@ type QueueUpdateEvent struct {
 
 // QueueItem is one queued prompt.
 type QueueItem struct {
-	ID       string `json:"id"`
-	Text     string `json:"text"` // its first line
+	ID         string `json:"id"`
+	Text       string `json:"text"` // its first line
 	ClientID   string `json:"clientId,omitempty"`
 	ClientName string `json:"clientName,omitempty"`
 	QueuedMs   int64  `json:"queuedAt"`
