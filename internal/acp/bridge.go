@@ -33,8 +33,9 @@ const editorMaxFrame = 28 << 20
 // Dialer connects to the daemon with the given handler for its
 // notifications and requests.
 // caps are what the bridge declares to the daemon (the editor's file
-// access, when it offers it).
-type Dialer func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error)
+// access, when it offers it); editor is the editor's clientInfo name
+// ("" when it gave none), for the daemon to show other clients.
+type Dialer func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error)
 
 // Options configure a Bridge.
 type Options struct {
@@ -57,6 +58,7 @@ type Bridge struct {
 	fs        *protocol.FSCapabilities // the editor's file access (initialize)
 	elicits   bool                     // the editor answers elicitation/create (form)
 	terminal  bool                     // the editor runs commands (terminal/*)
+	editor    string                   // the editor's clientInfo name
 	runs      map[string]string        // daemon runId -> the editor's terminalId
 	shells    map[string]string        // sessionId -> the shell tool call in progress
 	calls     map[string]toolCall      // toolCallId -> the call, until its result
@@ -102,7 +104,7 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 	if b.elicits {
 		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
 	}
-	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), caps)
+	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), caps, b.editor)
 	if err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
 	}
@@ -161,6 +163,28 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 			return nil, err
 		}
 		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, p.SessionID, p.Prompt) })
+	case methodSteering:
+		var p struct {
+			SessionID string         `json:"sessionId"`
+			Prompt    []contentBlock `json:"prompt"`
+			Meta      struct {
+				Steering struct {
+					IdleBehavior string `json:"idleBehavior"`
+				} `json:"steering"`
+			} `json:"_meta"`
+		}
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		idle := "start" // the extension's default: a steer with no turn starts one
+		switch p.Meta.Steering.IdleBehavior {
+		case "":
+		case "promptRequired":
+			idle = "promptRequired"
+		default:
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: _meta.steering.idleBehavior %q is not supported (promptRequired is)", p.Meta.Steering.IdleBehavior)
+		}
+		return later(func(ctx context.Context) (any, error) { return b.steer(ctx, p.SessionID, p.Prompt, idle) })
 	case "session/fork":
 		var p struct {
 			SessionID  string      `json:"sessionId"`
@@ -264,6 +288,9 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 			} `json:"elicitation"`
 			Terminal bool `json:"terminal"`
 		} `json:"clientCapabilities"`
+		ClientInfo struct {
+			Name string `json:"name"`
+		} `json:"clientInfo"`
 	}
 	if err := decode(req, &p); err != nil {
 		return nil, err
@@ -278,6 +305,9 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 		b.fs = fs
 		b.mu.Unlock()
 	}
+	b.mu.Lock()
+	b.editor = p.ClientInfo.Name
+	b.mu.Unlock()
 	// Commands run in the editor's terminal when it offers one.
 	if p.ClientCapabilities.Terminal {
 		b.mu.Lock()
@@ -301,6 +331,9 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 		},
 		"authMethods": []any{},
 		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.o.Version},
+		// The steering extension, as claude-agent-acp and codex-acp
+		// advertise it.
+		"_meta": map[string]any{"steering": map[string]any{"supported": true, "idlePromptRequired": true}},
 	}, nil
 }
 
@@ -518,6 +551,41 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 		msg = res.Error.Message
 	}
 	return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, map[string]string{"kind": "turn_failed"}, "%s", msg)
+}
+
+// methodSteering is the steering extension's method (claude-agent-acp's
+// and codex-acp's): text for the turn in flight.
+const methodSteering = "_session/steering"
+
+// steer serves _session/steering: the daemon's session/steer, its
+// outcome as the extension names it.
+func (b *Bridge) steer(ctx context.Context, id string, blocks []contentBlock, idle string) (any, error) {
+	text, files, err := promptText(blocks)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.daemon(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	attached := b.live[id]
+	b.mu.Unlock()
+	if !attached {
+		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
+	}
+	if files, err = d.Inline(ctx, files); err != nil {
+		return nil, acpError(err)
+	}
+	res, err := d.Steer(ctx, protocol.SessionSteerParams{SessionID: id, Prompt: &text, Attachments: files, IdleBehavior: idle})
+	if err != nil {
+		return nil, acpError(err)
+	}
+	out := map[string]any{"outcome": res.Outcome}
+	if res.Outcome == protocol.SteerPromptRequired {
+		out["reason"] = "noRunningTurn"
+	}
+	return out, nil
 }
 
 func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {

@@ -69,8 +69,8 @@ func startBridge(t *testing.T, endpoint string) *editor {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		acp.Serve(context.Background(), a, acp.Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
-			return client.Dial(ctx, endpoint, client.Options{Handler: h, Capabilities: caps})
+		acp.Serve(context.Background(), a, acp.Options{Version: "test", Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error) {
+			return client.Dial(ctx, endpoint, client.Options{Handler: h, Capabilities: caps, ClientInfo: protocol.ClientInfo{Name: editor}})
 		}})
 	}()
 	e := &editor{t: t, nc: b, method: map[string]string{}, wait: map[string]chan map[string]any{},
@@ -846,5 +846,110 @@ func TestUndoAndForkFromTheEditor(t *testing.T) {
 	}
 	if r := prompt(fid, "in the fork"); r["stopReason"] != "end_turn" {
 		t.Errorf("a prompt in the fork: %v", r)
+	}
+}
+
+// until reads updates until one satisfies ok (the test's deadline ends
+// a wait for one that never comes).
+func (e *editor) until(ok func(u map[string]any) bool) []map[string]any {
+	e.t.Helper()
+	var seen []map[string]any
+	for {
+		select {
+		case u := <-e.update:
+			up := u["update"].(map[string]any)
+			seen = append(seen, up)
+			if ok(up) {
+				return seen
+			}
+		case <-time.After(20 * time.Second):
+			e.t.Fatalf("the update waited for never came; saw %v", kinds(seen))
+		}
+	}
+}
+
+func chunkText(us []map[string]any, kind string) string {
+	var s string
+	for _, u := range us {
+		if u["sessionUpdate"] == kind {
+			s += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	return s
+}
+
+// The steering extension as claude-agent-acp and codex-acp have it:
+// advertised in initialize's _meta, a steer joins the running turn, a
+// second prompt while one runs waits its turn, an idle steer starts a
+// turn or (opted in) answers promptRequired; another client's prompt on
+// the session reaches the editor as it is sent.
+func TestSteeringExtension(t *testing.T) {
+	endpoint := runDaemon(t)
+	e := startBridge(t, endpoint)
+	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{},"clientInfo":{"name":"zed","version":"1"}}`))
+	if st, _ := init["_meta"].(map[string]any)["steering"].(map[string]any); st["supported"] != true {
+		t.Fatalf("steering is not advertised: %v", init["_meta"])
+	}
+	sid := result(t, e.call("session/new", `{"cwd":`+strconv.Quote(t.TempDir())+`,"mcpServers":[]}`))["sessionId"].(string)
+	steer := func(text, meta string) map[string]any {
+		return e.call("_session/steering", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+strconv.Quote(text)+`}]`+meta+`}`)
+	}
+	running := e.send("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/delay 5\n/chunks 200"}]}`)
+	queued := e.send("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"the second prompt"}]}`)
+	e.until(func(u map[string]any) bool { return u["sessionUpdate"] == "agent_message_chunk" })
+	if r := result(t, steer("use the other file", "")); r["outcome"] != "injected" {
+		t.Fatalf("a steer during a turn: %v", r)
+	}
+	var first, second map[string]any
+	select {
+	case first = <-running:
+	case second = <-queued:
+		t.Fatalf("the queued prompt was answered before the running one: %v", second)
+	}
+	if result(t, first)["stopReason"] != "end_turn" {
+		t.Fatalf("the steered turn: %v", first)
+	}
+	us := e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(u["content"].(map[string]any)["text"].(string), "prompt")
+	})
+	if txt := chunkText(us, "agent_message_chunk"); !strings.Contains(txt, "echo: use the other file") {
+		t.Errorf("the steer did not reach the turn: %q", txt)
+	}
+	if r := result(t, <-queued); r["stopReason"] != "end_turn" {
+		t.Fatalf("the queued prompt: %v", r)
+	}
+	e.updates()
+
+	// Idle: promptRequired when asked for, else a new turn.
+	if r := result(t, steer("idle", `,"_meta":{"steering":{"idleBehavior":"promptRequired"}}`)); r["outcome"] != "promptRequired" || r["reason"] != "noRunningTurn" {
+		t.Errorf("an idle steer, promptRequired: %v", r)
+	}
+	if r := steer("idle", `,"_meta":{"steering":{"idleBehavior":"sometimes"}}`); r["error"].(map[string]any)["code"] != -32602.0 {
+		t.Errorf("an unknown idleBehavior: %v", r)
+	}
+	if r := result(t, steer("start a turn", "")); r["outcome"] != "startedNewTurn" {
+		t.Errorf("an idle steer: %v", r)
+	}
+	us = e.until(func(u map[string]any) bool { return strings.Contains(fmt.Sprint(u["content"]), "turn") })
+	if txt := chunkText(us, "agent_message_chunk"); !strings.Contains(txt, "start") {
+		t.Errorf("the started turn streamed %q", txt)
+	}
+
+	// Another client on the session: its prompt is shown to the editor.
+	other, err := client.Dial(context.Background(), endpoint, client.Options{ClientInfo: protocol.ClientInfo{Name: "phone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.NewSession(context.Background(), protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}); err != nil {
+		t.Fatal(err)
+	}
+	text := "from the phone"
+	if _, err := other.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text}); err != nil {
+		t.Fatal(err)
+	}
+	us = e.until(func(u map[string]any) bool { return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "phone") })
+	if got := chunkText(us, "user_message_chunk"); got != text {
+		t.Errorf("the other client's prompt reached the editor as %q", got)
 	}
 }

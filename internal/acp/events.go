@@ -66,6 +66,15 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 	return nil, nil
 }
 
+// sentByUs says whether a user_message came from this bridge (another
+// client's prompts and steers are shown to the editor as they come).
+func (b *Bridge) sentByUs(ev *event) bool {
+	b.mu.Lock()
+	d := b.d
+	b.mu.Unlock()
+	return ev.ClientID == "" || (d != nil && ev.ClientID == d.Init.ClientID)
+}
+
 func textContent(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
 // forward sends one daemon event to the editor; replay is true while
@@ -79,7 +88,7 @@ func (b *Bridge) forward(ev *event, replay bool) {
 	case protocol.EventAgentThoughtChunk:
 		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(ev.Text)}
 	case protocol.EventUserMessage:
-		if !replay {
+		if !replay && b.sentByUs(ev) {
 			return // the editor sent it
 		}
 		update = map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}

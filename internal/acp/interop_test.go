@@ -93,6 +93,15 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Users  []string
 				Events int
 			}
+			Steering struct {
+				Supported   bool
+				Outcome     string
+				StopReasons []string
+				Order       []string
+				Text        string
+				Idle        string
+				Reason      string
+			}
 			Editor struct {
 				ResumedOptions int
 				Mode           string
@@ -132,6 +141,12 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(cwd, "node.txt")); err == nil {
 			t.Error("the write went to the disk, not through the editor")
+		}
+		st := got.Steering
+		if !st.Supported || st.Outcome != "injected" || strings.Join(st.StopReasons, " ") != "end_turn end_turn" ||
+			strings.Join(st.Order, " ") != "running queued" || !strings.Contains(st.Text, "echo: steered from node") ||
+			!strings.Contains(st.Text, "echo: queued from node") || st.Idle != "promptRequired" || st.Reason != "noRunningTurn" {
+			t.Errorf("steering: %+v", st)
 		}
 		if len(got.Replay.Users) != 3 || got.Replay.Users[0] != "hello from node" || got.Replay.Events < 10 {
 			t.Errorf("load replay: %+v", got.Replay)

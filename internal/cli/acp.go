@@ -64,11 +64,11 @@ when none answers); sessions outlive the editor.`}
 func runACP(ctx context.Context, env Env, configDir, agentAliasValue string, noStartValue bool) error {
 	agentAlias, noStart := &agentAliasValue, &noStartValue
 	log := newLogger(env.Stderr, env.Getenv)
-	dial := func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
+	dial := func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error) {
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		return connect(dctx, env, configDir, *noStart, client.Options{
-			ClientInfo: protocol.ClientInfo{Name: "zeroclaw-acp", Version: Version}, Capabilities: caps, Handler: h})
+			ClientInfo: protocol.ClientInfo{Name: acpClientName(editor), Version: Version}, Capabilities: caps, Handler: h})
 	}
 	// The editor ends the session by closing stdin: that is a clean exit,
 	// whatever the read loop reports; anything else is logged.
@@ -101,4 +101,13 @@ func runACPStatus(env Env, configDir, formatValue string) error {
 	fmt.Fprintln(env.Stdout, "run `zeroclaw acp` as the agent command of your editor; it speaks ACP on stdio")
 	fmt.Fprintf(env.Stdout, "and bridges to the daemon at %s (starting one when none answers).\n", dirs.Endpoint)
 	return nil
+}
+
+// acpClientName is how the daemon names an editor's connection to other
+// clients: the editor's own name, through ACP.
+func acpClientName(editor string) string {
+	if editor == "" {
+		return "zeroclaw-acp"
+	}
+	return editor + " (acp)"
 }

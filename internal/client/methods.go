@@ -27,6 +27,25 @@ func (c *Client) Prompt(ctx context.Context, p protocol.SessionPromptParams) (*p
 	return call[protocol.SessionPromptResult](ctx, c, protocol.MethodSessionPrompt, p)
 }
 
+// Steer calls session/steer.
+func (c *Client) Steer(ctx context.Context, p protocol.SessionSteerParams) (*protocol.SessionSteerResult, error) {
+	return call[protocol.SessionSteerResult](ctx, c, protocol.MethodSessionSteer, p)
+}
+
+// Queue calls session/queue.
+func (c *Client) Queue(ctx context.Context, sessionID string) (*protocol.SessionQueueResult, error) {
+	return call[protocol.SessionQueueResult](ctx, c, protocol.MethodSessionQueue, protocol.SessionRef{SessionID: sessionID})
+}
+
+// QueueRemove calls session/queue/remove, or session/queue/clear when
+// id is "".
+func (c *Client) QueueRemove(ctx context.Context, sessionID, id string) (*protocol.SessionQueueResult, error) {
+	if id == "" {
+		return call[protocol.SessionQueueResult](ctx, c, protocol.MethodSessionQueueClear, protocol.SessionRef{SessionID: sessionID})
+	}
+	return call[protocol.SessionQueueResult](ctx, c, protocol.MethodSessionQueueRemove, protocol.SessionQueueRemoveParams{SessionID: sessionID, ID: id})
+}
+
 // Cancel calls session/cancel; false when nothing ran.
 func (c *Client) Cancel(ctx context.Context, sessionID string) (bool, error) {
 	r, err := call[protocol.SessionCancelResult](ctx, c, protocol.MethodSessionCancel, protocol.SessionRef{SessionID: sessionID})

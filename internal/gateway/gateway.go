@@ -240,7 +240,7 @@ func (g *Gateway) idle() {
 
 // open connects an in-process client to the daemon's server, as peer
 // label, and initializes it.
-func (g *Gateway) open(ctx context.Context, label string, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
+func (g *Gateway) open(ctx context.Context, label, name string, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
 	here, there := net.Pipe()
 	go func() {
 		err := g.o.Serve(g.ctx, there, rpc.Peer{Label: label, UID: -1, Remote: true})
@@ -253,7 +253,7 @@ func (g *Gateway) open(ctx context.Context, label string, h jsonrpc.Handler, cap
 	if caps.MaxFrameBytes == 0 {
 		caps.MaxFrameBytes = g.o.MaxFrame
 	}
-	c, err := client.Open(ctx, here, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-gateway", Version: g.o.Version},
+	c, err := client.Open(ctx, here, client.Options{ClientInfo: protocol.ClientInfo{Name: name, Version: g.o.Version},
 		Capabilities: caps, Handler: h})
 	if err != nil {
 		here.Close()

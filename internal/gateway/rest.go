@@ -217,7 +217,7 @@ func rpcError(w http.ResponseWriter, err error) {
 
 // call makes one JSON-RPC call on a fresh in-process connection.
 func (g *Gateway) call(ctx context.Context, peer, m string, params, result any) error {
-	c, err := g.open(ctx, peer, nil, nil)
+	c, err := g.open(ctx, peer, "zeroclaw-gateway", nil, nil)
 	if err != nil {
 		return err
 	}
@@ -426,7 +426,7 @@ func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string
 		s.update(req.Params)
 		return nil, nil
 	})
-	c, err := g.open(ctx, peer, h, nil)
+	c, err := g.open(ctx, peer, "zeroclaw-gateway", h, nil)
 	if err != nil {
 		rpcError(w, err)
 		return
@@ -542,7 +542,7 @@ func (g *Gateway) webhook(w http.ResponseWriter, r *http.Request) {
 	if wait {
 		ctx = r.Context()
 	}
-	c, err := g.open(ctx, peer, nil, nil)
+	c, err := g.open(ctx, peer, "zeroclaw-gateway", nil, nil)
 	if err != nil {
 		g.idle()
 		rpcError(w, err)

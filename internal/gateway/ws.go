@@ -266,8 +266,12 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	g.log.Info("gateway client connected", "peer", peer, "route", r.URL.Path, "tokenId", token(r).ID)
 	if isACP {
 		err = acp.Serve(wc.ctx, wc, acp.Options{Version: g.o.Version, Logger: g.log.With("peer", peer),
-			Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities) (*client.Client, error) {
-				return g.open(ctx, peer, h, caps)
+			Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error) {
+				name := "gateway acp"
+				if editor != "" {
+					name = editor + " (gateway acp)"
+				}
+				return g.open(ctx, peer, name, h, caps)
 			}})
 	} else {
 		err = g.o.Serve(wc.ctx, wc, rpc.Peer{Label: peer, UID: -1, Remote: true})

@@ -775,9 +775,12 @@ type Update struct {
 	Recovered    bool             `json:"recovered"`
 	// queue_update
 	Items []QueueItem `json:"items"`
-	// user_message, turn_complete
-	TurnID  string `json:"turnId"`
-	Steered bool   `json:"steered"`
+	// every event of a turn
+	TurnID string `json:"turnId"`
+	// user_message
+	Steered    bool   `json:"steered"`
+	ClientID   string `json:"clientId"`
+	ClientName string `json:"clientName"`
 }
 
 // CheckpointFile is one file a turn changed.

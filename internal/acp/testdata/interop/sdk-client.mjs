@@ -4,8 +4,10 @@
 // prompt → session/load from a second agent process → from a third, an
 // editor with file access: session/resume, session/set_config_option
 // (mode full), a write_file answered through fs/write_text_file,
-// session/list and session/close. Prints one JSON summary line; exits
-// non-zero on any failure.
+// session/list and session/close → from a fourth, the steering
+// extension: a steer into a running turn, a second prompt queued behind
+// it, an idle steer answered promptRequired. Prints one JSON summary
+// line; exits non-zero on any failure.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -77,4 +79,24 @@ await c.app.connectWith(c.stream, async (ctx) => {
     listed: list.sessions.length };
 });
 c.child.kill();
+
+const updates4 = [], asked4 = [];
+const d = start(updates4, asked4);
+await d.app.connectWith(d.stream, async (ctx) => {
+  const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "node-editor", version: "1" } });
+  const { sessionId } = await ctx.request("session/new", { cwd, mcpServers: [] });
+  const order = [];
+  const running = ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/delay 5\n/chunks 200" }] })
+    .then((r) => { order.push("running"); return r; });
+  const queued = ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "queued from node" }] })
+    .then((r) => { order.push("queued"); return r; });
+  while (!updates4.some((u) => u.sessionUpdate === "agent_message_chunk")) await new Promise((res) => setTimeout(res, 10));
+  const steered = await ctx.request("_session/steering", { sessionId, prompt: [{ type: "text", text: "steered from node" }] });
+  const [r1, r2] = await Promise.all([running, queued]);
+  const idle = await ctx.request("_session/steering", { sessionId, prompt: [{ type: "text", text: "idle" }],
+    _meta: { steering: { idleBehavior: "promptRequired" } } });
+  out.steering = { supported: init._meta?.steering?.supported === true, outcome: steered.outcome, stopReasons: [r1.stopReason, r2.stopReason],
+    order, text: text(updates4), idle: idle.outcome, reason: idle.reason };
+});
+d.child.kill();
 console.log(JSON.stringify(out));
