@@ -948,7 +948,9 @@ func TestSteeringExtension(t *testing.T) {
 	if _, err := other.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text}); err != nil {
 		t.Fatal(err)
 	}
-	us = e.until(func(u map[string]any) bool { return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "phone") })
+	us = e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "phone")
+	})
 	if got := chunkText(us, "user_message_chunk"); got != text {
 		t.Errorf("the other client's prompt reached the editor as %q", got)
 	}
