@@ -306,3 +306,56 @@ func TestChatTmuxNoColor(t *testing.T) {
 	}
 	tc.quit()
 }
+
+// Two chats on one session: one prompts, the other sees the prompt
+// (labelled with the client that sent it) and the reply stream live,
+// steers the running turn with Ctrl-S, and the steer joins the turn on
+// both screens; the queue shows in both; an approval asked in the first
+// chat's turn is asked in both, and the first answer (the second chat's)
+// closes the other's ask.
+func TestChatTmuxTwoChatsFollowAndSteer(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	a := startTmuxChat(t, dir, cwd)
+	sid := regexp.MustCompile(`new session (ses_[0-9a-f]+)`).FindStringSubmatch(a.wait("new session ses_"))[1]
+	b := startTmuxChat(t, dir, cwd, "--session", sid)
+	b.wait("resumed session")
+
+	// A prompts; B follows the turn live and steers it.
+	a.keys("//chunks 300", "M-Enter", "/delay 20", "Enter")
+	s := b.wait("'s turn is running")
+	m := regexp.MustCompile(`· from zeroclaw-chat \((cl_[0-9a-f]+)\)`).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("the second chat does not label the first's prompt:\n%s", s)
+	}
+	aID := m[1]
+	b.wait("ok ok ok ok")
+	// B's Enter during A's turn queues in the daemon, where both see it.
+	b.keys("after the steer", "Enter")
+	a.wait("the session's queue (1;")
+	b.wait("1) after the steer · zeroclaw-chat")
+	b.keys("use the other file", "C-s")
+	b.wait("(steered: the agent sees it at its next model call)")
+	a.wait("↪ use the other file · steer from zeroclaw-chat (cl_")
+	a.wait("echo: use the other file")
+	b.wait("echo: use the other file")
+	// Then B's queued prompt runs, and A follows it.
+	a.wait("› after the steer · from zeroclaw-chat")
+	a.wait("echo: after the steer")
+	b.wait("echo: after the steer")
+	if s := a.screen(false); strings.Contains(s, "from zeroclaw-chat ("+aID+")") {
+		t.Errorf("the first chat labels its own prompt as another client's:\n%s", s)
+	}
+
+	// An approval in A's turn is asked in both; B answers first.
+	a.keys(`//tool shell {"command":"echo approved-by-b"}`, "Enter")
+	a.wait("allow shell?")
+	b.wait("allow shell?")
+	b.keys("y")
+	a.wait("answered by zeroclaw-chat")
+	a.wait("approved-by-b")
+	b.wait("approved-by-b")
+	a.quit()
+	b.quit()
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
@@ -352,5 +353,50 @@ func TestSessionsRewindForkExport(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "<!DOCTYPE html>") || !strings.Contains(string(b), "write_file") {
 		t.Errorf("the exported page: %.300s", b)
+	}
+}
+
+// zeroclaw prompt on a session where another client's turn runs: its
+// prompt waits behind that turn, and its output is its own turn alone
+// (text and ndjson), not the other client's reply streaming before it.
+func TestPromptShowsOnlyItsOwnTurn(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	other, updates := dialUpdates(t, dir)
+	ctx := context.Background()
+	if _, err := other.NewSession(ctx, protocol.SessionNewParams{SessionID: "shared", Cwd: testdir.New(t)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "ndjson"} {
+		slow := "/delay 5\n/chunks 200"
+		done := make(chan error, 1)
+		go func() {
+			done <- other.Call(ctx, "session/prompt", protocol.SessionPromptParams{SessionID: "shared", Prompt: &slow}, nil)
+		}()
+		for u := range updates {
+			if u.Type == "agent_message_chunk" {
+				break
+			}
+		}
+		code, out, errs := runCLI(t, env, "", "prompt", "--session", "shared", "--output-format", format, "mine")
+		if code != 0 {
+			t.Fatalf("%s: %d %s", format, code, errs)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		switch format {
+		case "text":
+			if out != "echo: mine\n" {
+				t.Errorf("text output %q", out)
+			}
+		case "ndjson":
+			if strings.Contains(out, `"ok `) || !strings.Contains(out, `"text":"mine"`) || !strings.Contains(out, `"type":"prompt_result"`) {
+				t.Errorf("ndjson output %s", out)
+			}
+		}
+		for len(updates) > 0 {
+			<-updates
+		}
 	}
 }

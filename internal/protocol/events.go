@@ -153,6 +153,10 @@ type ApprovalResolvedEvent struct {
 	RequestID string `json:"requestId"`
 	Decision  string `json:"decision"`
 	By        string `json:"by"`
+	// ClientID and ClientName name the client that answered (by
+	// "client").
+	ClientID   string `json:"clientId,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
 }
 
 // PlanEvent is plan: the agent's plan as it stands.

@@ -777,7 +777,7 @@ type Update struct {
 	Items []QueueItem `json:"items"`
 	// every event of a turn
 	TurnID string `json:"turnId"`
-	// user_message
+	// user_message (its sender), approval_resolved (who answered)
 	Steered    bool   `json:"steered"`
 	ClientID   string `json:"clientId"`
 	ClientName string `json:"clientName"`

@@ -16,13 +16,13 @@ import (
 
 // approve answers a pending approval; false when it is unknown or
 // already answered.
-func (s *Session) approve(requestID, decision, reason string) bool {
+func (s *Session) approve(requestID, decision, reason string, by *Client) bool {
 	s.mu.Lock()
 	a, ok := s.approvals[requestID]
 	delete(s.approvals, requestID)
 	s.mu.Unlock()
 	if ok {
-		a.ch <- answer{decision, reason}
+		a.ch <- answer{decision: decision, reason: reason, by: by}
 	}
 	return ok
 }
@@ -116,7 +116,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	case <-ctx.Done():
 		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "cancel")
 	}
-	s.emit(protocol.EventApprovalResolved, mustJSON(protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.decision, By: by}))
+	resolved := protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.decision, By: by}
+	if ans.by != nil {
+		resolved.ClientID, resolved.ClientName = ans.by.ID(), ans.by.Name()
+	}
+	s.emit(protocol.EventApprovalResolved, mustJSON(resolved))
 
 	switch ans.decision {
 	case "allow_always":

@@ -600,7 +600,7 @@ func (m *Manager) Approve(c *Client, p protocol.SessionApproveParams) (bool, err
 	if err != nil {
 		return false, err
 	}
-	return s.approve(p.RequestID, p.Decision, p.Reason), nil
+	return s.approve(p.RequestID, p.Decision, p.Reason, c), nil
 }
 
 // Close closes a live session (its history stays). It returns once the

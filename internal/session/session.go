@@ -138,7 +138,10 @@ type approval struct {
 	ch   chan answer
 }
 
-type answer struct{ decision, reason string }
+type answer struct {
+	decision, reason string
+	by               *Client // the client that answered (nil: the daemon)
+}
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }

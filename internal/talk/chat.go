@@ -44,8 +44,12 @@ const chatHelp = `commands:
 anything else is a prompt; start it with // to send a literal /.
 keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
 prompt, Up/Down walk the history, Tab completes a /command; Esc or Ctrl-C
-cancel a turn, and what you type meanwhile is queued; Ctrl-C twice on an
-empty prompt (or Ctrl-D) leaves.
+cancel a turn, and what you type meanwhile is queued; Ctrl-S sends what
+you typed to the running turn (yours or another client's) as a steer;
+Ctrl-C twice on an empty prompt (or Ctrl-D) leaves.
+other clients on the session: their prompts (labelled with their name and
+id), replies and approvals show as they come; the first answer to an
+approval wins.
 approvals: y once, c always for this command or input, a always for the
 tool, n no, e explain.`
 
@@ -186,6 +190,18 @@ func (ch *chat) sgr(code, s string) string {
 }
 
 func (ch *chat) dim(s string) string { return ch.sgr("\x1b[2m", s) }
+
+// steerLine shows a steer where it joined the turn (from: who sent it,
+// when not this chat).
+func (ch *chat) steerLine(text, from string) string {
+	line := ch.sgr("\x1b[1;35m", "↪ ") + ch.sgr("\x1b[1m", mdterm.Safe(strings.ReplaceAll(text, "\n", " ⏎ ")))
+	if from != "" {
+		line += " " + ch.dim("· steer from "+from)
+	} else {
+		line += " " + ch.dim("· steer")
+	}
+	return line
+}
 
 // promptLine shows the user's prompt as sent.
 func (ch *chat) promptLine(text string) string {

@@ -80,6 +80,20 @@ type tui struct {
 	history     []string
 	hpos        int
 	historyPath string
+
+	// While no turn or command of this chat runs, a follower shows the
+	// session's events as they come: another client's turns, live.
+	// stopFollow ends it; followDone is closed when it has.
+	stopFollow chan struct{}
+	followDone chan struct{}
+	// other names the client whose turn is running ("" when none, or
+	// when it is this chat's); later holds approvals asked while
+	// another ask is open; dq is the daemon's queue (queue_update).
+	other string
+	later []approveMsg
+	dq    []protocol.QueueItem
+	dqOf  string // the session dq is of
+	me    string // this chat's clientId (kept across reconnects)
 }
 
 // asking is an approval or a question waiting for the person.
@@ -209,7 +223,10 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.ready = true
-		m.out.print(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Esc cancels a turn"))
+		m.out.print(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Ctrl-S steers a running turn · Esc cancels a turn"))
+		ns, _ := m.ch.session()
+		m.dq, m.dqOf, m.me = ns.Queue, ns.SessionID, m.ch.cv.c.Init.ClientID
+		m.follow()
 		return m, nil
 	case spinner.TickMsg:
 		var cmd tea.Cmd
@@ -222,7 +239,11 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case elicitMsg:
 		return m, m.startElicit(msg)
 	case turnDoneMsg:
-		m.flush()
+		// The turn's turn_complete printed its reply; what streams now
+		// is the next turn's (another client's, queued behind it).
+		if msg.err != nil {
+			m.flush()
+		}
 		m.busy, m.waiting = false, false
 		var ee *exitError
 		switch {
@@ -239,6 +260,9 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy = false
 		if msg.quit {
 			return m, tea.Quit
+		}
+		if ns, _ := m.ch.session(); ns.SessionID != m.dqOf {
+			m.dq, m.dqOf = ns.Queue, ns.SessionID // a /resume or /new attached another session
 		}
 		return m, m.next()
 	case tea.KeyMsg:
@@ -259,6 +283,8 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	case "tab":
 		m.complete()
 		return nil
+	case "ctrl+s":
+		return m.steer()
 	case "ctrl+c":
 		switch {
 		case m.busy && !m.cancelled:
@@ -408,9 +434,14 @@ func (m *tui) submit(v string) tea.Cmd {
 	return m.dispatch(text)
 }
 
-// next starts what was queued.
+// next starts what was queued; with nothing queued, the chat follows
+// the session live.
 func (m *tui) next() tea.Cmd {
-	if len(m.queue) == 0 || m.busy {
+	if m.busy {
+		return nil
+	}
+	if len(m.queue) == 0 {
+		m.follow()
 		return nil
 	}
 	text := m.queue[0]
@@ -418,14 +449,56 @@ func (m *tui) next() tea.Cmd {
 	return m.dispatch(text)
 }
 
+// follow starts the follower: while this chat runs nothing, the
+// session's events (another client's turns, its approvals) are shown as
+// they come.
+func (m *tui) follow() {
+	if m.stopFollow != nil || !m.ready {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	m.stopFollow, m.followDone = stop, done
+	cv := m.ch.cv
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case ev := <-cv.events:
+				cv.r.handle(m.ctx, ev)
+			case <-stop:
+				return
+			case <-m.ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// unfollow stops the follower and returns what closes when it has
+// stopped: the turn or command that follows waits for it (off the
+// program's goroutine: the follower may be handing the program an
+// event), so the events have one reader at a time.
+func (m *tui) unfollow() <-chan struct{} {
+	if m.stopFollow == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	close(m.stopFollow)
+	done := m.followDone
+	m.stopFollow, m.followDone = nil, nil
+	return done
+}
+
 func (m *tui) dispatch(text string) tea.Cmd {
 	m.busy = true
+	stopped := m.unfollow()
 	if run := m.ch.answer(text); run != nil {
-		go func() { run(m.ctx); m.p.Send(cmdDoneMsg{}) }()
+		go func() { <-stopped; run(m.ctx); m.p.Send(cmdDoneMsg{}) }()
 		return nil
 	}
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
-		go func() { m.p.Send(cmdDoneMsg{m.ch.command(m.ctx, text)}) }()
+		go func() { <-stopped; m.p.Send(cmdDoneMsg{m.ch.command(m.ctx, text)}) }()
 		return nil
 	}
 	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
@@ -433,10 +506,30 @@ func (m *tui) dispatch(text string) tea.Cmd {
 	m.cancel = make(chan os.Signal, 2)
 	cancel := m.cancel
 	go func() {
+		<-stopped
 		res, err := m.ch.cv.turn(m.ctx, text, cancel)
 		m.p.Send(turnDoneMsg{res, err})
 	}()
 	return m.spin.Tick
+}
+
+// steer sends what is typed to the running turn (this chat's or another
+// client's): Ctrl-S.
+func (m *tui) steer() tea.Cmd {
+	v := strings.TrimSpace(m.ta.Value())
+	switch {
+	case v == "":
+		m.hint = "Ctrl-S sends what you type to the running turn (it joins at the model's next call)"
+		return nil
+	case !m.busy && m.other == "":
+		m.hint = "no turn is running: Enter sends it as a prompt"
+		return nil
+	}
+	m.remember(m.ta.Value())
+	m.ta.Reset()
+	m.ta.SetHeight(1)
+	go m.ch.command(m.ctx, "/steer "+v)
+	return nil
 }
 
 // remember keeps a prompt in the history (and its file).
@@ -491,7 +584,7 @@ func (m *tui) Approve(u *update) (string, string) {
 	case "none":
 		return "reject_once", "the client was started with --approve none"
 	}
-	reply := make(chan [2]string, 1)
+	reply := make(chan [2]string, 1) // one answer: the person's, or none when withdrawn
 	m.p.Send(approveMsg{u, reply})
 	select {
 	case r := <-reply:
@@ -516,10 +609,23 @@ func (m *tui) Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
 // event shows one session event.
 func (m *tui) event(u *update) tea.Cmd {
 	ch := m.ch
+	mine := u.ClientID == m.me
 	switch u.Type {
 	case protocol.EventUserMessage:
 		m.flush()
-		m.out.print(ch.promptLine(u.Text))
+		switch {
+		case u.Steered && mine:
+			m.out.print(ch.steerLine(u.Text, ""))
+		case u.Steered:
+			m.out.print(ch.steerLine(u.Text, fromWhom(u)))
+		case u.ClientID != "" && !mine:
+			m.out.print(ch.promptLine(u.Text) + " " + ch.dim("· from "+fromWhom(u)))
+			m.other = fromWhom(u)
+		default:
+			m.out.print(ch.promptLine(u.Text))
+		}
+	case protocol.EventQueueUpdate:
+		m.dq = u.Items
 	case protocol.EventAgentMessageChunk:
 		m.waiting = false
 		m.flushThought()
@@ -538,12 +644,15 @@ func (m *tui) event(u *update) tea.Cmd {
 		m.flush()
 		m.out.print(ch.tuiStyle().planLines(u.Entries))
 	case protocol.EventApprovalResolved:
-		if u.By == "timeout" {
-			m.asking = nil
-			m.out.print(ch.dim(timedOut))
-		}
-		if m.asking != nil && m.asking.approval != nil && m.asking.approval.RequestID == u.RequestID && u.By != "client" {
-			m.asking = nil
+		// Answered here: the ask is closed already. Elsewhere (another
+		// client first, the timeout, a cancel): withdrawn, and said.
+		if !(u.By == "client" && mine) && m.withdraw(u.RequestID) {
+			switch {
+			case u.By == "timeout":
+				m.out.print(ch.dim(timedOut))
+			case u.By == "client":
+				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(u), u.Decision)))
+			}
 		}
 	case protocol.EventContextUsage:
 		ch.mu.Lock()
@@ -556,8 +665,22 @@ func (m *tui) event(u *update) tea.Cmd {
 		m.out.print(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
 	case protocol.EventTurnComplete:
 		m.flush()
+		if m.other != "" {
+			if note := stopNote(protocol.SessionPromptResult{StopReason: u.StopReason, Notice: u.Notice, Error: u.Error}); note != "" {
+				m.out.print(ch.dim(note))
+			}
+		}
+		m.other = ""
 	}
 	return nil
+}
+
+// fromWhom names a client for the person: its name and id.
+func fromWhom(u *update) string {
+	if u.ClientName == "" {
+		return cmp.Or(u.ClientID, "another client")
+	}
+	return u.ClientName + " (" + u.ClientID + ")"
 }
 
 // flush prints what streamed so far above the view.
@@ -616,9 +739,42 @@ func (m *tui) flushThought() {
 }
 
 func (m *tui) startApproval(msg approveMsg) tea.Cmd {
+	if m.asking != nil {
+		m.later = append(m.later, msg) // asked when the open one is answered
+		return nil
+	}
 	m.asking = &asking{approval: msg.u, reply: msg.reply, detail: m.approvalDetail(msg.u)}
 	m.flush()
 	return nil
+}
+
+// asked closes the open ask and opens the next one waiting.
+func (m *tui) asked() tea.Cmd {
+	m.asking = nil
+	if len(m.later) == 0 {
+		return nil
+	}
+	next := m.later[0]
+	m.later = m.later[1:]
+	return m.startApproval(next)
+}
+
+// withdraw drops the ask of an approval answered elsewhere (another
+// client, the timeout, a cancel): its waiting answer is none.
+func (m *tui) withdraw(requestID string) bool {
+	for i, l := range m.later {
+		if l.u.RequestID == requestID {
+			l.reply <- [2]string{}
+			m.later = append(m.later[:i:i], m.later[i+1:]...)
+			return true
+		}
+	}
+	if a := m.asking; a != nil && a.approval != nil && a.approval.RequestID == requestID {
+		a.reply <- [2]string{}
+		m.asked()
+		return true
+	}
+	return false
 }
 
 // approvalDetail is what an approval shows, by the tool's kind: the
@@ -694,9 +850,8 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	u := a.approval
 	decide := func(decision, what string) tea.Cmd {
 		a.reply <- [2]string{decision, ""}
-		m.asking = nil
 		m.out.print(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
-		return nil
+		return m.asked()
 	}
 	switch strings.ToLower(k.String()) {
 	case "y":
@@ -710,8 +865,11 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	case "e":
 		m.out.print(m.ch.dim(fmt.Sprintf("  tool %s, call %s, input %s", u.ToolName, u.ToolCallID, mdterm.Safe(compact(u.RawInput, 2000)))))
 	case "esc", "ctrl+c":
-		decide("reject_once", "rejected:")
-		return m.cancelTurn()
+		cmd := decide("reject_once", "rejected:")
+		if m.busy {
+			return tea.Batch(cmd, m.cancelTurn())
+		}
+		return cmd // another client's turn: only the ask is answered
 	}
 	return nil
 }
@@ -809,7 +967,22 @@ func (m *tui) View() string {
 	case m.busy && m.waiting:
 		b.WriteString(m.spin.View() + " thinking… " + m.ch.dim("(esc to cancel)") + "\n")
 	case m.busy && m.asking == nil:
-		b.WriteString(m.spin.View() + m.ch.dim(" working (esc to cancel)") + "\n")
+		b.WriteString(m.spin.View() + m.ch.dim(" working (esc to cancel · Ctrl-S steers)") + "\n")
+	case m.other != "" && m.asking == nil:
+		b.WriteString(m.spin.View() + m.ch.dim(" "+cut(m.other, 40)+"'s turn is running (Ctrl-S steers it; Enter queues a prompt behind it)") + "\n")
+	}
+	if n := len(m.dq); n > 0 {
+		b.WriteString(m.ch.dim(fmt.Sprintf("the session's queue (%d; /queue lists, /queue rm N removes):", n)) + "\n")
+		for i, it := range m.dq[:min(n, 3)] {
+			who := ""
+			if it.ClientName != "" {
+				who = " · " + it.ClientName
+			}
+			b.WriteString(m.ch.dim(fmt.Sprintf("  %d) %s%s", i+1, cut(mdterm.Safe(it.Text), max(m.width-30, 20)), who)) + "\n")
+		}
+		if n > 3 {
+			b.WriteString(m.ch.dim(fmt.Sprintf("  … %d more", n-3)) + "\n")
+		}
 	}
 	for _, q := range m.queue {
 		b.WriteString(m.ch.dim("queued: "+cut(strings.ReplaceAll(q, "\n", " ⏎ "), max(m.width-10, 20))) + "\n")

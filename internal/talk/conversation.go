@@ -79,7 +79,15 @@ type renderer struct {
 	lastSeq   int64
 	midLine   bool    // text output has an unfinished line
 	last      *update // the last turn_complete seen
-	before    func()  // if set, runs before each event is handled (chat stops its spinner)
+	// mine is the turn this client's prompt started (its user_message
+	// names this client); done holds the turns seen to complete since
+	// the prompt was sent, by id.
+	mine string
+	done map[string]*update
+	// onlyMine: show only the prompt's own turn (zeroclaw prompt), not
+	// another client's turn that runs before it.
+	onlyMine bool
+	before   func() // if set, runs before each event is handled (chat stops its spinner)
 	// ui, when set, shows the events and asks the questions instead
 	// (the chat's terminal interface).
 	ui chatUI
@@ -118,10 +126,29 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		return false // already shown (a replay after reconnect)
 	}
 	r.lastSeq = u.Seq
+	switch u.Type {
+	case protocol.EventUserMessage:
+		if !u.Steered && r.c != nil && u.ClientID != "" && u.ClientID == r.c.Init.ClientID {
+			r.mine = u.TurnID
+		}
+	case protocol.EventTurnComplete:
+		if r.done == nil {
+			r.done = map[string]*update{}
+		}
+		r.done[u.TurnID] = &u
+	}
+	if r.onlyMine && u.TurnID != "" && u.TurnID != r.mine {
+		return false // another client's turn, before this prompt's
+	}
 	if r.ui != nil {
 		if u.Type == protocol.EventApprovalRequest {
-			decision, reason := r.ui.Approve(&u)
-			r.answer(ctx, u, decision, reason)
+			// Asked without holding up the events: another client may
+			// answer first (approval_resolved then withdraws the ask).
+			go func() {
+				if decision, reason := r.ui.Approve(&u); decision != "" {
+					r.answer(ctx, u, decision, reason)
+				}
+			}()
 		} else {
 			r.ui.Event(&u)
 		}
@@ -511,14 +538,22 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		}()
 	}
 	var res protocol.SessionPromptResult
+	r.mine, r.done, r.last = "", map[string]*update{}, nil
 	send(cv.c)
 	// Events after startSeq belong to this prompt: if a reconnect finds
 	// none, the daemon never had the prompt (it restarted between turns)
 	// and it is sent again, once.
 	startSeq, resent := r.lastSeq, false
 	interrupted := false
-	gotResult, complete, reconnected := false, false, false
-	r.last = nil
+	gotResult, reconnected := false, false
+	// finished: the prompt's answer came and its turn's turn_complete
+	// was shown (the turn that another client's prompt started before
+	// this one ends first, and is not this one's end). An answer with
+	// no turn (the prompt was removed from the queue) has no events.
+	finished := func() bool {
+		return gotResult && (res.TurnID == "" || r.done[res.TurnID] != nil)
+	}
+	complete := false // the prompt's own turn was seen to complete
 	lost := func() error {
 		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
 		again, err := cv.reconnect(ctx, sid)
@@ -530,9 +565,8 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ *protocol.Update) error {
-			if r.handle(ctx, event{update: e}) {
-				complete = true
-			}
+			r.handle(ctx, event{update: e})
+			complete = r.mine != "" && r.done[r.mine] != nil
 			return nil
 		}); err != nil {
 			return fmt.Errorf("replay: %w", err)
@@ -546,12 +580,11 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		}
 		return nil
 	}
-	for !(gotResult && complete) {
+	for !finished() {
 		select {
 		case ev := <-cv.events:
-			if r.handle(ctx, ev) {
-				complete = true
-			}
+			r.handle(ctx, ev)
+			complete = r.mine != "" && r.done[r.mine] != nil
 		case a := <-results:
 			if a.c != cv.c {
 				continue // a connection already replaced
@@ -575,16 +608,17 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			go cv.c.Cancel(ctx, sid)
 		case <-cv.c.Done():
 			if gotResult {
-				complete = true
+				r.done[res.TurnID] = &update{} // the answer came: what is missing is gone with the connection
 				continue
 			}
 			if err := lost(); err != nil {
 				return res, err
 			}
 		}
-		if complete && !gotResult && reconnected && r.last != nil {
+		if complete && !gotResult && reconnected {
 			// After a reconnect the turn_complete is the answer.
-			res = protocol.SessionPromptResult{SessionID: sid, StopReason: r.last.StopReason, Content: r.last.Content, Error: r.last.Error, Notice: r.last.Notice}
+			last := r.done[r.mine]
+			res = protocol.SessionPromptResult{SessionID: sid, TurnID: r.mine, StopReason: last.StopReason, Content: last.Content, Error: last.Error, Notice: last.Notice}
 			gotResult = true
 		}
 	}
@@ -656,7 +690,7 @@ func Prompt(ctx context.Context, env Env, o PromptOptions) error {
 	}
 	cv := &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-prompt", caps: caps,
 		events: make(chan event, 1024)}
-	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: o.Format, approve: o.Approve, answers: answers,
+	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: o.Format, approve: o.Approve, answers: answers, onlyMine: true,
 		color: isTerminal(env.Stderr) && useColor(env)}
 	c, err := cv.dial(ctx, "")
 	if err != nil {
