@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,5 +124,41 @@ func TestQueueAcrossARestart(t *testing.T) {
 	}
 	if last == nil || len(last["items"].([]any)) != 0 {
 		t.Errorf("the last queue_update %v, want an empty queue", last)
+	}
+}
+
+// Who is attached: session/get lists the clients (with their names), and
+// a watcher is told when one attaches or leaves.
+func TestWhoIsAttached(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	result(t, a.call("initialize", `{"protocolVersion":1,"clientInfo":{"name":"terminal","version":"1"}}`))
+	result(t, a.call("session/watch", `{}`))
+	sid := newSession(t, a, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	result(t, b.call("initialize", `{"protocolVersion":1,"clientInfo":{"name":"phone","version":"1"}}`))
+	result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`))
+	names := func(info map[string]any) string {
+		var n []string
+		at, _ := info["attached"].([]any)
+		for _, c := range at {
+			n = append(n, c.(map[string]any)["clientName"].(string))
+		}
+		slices.Sort(n)
+		return strings.Join(n, ",")
+	}
+	if got := names(result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))); got != "phone,terminal" {
+		t.Errorf("session/get attached: %s", got)
+	}
+	for ch := range a.changes {
+		if names(ch["session"].(map[string]any)) == "phone,terminal" {
+			break
+		}
+	}
+	b.nc.Close()
+	for ch := range a.changes {
+		if names(ch["session"].(map[string]any)) == "terminal" {
+			break
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
+	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -112,6 +113,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var raw json.RawMessage
+	var phone *phoneClient
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -125,6 +127,10 @@ func TestDashboardInABrowser(t *testing.T) {
 			continue
 		}
 		switch m.Step {
+		case "phone":
+			phone = startPhone(t, ctx, g.sock, m.SessionID)
+		case "phone-done":
+			phone.check(t)
 		case "stop":
 			g.halt()
 		case "missed":
@@ -162,11 +168,13 @@ func TestDashboardInABrowser(t *testing.T) {
 		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
 		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
 		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
-		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked                                                            string
+		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                    string
+		Queued, Steers                                                                                                      []string
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
 		CodeTokens, Images, Bold, JSLinks, WebhookStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop, AttachedAfterSend int
+		OwnLabelled                                                                                                         int
 		ContrastLight, ContrastDark                                                                                         []struct {
 			Sel     string
 			Ratio   float64
@@ -178,7 +186,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	t.Logf("steps: %s", strings.Join(out.Steps, " / "))
 	if out.Error != "" {
-		t.Fatalf("in the browser, at %s", out.Error)
+		t.Fatalf("in the browser, at %s (script errors in the page: %v)", out.Error, out.PageErrors)
 	}
 	check := func(ok bool, format string, args ...any) {
 		t.Helper()
@@ -220,6 +228,16 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Error("undo-me.txt is still there after the dashboard's undo")
 	}
 	check(out.Forked != "" && out.Forked != out.SessionID, "fork: the page went to %q (from %q)", out.Forked, out.SessionID)
+	// Another client on the session.
+	// The page's own prompts (made before a reload and a daemon restart:
+	// the tab keeps its clientId) are not labelled; the script's one,
+	// made while the page was away, is, by its id (it gave no name).
+	check(out.AlsoHere == "also here: phone" && strings.HasPrefix(out.OtherLabel, "cl_") && strings.HasSuffix(out.OtherLabel, "|phone") && out.OwnLabelled == 0,
+		"the other client: %q, prompts labelled %q, %d of the page's own labelled", out.AlsoHere, out.OtherLabel, out.OwnLabelled)
+	check(strings.Join(out.Queued, "|") == "queued by the phone|steer me in", "the queue shown: %q", out.Queued)
+	check(out.SendWhileRunning == "Queue", "Send during a turn reads %q", out.SendWhileRunning)
+	check(len(out.Steers) == 2 && strings.Contains(out.Steers[0], "steer me in") && strings.Contains(out.Steers[0], "phone") &&
+		strings.Contains(out.Steers[1], "steered from the page"), "the steers shown: %q", out.Steers)
 	check(strings.HasPrefix(out.ListCost, "$0.0") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
 		"the session's cost: %q in the list, footer %q", out.ListCost, out.Footer)
 	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)
@@ -257,4 +275,77 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 	}
 	t.Logf("screenshots in %s", shots)
+}
+
+// phoneClient is a second client on the dashboard's session: its turn
+// runs while the page steers it, two prompts wait in the queue.
+type phoneClient struct {
+	c                      *client.Client
+	running, removed, into chan error
+	results                map[string]*protocol.SessionPromptResult
+}
+
+func startPhone(t *testing.T, ctx context.Context, sock, sid string) *phoneClient {
+	events := make(chan protocol.Update, 4096)
+	h := jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
+		var u protocol.Update
+		if r.Method == protocol.MethodSessionUpdate && json.Unmarshal(r.Params, &u) == nil {
+			select {
+			case events <- u:
+			default:
+			}
+		}
+		return nil, nil
+	})
+	c, err := client.Dial(ctx, sock, client.Options{ClientInfo: protocol.ClientInfo{Name: "phone"}, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: sid, KeepSiblings: true}); err != nil {
+		t.Fatal(err)
+	}
+	p := &phoneClient{c: c, results: map[string]*protocol.SessionPromptResult{}}
+	send := func(text string) chan error {
+		done := make(chan error, 1)
+		res := &protocol.SessionPromptResult{}
+		p.results[text] = res
+		go func() {
+			done <- c.Call(ctx, protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: sid, Prompt: &text}, res)
+		}()
+		return done
+	}
+	wait := func(ok func(u protocol.Update) bool) {
+		for u := range events {
+			if ok(u) {
+				return
+			}
+		}
+	}
+	p.running = send("/delay 10\n/chunks 600")
+	wait(func(u protocol.Update) bool { return u.Type == protocol.EventAgentMessageChunk })
+	p.removed = send("queued by the phone")
+	wait(func(u protocol.Update) bool { return u.Type == protocol.EventQueueUpdate && len(u.Items) == 1 })
+	p.into = send("steer me in")
+	wait(func(u protocol.Update) bool { return u.Type == protocol.EventQueueUpdate && len(u.Items) == 2 })
+	return p
+}
+
+// check: the removed prompt's caller heard cancelled; the one moved into
+// the turn, and the turn's own caller, the steered turn's answer.
+func (p *phoneClient) check(t *testing.T) {
+	t.Helper()
+	for _, ch := range []chan error{p.running, p.removed, p.into} {
+		if err := <-ch; err != nil {
+			t.Errorf("the phone's prompt: %v", err)
+		}
+	}
+	if r := p.results["queued by the phone"]; r.StopReason != "cancelled" {
+		t.Errorf("the prompt removed from the queue was answered %+v", r)
+	}
+	for _, k := range []string{"/delay 10\n/chunks 600", "steer me in"} {
+		if r := p.results[k]; r.StopReason != "end_turn" || r.Content != "echo: steered from the page" {
+			t.Errorf("%q was answered %+v", k, r)
+		}
+	}
+	p.c.Close()
 }

@@ -185,27 +185,35 @@ func (s *Session) written(err error) {
 // c gets every later event live and the earlier ones from history.
 func (s *Session) attach(c *Client) (int64, bool) {
 	s.subMu.Lock()
-	defer s.subMu.Unlock()
 	if sb, ok := s.clients[c]; ok {
+		s.subMu.Unlock()
 		return sb.written.Load(), true
 	}
 	sb := c.subscribe(s, s.delivered)
 	if sb == nil {
+		s.subMu.Unlock()
 		return 0, false
 	}
 	s.clients[c] = sb
+	last := s.delivered
+	s.subMu.Unlock()
 	s.touch()
-	return s.delivered, true
+	s.m.changed(s.id) // who is attached changed (session/get's attached)
+	return last, true
 }
 
 func (s *Session) detach(c *Client) {
 	s.subMu.Lock()
-	if sb := s.clients[c]; sb != nil {
+	sb := s.clients[c]
+	if sb != nil {
 		sb.detached = true
 	}
 	delete(s.clients, c)
 	s.subMu.Unlock()
 	s.touch()
+	if sb != nil {
+		s.m.changed(s.id)
+	}
 }
 
 func (s *Session) detachAll() {

@@ -203,6 +203,30 @@ try {
   out.forked = await page.evaluate(() => location.hash.slice(4));
   await page.waitForSelector('.msg.user');
 
+  step('another client on the session: named, its prompt labelled, the queue edited, its turn steered');
+  await ask('phone', { sessionId: out.forked });
+  await page.waitForFunction(() => document.querySelector('#attached-clients').textContent.includes('phone'));
+  out.alsoHere = await text('#attached-clients');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.user.other .msg-from')].some((e) => e.textContent === 'phone'));
+  out.otherLabel = await page.$$eval('.msg.user.other:not(.steered) .msg-from', (m) => m.map((e) => e.textContent).join('|'));
+  out.ownLabelled = await page.$$eval('.msg.user:not(.other) .msg-from', (m) => m.length);
+  await page.waitForFunction(() => document.querySelectorAll('#queue li').length === 2);
+  out.queued = await page.$$eval('#queue li .queue-text', (q) => q.map((e) => e.textContent));
+  await page.screenshot({ path: join(shots, 'desktop-queue-steer.png') });
+  await page.click('#queue li:first-child .queue-remove');
+  await page.waitForFunction(() => document.querySelectorAll('#queue li').length === 1);
+  await page.click('#queue li .queue-steer');
+  await page.waitForSelector('#queue', { state: 'hidden' });
+  await page.waitForSelector('#steer:not([hidden])');
+  out.sendWhileRunning = await text('#send');
+  await page.fill('#prompt', 'steered from the page');
+  await page.click('#steer');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.user.steered')].length === 2);
+  out.steers = await page.$$eval('.msg.user.steered', (m) => m.map((e) => e.textContent));
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: steered from the page')));
+  await ask('phone-done');
+  await page.waitForFunction(() => !document.querySelector('#attached-clients').textContent.includes('phone'));
+
   step('contrast of the main text colours, light and dark');
   const measure = () => page.evaluate(() => {
     const rgba = (s) => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };

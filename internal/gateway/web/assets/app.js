@@ -161,6 +161,8 @@ function login(message) {
   code.focus();
 }
 
+function tabClientId() { try { return sessionStorage.getItem('zeroclaw.clientId') || ''; } catch (_) { return ''; } }
+
 function browserName() {
   const ua = navigator.userAgent;
   for (const [re, name] of [[/Edg\//, 'Edge'], [/Firefox\//, 'Firefox'], [/Chrom(e|ium)\//, 'Chromium'], [/Safari\//, 'Safari']]) if (re.test(ua)) return name;
@@ -245,8 +247,13 @@ async function connect() {
   app.conn = conn;
   try {
     await conn.open();
-    await conn.call('initialize', { protocolVersion: 1, clientInfo: { name: 'zeroclaw-dashboard', version: '2' },
+    // The same clientId across reconnects and reloads of this tab: the
+    // page's own prompts stay its own.
+    const init = await conn.call('initialize', { protocolVersion: 1, clientId: app.clientId || tabClientId() || undefined,
+      clientInfo: { name: 'dashboard (' + browserName() + ')', version: '2' },
       clientCapabilities: { elicitation: { form: {} }, maxFrameBytes: 16777216 } });
+    app.clientId = init.clientId;
+    try { sessionStorage.setItem('zeroclaw.clientId', init.clientId); } catch (_) { /* private mode */ }
     await conn.call('session/watch', {});
     await loadList();
     if (app.view) await app.view.attach(conn);
@@ -495,12 +502,18 @@ class SessionView {
     this.attached = el('ul', { class: 'attached', 'aria-label': 'Attached files' });
     this.send = el('button', { type: 'submit', id: 'send', class: 'primary needs-online', text: 'Send' });
     this.cancel = el('button', { type: 'button', id: 'cancel', class: 'secondary needs-online', text: 'Stop', title: 'Stop the turn (Esc)', hidden: true, onclick: () => this.stop() });
+    // While a turn runs (this page's or another client's), Steer sends the
+    // message into it; Send queues it behind.
+    this.steerBtn = el('button', { type: 'button', id: 'steer', class: 'secondary needs-online', text: 'Steer', title: 'Send it into the running turn: the agent reads it at its next step (Alt+S)', hidden: true, onclick: () => this.steer() });
+    this.queueEl = el('ol', { id: 'queue', class: 'queue', 'aria-label': 'Prompts waiting behind the running turn', hidden: true });
+    this.who = el('span', { id: 'attached-clients', class: 'muted small who' });
     this.footer = el('div', { id: 'footer', class: 'muted small', 'aria-live': 'off' });
     this.composer = el('form', { id: 'composer', onsubmit: (ev) => { ev.preventDefault(); this.submit(); } },
+      this.queueEl,
       this.attached,
       el('div', { class: 'composer-row' },
         el('label', { class: 'button secondary icon-label', for: 'file', title: 'Attach files (or drop or paste them)', text: 'Attach' }), this.fileInput,
-        this.input, el('div', { class: 'buttons' }, this.cancel, this.send)));
+        this.input, el('div', { class: 'buttons' }, this.cancel, this.steerBtn, this.send)));
     this.input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); this.submit(); } });
     this.input.addEventListener('paste', (ev) => { const fs = [...(ev.clipboardData && ev.clipboardData.files || [])]; if (fs.length) { ev.preventDefault(); this.addFiles(fs); } });
     this.log.addEventListener('dragover', (ev) => ev.preventDefault());
@@ -512,14 +525,14 @@ class SessionView {
     const exportSel = el('select', { id: 'export', class: 'needs-online', 'aria-label': 'Export the session', title: 'Download the session as a document' },
       el('option', { value: '', text: 'Export\u2026' }), el('option', { value: 'markdown', text: 'Markdown' }), el('option', { value: 'html', text: 'HTML' }), el('option', { value: 'json', text: 'JSON' }));
     exportSel.addEventListener('change', () => { const f = exportSel.value; exportSel.value = ''; if (f) this.exportAs(f); });
-    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.model, forkBtn, exportSel)), this.log, this.composer, this.footer];
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, forkBtn, exportSel)), this.log, this.composer, this.footer];
   }
   // fork makes a new session from this conversation and opens it.
   async fork() {
     if (!this.sessionId) return;
     try {
       const r = await app.conn.call('session/fork', { sessionId: this.sessionId });
-      location.hash = '#/s/' + r.sessionId;
+      openSession(r.sessionId);
     } catch (e) { this.notice('Could not fork: ' + e.message); }
   }
   // exportAs downloads the session as a document (a blob: the page's key never leaves it).
@@ -577,6 +590,41 @@ class SessionView {
     this.info = info;
     this.titleEl.textContent = sessionTitle(info);
     document.title = sessionTitle(info) + ' \u2014 zeroclaw';
+    if (info.live) this.showAttached(info.attached || []);
+  }
+  // showAttached says who else has the session open.
+  showAttached(list) {
+    const others = list.filter((c) => c.clientId !== app.clientId);
+    this.who.textContent = others.length ? 'also here: ' + others.map((c) => c.clientName || c.clientId).join(', ') : '';
+    this.who.title = others.map((c) => (c.clientName ? c.clientName + ' ' : '') + '(' + c.clientId + ')').join('\n');
+  }
+  // showQueue lists the prompts waiting behind the running turn, each
+  // with who queued it, Steer now and Remove.
+  showQueue(items) {
+    this.queueEl.hidden = items.length === 0;
+    this.queueEl.replaceChildren(...items.map((it, i) => el('li', { 'data-id': it.id },
+      el('span', { class: 'muted', text: (i + 1) + '.' }),
+      el('span', { class: 'queue-text', text: it.text }),
+      it.clientName || it.clientId ? el('span', { class: 'muted small', text: ' \u00b7 ' + (it.clientId === app.clientId ? 'you' : it.clientName || it.clientId) }) : null,
+      el('button', { type: 'button', class: 'secondary small-button needs-online queue-steer', text: 'Steer now', title: 'Move it into the running turn', onclick: () => this.queueCall('session/queue/steer', it.id) }),
+      el('button', { type: 'button', class: 'icon needs-online queue-remove', 'aria-label': 'Remove from the queue: ' + it.text, text: '\u2715', onclick: () => this.queueCall('session/queue/remove', it.id) }))));
+    refreshOnline();
+  }
+  async queueCall(method, id) {
+    try {
+      const r = await app.conn.call(method, { sessionId: this.sessionId, id });
+      if (r.outcome === 'promptRequired') this.notice('No turn is running: it runs in its turn.');
+    } catch (e) { this.notice(e.message); }
+  }
+  // steer sends the message into the running turn.
+  async steer() {
+    const text = this.input.value;
+    if (!text.trim() || !app.online || !this.sessionId) return;
+    this.input.value = '';
+    try {
+      const r = await app.conn.call('session/steer', { sessionId: this.sessionId, prompt: text });
+      if (r.outcome === 'promptRequired') { this.input.value = text; this.notice('No turn is running: send it as a message.'); }
+    } catch (e) { this.input.value = text; this.notice(e.message); }
   }
   // attach opens (or makes) the session on conn and shows what this page
   // has not seen yet: the whole history the first time, after a
@@ -595,6 +643,8 @@ class SessionView {
       }
     }
     this.started = s;
+    this.showQueue(s.queue || []);
+    conn.call('session/get', { sessionId: s.sessionId }).then((g) => this.showAttached(g.attached || [])).catch(() => {});
     this.meta.textContent = s.agentAlias + ' \u00b7 ' + s.cwd;
     this.meta.title = 'agent ' + s.agentAlias + ', working in ' + s.cwd + ', risk ' + s.risk;
     await modelOptions(this.model, s.agentAlias, s.model);
@@ -661,6 +711,9 @@ class SessionView {
   setRunning(on) {
     this.running = on;
     this.cancel.hidden = !on;
+    this.steerBtn.hidden = !on;
+    this.send.textContent = on ? 'Queue' : 'Send';
+    this.send.title = on ? 'Run it after the turn (it waits in the session\u2019s queue)' : '';
     this.log.setAttribute('aria-busy', String(on));
   }
   scroll() { this.log.scrollTop = this.log.scrollHeight; }
@@ -673,7 +726,12 @@ class SessionView {
         this.setRunning(true);
         {
           const seq = u.seq;
-          const msg = el('div', { class: 'msg user', 'aria-label': 'You', 'data-seq': String(seq || '') }, markdown(u.text || ''));
+          const mine = !u.clientId || u.clientId === app.clientId;
+          const who = mine ? 'You' : (u.clientName || u.clientId);
+          const msg = el('div', { class: 'msg user' + (u.steered ? ' steered' : '') + (mine ? '' : ' other'), 'aria-label': (u.steered ? 'Steer from ' : '') + who, 'data-seq': String(seq || '') },
+            u.steered || !mine ? el('div', { class: 'msg-from small muted', text: (u.steered ? 'steer' : '') + (u.steered && !mine ? ' from ' : '') + (mine ? '' : who) }) : null,
+            markdown(u.text || ''));
+          if (u.steered) { this.log.append(msg); break; } // it joins the turn: no turn of its own to undo
           if (seq) msg.append(el('button', { type: 'button', class: 'icon undo needs-online', title: 'Undo from here: the files this turn (and those after it) changed, and the conversation', 'aria-label': 'Undo from this turn', text: '\u21b6', onclick: () => this.undoFrom(seq, msg) }));
           this.log.append(msg);
         }
@@ -714,12 +772,14 @@ class SessionView {
         break;
       }
       case 'approval_request': this.approval(u); break;
+      case 'queue_update': this.showQueue(u.items || []); break;
       case 'approval_resolved': {
         const a = this.approvals.get(u.requestId);
         if (!a) break;
         this.approvals.delete(u.requestId);
         const allowed = (u.decision || '').startsWith('allow');
-        a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (u.decision.endsWith('always') ? ' for this session' : u.decision.endsWith('_input') ? ' for this exact input' : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') }));
+        a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (u.decision.endsWith('always') ? ' for this session' : u.decision.endsWith('_input') ? ' for this exact input' : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') +
+          (u.by === 'client' && u.clientId && u.clientId !== app.clientId ? ' by ' + (u.clientName || u.clientId) : '') }));
         this.toolStatus(a.card, allowed ? 'running' : 'refused');
         break;
       }
@@ -863,7 +923,7 @@ class SessionView {
 
 const SHORTCUTS = [
   ['Alt+N', 'new session'], ['/', 'focus the message box'], ['Esc', 'stop the running turn (or close the list)'],
-  ['Alt+A', 'allow the waiting tool once'], ['Alt+R', 'reject the waiting tool'], ['Alt+K', 'search sessions'], ['?', 'these shortcuts'],
+  ['Alt+S', 'steer the running turn with the message typed'], ['Alt+A', 'allow the waiting tool once'], ['Alt+R', 'reject the waiting tool'], ['Alt+K', 'search sessions'], ['?', 'these shortcuts'],
 ];
 
 function toggleHelp() {
@@ -884,6 +944,7 @@ document.addEventListener('keydown', (ev) => {
   if (ev.altKey && !ev.ctrlKey && !ev.metaKey) {
     if (ev.code === 'KeyN') { ev.preventDefault(); newSessionPage(); const a = document.getElementById('new-agent'); if (a) a.focus(); return; }
     if (ev.code === 'KeyK') { ev.preventDefault(); drawer(true); const s = document.getElementById('search'); if (s) s.focus(); return; }
+    if (ev.code === 'KeyS' && v && v.running) { ev.preventDefault(); v.steer(); return; }
     if ((ev.code === 'KeyA' || ev.code === 'KeyR') && v && v.pending()) {
       ev.preventDefault();
       v.pending().decide(ev.code === 'KeyA' ? 'allow_once' : 'reject_once');
