@@ -177,6 +177,13 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	defer cancelConns()
 
 	acceptErr := make(chan error, 1) // the accept loop's end, and why
+	// Said before the first connection is taken (the socket listens
+	// already): the log reads in the order things happened.
+	for _, w := range o.Config.Warnings {
+		log.Warn("config: " + w)
+	}
+	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", os.Getpid(), "ephemeral", o.Ephemeral,
+		"config", configSource(o.Config))
 	go func() {
 		backoff := time.Duration(0)
 		for {
@@ -216,11 +223,6 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 			}()
 		}
 	}()
-	for _, w := range o.Config.Warnings {
-		log.Warn("config: " + w)
-	}
-	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", os.Getpid(), "ephemeral", o.Ephemeral,
-		"config", configSource(o.Config))
 	if o.Ready != nil {
 		o.Ready(o.Dirs.Endpoint)
 	}

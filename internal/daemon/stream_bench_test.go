@@ -247,10 +247,10 @@ func floorServe(c net.Conn) {
 		}
 		for j := 0; j < streamChunks; j++ {
 			seq++
-			fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"agent_message_chunk","text":"ok "}}`+"\n", seq)
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"agent_message_chunk","turnId":"turn_0123456789abcdef","text":"ok "}}`+"\n", seq)
 		}
 		seq++
-		fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"turn_complete","outcome":"completed"}}`+"\n", seq)
+		fmt.Fprintf(bw, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"bench","seq":%d,"type":"turn_complete","turnId":"turn_0123456789abcdef","outcome":"completed"}}`+"\n", seq)
 		if bw.Flush() != nil {
 			return
 		}
