@@ -188,7 +188,11 @@ type Agent struct {
 	Tools  []tool.Tool
 	// Extra, when set, gives more tools at the start of each turn (the
 	// MCP servers'; it may start them).
-	Extra       func(ctx context.Context) []tool.Tool
+	Extra func(ctx context.Context) []tool.Tool
+	// Note, when set, says what the model should know about its tools
+	// now (the MCP servers not available); added to each request's
+	// system prompt when not "".
+	Note        func() string
 	Risk        string
 	MaxRequests int
 	// MaxTokens and Reasoning override the provider's (0, "": its own);
@@ -255,7 +259,13 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
 		}
-		req := provider.Request{System: withSummary(a.System, view.Summary), Messages: view.View(), Tools: specs,
+		system := withSummary(a.System, view.Summary)
+		if a.Note != nil {
+			if n := a.Note(); n != "" {
+				system += "\n\n" + n
+			}
+		}
+		req := provider.Request{System: system, Messages: view.View(), Tools: specs,
 			Estimate: fixed + view.ViewTokens(), Model: a.Model, MaxTokens: a.MaxTokens, Reasoning: a.Reasoning}
 		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Thought != "" {

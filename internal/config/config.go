@@ -191,7 +191,10 @@ type Agent struct {
 
 // MCP holds the [mcp] table: the MCP servers whose tools the agents get.
 type MCP struct {
-	Servers map[string]MCPServer `toml:"servers"`
+	// TurnWaitMs bounds how long a turn waits, in all, for servers still
+	// in their first start (0: 1000); it never waits for one restarting.
+	TurnWaitMs int                  `toml:"turn_wait_ms"`
+	Servers    map[string]MCPServer `toml:"servers"`
 }
 
 // MCPServer is one [mcp.servers.NAME] table: a command (stdio) or a URL
@@ -616,6 +619,9 @@ func (c *Config) validate() error {
 		if err := m.Check(name); err != nil {
 			return err
 		}
+	}
+	if c.MCP.TurnWaitMs < 0 || c.MCP.TurnWaitMs > 60000 {
+		return fmt.Errorf("mcp.turn_wait_ms = %d: from 0 (the default, 1000) to 60000", c.MCP.TurnWaitMs)
 	}
 	if _, ok := c.Agents["default"]; !ok {
 		return fmt.Errorf("agents: no [agents.default]; the default agent is required")

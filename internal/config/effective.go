@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"reflect"
@@ -28,6 +29,9 @@ func (c *Config) WriteEffective(w io.Writer, getenv func(string) string) {
 		c.writeTable(w, "agents."+quoteKey(alias), reflect.ValueOf(c.Agents[alias]), getenv)
 	}
 	c.writeTable(w, "gateway", reflect.ValueOf(c.Gateway), getenv)
+	c.writeTable(w, "mcp", reflect.ValueOf(struct {
+		TurnWaitMs int `toml:"turn_wait_ms"`
+	}{cmp.Or(c.MCP.TurnWaitMs, 1000)}), getenv)
 	for _, name := range sortedKeys(c.MCP.Servers) {
 		c.writeTable(w, "mcp.servers."+quoteKey(name), reflect.ValueOf(c.MCP.Servers[name]), getenv)
 	}

@@ -671,7 +671,7 @@ var (
 )
 
 // mcpServer builds the MCP test server (internal/mcptools/testdata/server).
-func mcpServer(t *testing.T) string {
+func mcpServer(t testing.TB) string {
 	mcpOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "zeroclaw-mcp")
 		if err != nil {
@@ -689,7 +689,47 @@ func mcpServer(t *testing.T) string {
 	return mcpBin
 }
 
-// A configured MCP server's tool, end to end: started on first use,
+// A configured server that hangs at start never stalls a turn: the
+// turns go on without it (waiting only in its first turn_wait_ms), the
+// other server's tools are there, and the model is told which server is
+// not and why.
+func TestHungMCPServerStallsNoTurn(t *testing.T) {
+	bin := mcpServer(t)
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{{content("one"), stop, `[DONE]`}, {content("two"), stop, `[DONE]`}}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\n[agents.default]\nprovider = \"fake\"\n"+
+		"[mcp]\nturn_wait_ms = 50\n[mcp.servers.hung]\ncommand = \""+bin+"\"\nargs = [\"-hang-start\"]\nstart_timeout_secs = 3600\n"+
+		"[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	for _, want := range []string{"one", "two"} {
+		if res := result(t, a.call("session/prompt", prompt(sid, "hello"))); res["content"] != want {
+			t.Fatalf("a turn: %v", res)
+		}
+	}
+	// Both turns ended while the hung server is still in its start of
+	// an hour: neither waited for it.
+	for _, s := range result(t, a.call("status", `{}`))["mcpServers"].([]any) {
+		if s := s.(map[string]any); s["name"] == "hung" && s["state"] != "starting" {
+			t.Errorf("the hung server: %v", s)
+		}
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	for i, body := range fake.bodies {
+		system := fmt.Sprint(body["messages"].([]any)[0].(map[string]any)["content"])
+		if !strings.Contains(system, "MCP servers not available now") || !strings.Contains(system, "hung is still starting") {
+			t.Errorf("request %d does not tell the model about the hung server: %.300s", i, system)
+		}
+		if !strings.Contains(fmt.Sprint(body["tools"]), "mcp__calc__add") {
+			t.Errorf("request %d lacks the ready server's tools", i)
+		}
+	}
+}
+
+// A configured MCP server's tool, end to end: started with the daemon,
 // offered to the model as mcp__NAME__TOOL, asking for approval, its
 // answer back to the model; status shows the server.
 func TestMCPServerToolInATurn(t *testing.T) {
@@ -697,8 +737,8 @@ func TestMCPServerToolInATurn(t *testing.T) {
 	r := startWith(t, "[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	st := result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["name"] != "calc" || s["state"] != "stopped" {
-		t.Fatalf("before first use: %v", s)
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["name"] != "calc" || (s["state"] != "starting" && s["state"] != "ready") {
+		t.Fatalf("started with the daemon: %v", s)
 	}
 	sid := newSession(t, a, "")
 	done := a.send("session/prompt", prompt(sid, `/tool mcp__calc__add {"a":20,"b":22}`))

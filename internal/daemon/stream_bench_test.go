@@ -326,3 +326,41 @@ func BenchmarkEventStreamDaemonCPU(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(total), "cpu-ns/event")
 }
+
+// BenchmarkTurnWithHungMCPServer: an empty turn's latency (p50-ns) on a
+// daemon with no MCP server (none, the floor) and on one whose
+// configured server hangs at start for an hour (hung), in the same run:
+// after the first turn_wait_ms of that start the turns cost the same.
+func BenchmarkTurnWithHungMCPServer(b *testing.B) {
+	bin := mcpServer(b)
+	for _, hung := range []bool{false, true} {
+		name := "none"
+		if hung {
+			name = "hung"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := rawDial(b, benchDaemon(b, func(c *config.Config) {
+				if hung {
+					c.MCP.Servers = map[string]config.MCPServer{"hung": {Command: bin, Args: []string{"-hang-start"}, StartTimeoutSecs: 3600}}
+				}
+			}))
+			c.send(`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"t","cwd":"/"},"id":1}`)
+			c.line()
+			// The first turn, which may wait out the server's first
+			// turn_wait_ms, is not measured.
+			c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"t","prompt":""},"id":2}`)
+			c.untilLine([]byte(`"id":2`))
+			took := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				c.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"t","prompt":""},"id":2}`)
+				c.untilLine([]byte(`"id":2`))
+				took = append(took, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+		})
+	}
+}

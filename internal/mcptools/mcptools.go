@@ -1,10 +1,14 @@
 // Package mcptools gives agents the tools of MCP servers (the official Go
 // SDK): a stdio server is a subprocess, a streamable HTTP one a URL.
-// Servers start on first use and are shared by every session of the set;
-// one that fails to start or crashes is started again on a later use,
-// after a backoff; a slow or broken server gives the model a tool error,
-// never a stuck turn (start and call timeouts; a cancelled turn cancels
-// its call on the server).
+// Servers start in the background (Start, or on first use) and are
+// shared by every session of the set; one that fails to start or crashes
+// is started again after a backoff. A turn never waits on a server beyond
+// a bounded wait for one still in its first start (TurnWait): the tools
+// of a server that is not ready are still offered, and a call to one
+// answers what is happening; a slow or broken server gives the model a
+// tool error, never a stuck turn (start and call timeouts; a cancelled
+// turn cancels its call on the server). A stdio server's stderr is kept
+// (its last 8 KiB) and, with its exit status, says why it failed.
 package mcptools
 
 import (
@@ -12,7 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -22,7 +26,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -37,6 +45,13 @@ const (
 	maxBackoff   = time.Minute
 	// outputMax bounds what a call gives the model.
 	outputMax = 256 << 10
+	// TurnWait is how long a turn waits, in all, for servers still in
+	// their first start (mcp.turn_wait_ms).
+	TurnWait = time.Second
+	// stderrKeep is how much of a server's stderr is kept.
+	stderrKeep = 8 << 10
+	// exitWait is how long a failure waits for the process's exit status.
+	exitWait = time.Second
 )
 
 // States of a server.
@@ -49,10 +64,12 @@ const (
 
 // Status describes a server.
 type Status struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
-	Tools int    `json:"tools"`
-	Error string `json:"error,omitempty"`
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	Tools      int    `json:"tools"`
+	Error      string `json:"error,omitempty"`
+	PerSession bool   `json:"perSession,omitempty"`
+	SessionID  string `json:"sessionId,omitempty"`
 }
 
 // Set is a group of servers (the daemon's, or one session's).
@@ -60,9 +77,31 @@ type Set struct {
 	servers []*Server
 	environ []string
 	log     *slog.Logger
+	wait    atomic.Int64 // a turn's wait, in ns (TurnWait unless set)
 	// wrap, when set, makes a stdio server's command line: the sandbox
 	// around it (a session's own servers).
 	wrap func(argv []string) ([]string, error)
+}
+
+// WithTurnWait sets how long a turn waits, in all, for servers still in
+// their first start (0: TurnWait); it returns s.
+func (s *Set) WithTurnWait(d time.Duration) *Set {
+	if d <= 0 {
+		d = TurnWait
+	}
+	s.wait.Store(int64(d))
+	return s
+}
+
+// Start starts every server in the background: a turn finds them ready,
+// or goes on without them.
+func (s *Set) Start() {
+	if s.Empty() {
+		return
+	}
+	for _, srv := range s.servers {
+		srv.kick()
+	}
 }
 
 // Sandboxed makes the set's stdio servers run through wrap (the session's
@@ -79,13 +118,14 @@ func NewSet(cfgs map[string]config.MCPServer, environ []string, log *slog.Logger
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Set{environ: environ, log: log}
+	s.wait.Store(int64(TurnWait))
 	names := make([]string, 0, len(cfgs))
 	for n := range cfgs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		s.servers = append(s.servers, &Server{name: n, cfg: cfgs[n], set: s, state: StateStopped})
+		s.servers = append(s.servers, &Server{name: n, cfg: cfgs[n], set: s, state: StateStopped, first: make(chan struct{})})
 	}
 	return s
 }
@@ -93,27 +133,64 @@ func NewSet(cfgs map[string]config.MCPServer, environ []string, log *slog.Logger
 // Empty reports whether the set has no server.
 func (s *Set) Empty() bool { return s == nil || len(s.servers) == 0 }
 
-// Tools returns the tools of every server that is (or now gets) ready,
-// starting the ones not started, at once, each within its start timeout.
-// A server that cannot start is left out (its status says why).
+// Tools returns the tools of every server: a ready one's, and those a
+// server had when it was last ready (a call to one of those answers what
+// is happening). It starts the servers not started and restarts, in the
+// background, a failed one whose backoff has passed. It waits only for
+// servers still in their first start, and only until the set's turn wait
+// has passed since that start began: a server that hangs at start costs
+// the turns of its first second, not every turn; one restarting costs
+// none.
 func (s *Set) Tools(ctx context.Context) []tool.Tool {
 	if s.Empty() {
 		return nil
 	}
-	var wg sync.WaitGroup
 	for _, srv := range s.servers {
-		if srv.ready() { // the usual case, every turn: nothing to start
+		srv.kick()
+	}
+	wait := time.Duration(s.wait.Load())
+	for _, srv := range s.servers {
+		first, since := srv.firstStart()
+		if first == nil {
+			continue // the usual case, every turn: nothing to wait for
+		}
+		left := wait - time.Since(since)
+		if left <= 0 {
 			continue
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); srv.ensure(ctx) }()
+		t := time.NewTimer(left)
+		select {
+		case <-first:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
+		t.Stop()
 	}
-	wg.Wait()
 	var out []tool.Tool
 	for _, srv := range s.servers {
 		out = append(out, srv.tools()...)
 	}
 	return out
+}
+
+// Unavailable says which servers are not ready now and why, for the
+// model ("" when all are).
+func (s *Set) Unavailable() string {
+	if s.Empty() {
+		return ""
+	}
+	var notes []string
+	for _, srv := range s.servers {
+		if n := srv.unavailable(); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "MCP servers not available now (their tools, where listed, answer with an error until they are back): " + strings.Join(notes, "; ") + "."
 }
 
 // Status describes every server.
@@ -149,10 +226,78 @@ type Server struct {
 	err   error
 	cs    *mcp.ClientSession
 	list  []tool.Tool // its tools, made once a start
+	// known are the tools it had when last ready: offered while it is
+	// not, so a restart does not make them vanish from the model.
+	known     []tool.Tool
+	everReady bool
+	// first is closed when its first start has ended, ready or not;
+	// firstAt is when that start began.
+	first     chan struct{}
+	firstDone bool
+	firstAt   time.Time
+	stderr    *tail // a stdio server's last 8 KiB of stderr
 
-	failures int
-	retryAt  time.Time
-	starting chan struct{} // closed when a start ends
+	failures    int
+	retryAt     time.Time
+	starting    chan struct{}      // closed when a start ends
+	cancelStart context.CancelFunc // cancels the start in progress
+}
+
+// kick starts the server in the background when it is stopped, or failed
+// and past its backoff.
+func (srv *Server) kick() {
+	srv.mu.Lock()
+	due := srv.state == StateStopped || (srv.state == StateFailed && !time.Now().Before(srv.retryAt))
+	if due && srv.firstAt.IsZero() {
+		srv.firstAt = time.Now()
+	}
+	srv.mu.Unlock()
+	if due {
+		go srv.ensure(context.Background())
+	}
+}
+
+// firstStart is what closes when the server's first start ends, and when
+// that start began; nil when it has ended.
+func (srv *Server) firstStart() (<-chan struct{}, time.Time) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.firstDone || srv.firstAt.IsZero() {
+		return nil, time.Time{}
+	}
+	return srv.first, srv.firstAt
+}
+
+// unavailable says why the server is not ready ("" when it is).
+func (srv *Server) unavailable() string {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	switch {
+	case srv.state == StateReady:
+		return ""
+	case srv.everReady && srv.state == StateFailed:
+		return fmt.Sprintf("%s is restarting after a crash (%v)", srv.name, srv.err)
+	case srv.everReady:
+		return srv.name + " is restarting"
+	case srv.state == StateFailed:
+		return fmt.Sprintf("%s failed to start (%v)", srv.name, srv.err)
+	}
+	return srv.name + " is still starting"
+}
+
+// notReady is what a call to a server that is not ready answers.
+func (srv *Server) notReady() string {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	switch {
+	case srv.state == StateFailed && srv.everReady:
+		return fmt.Sprintf("MCP server %s is restarting after a crash (%v); try again shortly", srv.name, srv.err)
+	case srv.state == StateFailed:
+		return fmt.Sprintf("MCP server %s failed to start: %v", srv.name, srv.err)
+	case srv.everReady:
+		return fmt.Sprintf("MCP server %s is restarting; try again shortly", srv.name)
+	}
+	return fmt.Sprintf("MCP server %s is still starting; try again shortly", srv.name)
 }
 
 func (srv *Server) status() Status {
@@ -184,28 +329,59 @@ func (srv *Server) ensure(ctx context.Context) {
 		srv.mu.Unlock()
 		return
 	}
-	srv.state, srv.starting = StateStarting, make(chan struct{})
+	// The start is the server's, not the turn's that happened to need
+	// it (other sessions share the server): only a stop cancels it.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	srv.state, srv.starting, srv.cancelStart = StateStarting, make(chan struct{}), cancel
 	done := srv.starting
 	srv.mu.Unlock()
-	cs, list, err := srv.connect(ctx)
+	cs, list, proc, err := srv.connect(sctx)
+	srv.mu.Lock()
+	stopped := srv.state != StateStarting
+	srv.mu.Unlock()
+	why := ""
+	switch {
+	case err != nil && stopped:
+		proc.kill()
+	case err != nil:
+		why = proc.why() // how it exited, if it did, and its stderr
+		proc.kill()      // it never served: no grace
+	case stopped:
+		cs.Close() // stopped while it started: what started goes too
+	}
 	srv.mu.Lock()
 	defer close(done)
 	defer srv.mu.Unlock()
+	if !srv.firstDone {
+		defer func() { srv.firstDone = true; close(srv.first) }()
+	}
+	if stopped {
+		return
+	}
 	if err != nil {
-		srv.failLocked(fmt.Errorf("start: %w", err))
+		srv.failLocked(fmt.Errorf("start: %w%s", err, why))
 		return
 	}
 	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
+	srv.known, srv.everReady = srv.list, true
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))
 	go func() {
 		err := cs.Wait()
 		srv.mu.Lock()
+		current := srv.cs == cs // not a stop or a later session
+		srv.mu.Unlock()
+		if !current {
+			return
+		}
+		why := proc.why() // after the exit, when it exited
+		srv.mu.Lock()
 		defer srv.mu.Unlock()
-		if srv.cs == cs { // not a stop or a later session
+		if srv.cs == cs {
 			if err == nil {
 				err = errors.New("the connection ended")
 			}
-			srv.failLocked(fmt.Errorf("stopped: %w", err))
+			srv.failLocked(fmt.Errorf("stopped: %w%s", err, why))
 		}
 	}()
 }
@@ -219,16 +395,151 @@ func (srv *Server) failLocked(err error) {
 	srv.set.log.Warn("mcp server failed", "server", srv.name, "err", err, "retry in", backoff)
 }
 
-func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, error) {
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.b), "\uFFFD"))
+}
+
+// process is a stdio server's subprocess: its pipes made here (so its
+// exit is waited for at once, and its status kept, without cutting
+// what it wrote before), closed the MCP way (stdin first, then SIGTERM,
+// then SIGKILL).
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *tail
+	exited chan struct{}
+	err    error // its Wait's, once exited is closed
+	once   sync.Once
+}
+
+func startProcess(cmd *exec.Cmd, stderr *tail) (*process, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	inR.Close()
+	outW.Close()
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: stderr, exited: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// Close ends the process: stdin closed, then SIGTERM after 2 s, then
+// SIGKILL.
+func (p *process) Close() error {
+	if p == nil {
+		return nil
+	}
+	p.once.Do(func() {
+		p.stdin.Close()
+		for _, sig := range []os.Signal{nil, syscall.SIGTERM, os.Kill} {
+			if sig != nil {
+				p.cmd.Process.Signal(sig)
+			}
+			select {
+			case <-p.exited:
+				p.stdout.Close()
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		p.stdout.Close()
+	})
+	return nil
+}
+
+// kill ends a process that never served: SIGTERM at once, SIGKILL after
+// 2 s.
+func (p *process) kill() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		p.stdin.Close()
+		for _, sig := range []os.Signal{syscall.SIGTERM, os.Kill} {
+			p.cmd.Process.Signal(sig)
+			select {
+			case <-p.exited:
+				p.stdout.Close()
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		p.stdout.Close()
+	})
+}
+
+// why says how the process ended and what it said on stderr last, for an
+// error (it waits a moment for the exit; "" for an HTTP server).
+func (p *process) why() string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	select {
+	case <-p.exited:
+		var ee *exec.ExitError
+		switch {
+		case errors.As(p.err, &ee) && ee.Exited():
+			fmt.Fprintf(&b, "; it exited with status %d", ee.ExitCode())
+		case errors.As(p.err, &ee):
+			fmt.Fprintf(&b, "; it was ended by %s", ee.ProcessState)
+		case p.err == nil:
+			b.WriteString("; it exited with status 0")
+		}
+	case <-time.After(exitWait):
+	}
+	if s := p.stderr.String(); s != "" {
+		fmt.Fprintf(&b, "; its stderr ends: %s", s)
+	}
+	return b.String()
+}
+
+func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *process, error) {
 	timeout := StartTimeout
 	if srv.cfg.StartTimeoutSecs > 0 {
 		timeout = time.Duration(srv.cfg.StartTimeoutSecs) * time.Second
 	}
-	// The start is bounded by its own timeout, not by the turn that
-	// happened to need it: other sessions share the server.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var t mcp.Transport
+	var proc *process
 	if srv.cfg.URL != "" {
 		t = &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,
 			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, http.DefaultTransport}}}
@@ -237,7 +548,7 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		if srv.set.wrap != nil {
 			var err error
 			if argv, err = srv.set.wrap(argv); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -250,26 +561,36 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		for k, v := range srv.cfg.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stderr = nil // its log is its own
-		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		srv.mu.Lock()
+		srv.stderr = &tail{max: stderrKeep}
+		cmd.Stderr = srv.stderr
+		srv.mu.Unlock()
+		var err error
+		if proc, err = startProcess(cmd, srv.stderr); err != nil {
+			return nil, nil, nil, err
+		}
+		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, nil)
 	cs, err := c.Connect(sctx, t, nil)
 	if err != nil {
-		if sctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
+			err = errors.New("stopped while it started")
+		case sctx.Err() != nil:
 			err = fmt.Errorf("no answer within %s", timeout)
 		}
-		return nil, nil, err
+		return nil, nil, proc, err
 	}
 	var list []*mcp.Tool
 	for tl, err := range cs.Tools(sctx, nil) {
 		if err != nil {
 			cs.Close()
-			return nil, nil, fmt.Errorf("listing its tools: %w", err)
+			return nil, nil, proc, fmt.Errorf("listing its tools: %w", err)
 		}
 		list = append(list, tl)
 	}
-	return cs, list, nil
+	return cs, list, proc, nil
 }
 
 // headers adds the configured headers to every request.
@@ -286,13 +607,23 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
+// stop stops the server, and a start in progress: it returns once its
+// process is gone.
 func (srv *Server) stop() {
 	srv.mu.Lock()
 	cs := srv.cs
-	srv.cs, srv.list, srv.state = nil, nil, StateStopped
+	var started chan struct{}
+	if srv.state == StateStarting {
+		started = srv.starting
+		srv.cancelStart()
+	}
+	srv.cs, srv.list, srv.known, srv.state = nil, nil, nil, StateStopped
 	srv.mu.Unlock()
 	if cs != nil {
 		cs.Close()
+	}
+	if started != nil {
+		<-started
 	}
 }
 
@@ -312,7 +643,10 @@ func (srv *Server) ready() bool {
 func (srv *Server) tools() []tool.Tool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	return srv.list
+	if srv.state == StateReady {
+		return srv.list
+	}
+	return srv.known
 }
 
 // wrap makes the server's tools what the agent calls.
@@ -375,11 +709,9 @@ func (t *mcpTool) Summary(input json.RawMessage) string {
 func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) tool.Result {
 	cs := t.srv.session()
 	if cs == nil {
-		t.srv.ensure(ctx)
-		if cs = t.srv.session(); cs == nil {
-			st := t.srv.status()
-			return tool.Result{Output: fmt.Sprintf("MCP server %s is not running (%s): %s", t.srv.name, st.State, st.Error), IsError: true}
-		}
+		// Not ready: say what is happening now, never wait for it.
+		t.srv.kick()
+		return tool.Result{Output: t.srv.notReady(), IsError: true}
 	}
 	timeout := CallTimeout
 	if t.srv.cfg.CallTimeoutSecs > 0 {

@@ -237,13 +237,16 @@ type ReloadResult struct {
 }
 
 // MCPServerStatus describes an MCP server: its state is stopped (not
-// started yet), starting, ready or failed (with error; started again on
-// a later use, after a backoff).
+// started yet), starting, ready or failed (with error: why, the exit
+// status and the end of its stderr; started again after a backoff).
+// PerSession: a session's own server (an editor's), SessionID which.
 type MCPServerStatus struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
-	Tools int    `json:"tools"`
-	Error string `json:"error,omitempty"`
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	Tools      int    `json:"tools"`
+	Error      string `json:"error,omitempty"`
+	PerSession bool   `json:"perSession,omitempty"`
+	SessionID  string `json:"sessionId,omitempty"`
 }
 
 // ShutdownResult is the result of shutdown.

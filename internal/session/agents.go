@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/config"
@@ -21,13 +23,21 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.mu.Lock()
 	a := *s.agent
 	if own := s.mcp; own != nil {
-		shared := a.Extra
+		shared, sharedNote := a.Extra, a.Note
 		a.Extra = func(ctx context.Context) []tool.Tool {
 			var ts []tool.Tool
 			if shared != nil {
 				ts = shared(ctx)
 			}
 			return append(ts, own.Tools(ctx)...)
+		}
+		a.Note = func() string {
+			var notes []string
+			if sharedNote != nil {
+				notes = append(notes, sharedNote())
+			}
+			notes = append(notes, own.Unavailable())
+			return strings.TrimSpace(strings.Join(notes, "\n"))
 		}
 	}
 	if s.model != "" {
@@ -80,6 +90,7 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 			cwd := s.cwd
 			s.mcp.Sandboxed(func(argv []string) ([]string, error) { return sb.Wrap(cwd, argv) })
 		}
+		s.mcp.WithTurnWait(time.Duration(l.cfg.MCP.TurnWaitMs) * time.Millisecond).Start()
 	}
 }
 

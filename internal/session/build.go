@@ -96,7 +96,7 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	configured := p.Info().Model
 	a.Price = func(model string) (provider.Price, bool) { return provider.PriceFor(pc, cmp.Or(model, configured)) }
 	if !l.mcp.Empty() {
-		a.Extra = l.mcp.Tools
+		a.Extra, a.Note = l.mcp.Tools, l.mcp.Unavailable
 	}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {

@@ -100,9 +100,11 @@ func (m *Manager) Reload(cfg *config.Config) {
 	next := &loaded{cfg: cfg, environ: scrub(m.environ, cfg.ShellEnvDropped()), mcp: old.mcp, gen: old.gen + 1}
 	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
 	next.rules = rulesOf(cfg)
-	if !reflect.DeepEqual(old.cfg.MCP, cfg.MCP) || !slices.Equal(old.environ, next.environ) {
+	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
 		next.mcp = mcptools.NewSet(cfg.MCP.Servers, next.environ, m.log)
+		next.mcp.Start()
 	}
+	next.mcp.WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond)
 	m.cur.Store(next)
 	if next.mcp != old.mcp {
 		go old.mcp.Close()
@@ -177,7 +179,11 @@ func NewManager(o Options) (*Manager, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log)}
+	// The configured MCP servers start now, in the background: the
+	// first turns find them ready, or go on without them.
+	shared := mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log).WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond)
+	shared.Start()
+	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: shared}
 	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
 	first.rules = rulesOf(o.Config)
 	if st := first.sandboxStatus; st.EnforcedBy == "none" {
@@ -190,7 +196,26 @@ func NewManager(o Options) (*Manager, error) {
 }
 
 // MCPStatus describes the configured MCP servers.
-func (m *Manager) MCPStatus() []mcptools.Status { return m.conf().mcp.Status() }
+func (m *Manager) MCPStatus() []mcptools.Status {
+	out := m.conf().mcp.Status()
+	m.mu.Lock()
+	live := make([]*Session, 0, len(m.live))
+	for _, s := range m.live {
+		live = append(live, s)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(live, func(a, b *Session) int { return strings.Compare(a.id, b.id) })
+	for _, s := range live {
+		s.mu.Lock()
+		own := s.mcp
+		s.mu.Unlock()
+		for _, st := range own.Status() {
+			st.PerSession, st.SessionID = true, s.id
+			out = append(out, st)
+		}
+	}
+	return out
+}
 
 // Shutdown cancels every running turn, waits for them to end (bounded by
 // ctx) and flushes the store.

@@ -1,7 +1,8 @@
 // Command server is the MCP server of the mcptools tests, written with the
 // official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
 // prints its URL). Tools: add (a+b), slow (waits until cancelled), crash
-// (the process exits). -hang-start makes it never answer initialize.
+// (the process exits). -hang-start makes it never answer initialize;
+// -fail-start MSG prints MSG on stderr and exits 1.
 package main
 
 import (
@@ -34,7 +35,13 @@ type writeIn struct {
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	hang := flag.Bool("hang-start", false, "never answer initialize")
+	fail := flag.String("fail-start", "", "print this on stderr and exit 1 at once")
 	flag.Parse()
+	if *fail != "" {
+		fmt.Fprintln(os.Stderr, "starting the test server")
+		fmt.Fprintln(os.Stderr, *fail)
+		os.Exit(1)
+	}
 	if *hang {
 		time.Sleep(time.Hour)
 		return
