@@ -47,21 +47,23 @@ type Options struct {
 
 // Bridge is one ACP connection bridged to one daemon connection.
 type Bridge struct {
-	o         Options
-	log       *slog.Logger
-	acp       *jsonrpc.Conn
-	mu        sync.Mutex
-	d         *client.Client
-	live      map[string]bool          // sessions this bridge streams live
-	approvals map[string]string        // pending approval requestId -> toolCallId
-	models    []string                 // what the provider offers (asked once)
-	fs        *protocol.FSCapabilities // the editor's file access (initialize)
-	elicits   bool                     // the editor answers elicitation/create (form)
-	terminal  bool                     // the editor runs commands (terminal/*)
-	editor    string                   // the editor's clientInfo name
-	runs      map[string]string        // daemon runId -> the editor's terminalId
-	shells    map[string]string        // sessionId -> the shell tool call in progress
-	calls     map[string]toolCall      // toolCallId -> the call, until its result
+	o          Options
+	log        *slog.Logger
+	acp        *jsonrpc.Conn
+	mu         sync.Mutex
+	d          *client.Client
+	live       map[string]bool          // sessions this bridge streams live
+	approvals  map[string]string        // pending approval requestId -> toolCallId
+	models     []string                 // what the provider offers (asked once)
+	fs         *protocol.FSCapabilities // the editor's file access (initialize)
+	elicits    bool                     // the editor answers elicitation/create (form)
+	elicitsURL bool                     // and url mode
+	terminal   bool                     // the editor runs commands (terminal/*)
+	editor     string                   // the editor's clientInfo name
+	lastSent   chan struct{}            // closed when the last prompt or steer taken was sent
+	runs       map[string]string        // daemon runId -> the editor's terminalId
+	shells     map[string]string        // sessionId -> the shell tool call in progress
+	calls      map[string]toolCall      // toolCallId -> the call, until its result
 }
 
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
@@ -103,6 +105,9 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 	caps := &protocol.ClientCapabilities{FS: b.fs, Terminal: b.terminal}
 	if b.elicits {
 		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
+		if b.elicitsURL {
+			caps.Elicitation.URL = &struct{}{}
+		}
 	}
 	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), caps, b.editor)
 	if err != nil {
@@ -162,7 +167,8 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		if err := decode(req, &p); err != nil {
 			return nil, err
 		}
-		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, p.SessionID, p.Prompt) })
+		turn := b.inOrder()
+		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, turn, p.SessionID, p.Prompt) })
 	case methodSteering:
 		var p struct {
 			SessionID string         `json:"sessionId"`
@@ -184,7 +190,8 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 		default:
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: _meta.steering.idleBehavior %q is not supported (promptRequired is)", p.Meta.Steering.IdleBehavior)
 		}
-		return later(func(ctx context.Context) (any, error) { return b.steer(ctx, p.SessionID, p.Prompt, idle) })
+		turn := b.inOrder()
+		return later(func(ctx context.Context) (any, error) { return b.steer(ctx, turn, p.SessionID, p.Prompt, idle) })
 	case "session/fork":
 		var p struct {
 			SessionID  string      `json:"sessionId"`
@@ -285,6 +292,7 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 			FS          *protocol.FSCapabilities `json:"fs"`
 			Elicitation *struct {
 				Form *json.RawMessage `json:"form"`
+				URL  *json.RawMessage `json:"url"`
 			} `json:"elicitation"`
 			Terminal bool `json:"terminal"`
 		} `json:"clientCapabilities"`
@@ -319,6 +327,8 @@ func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
 	if el := p.ClientCapabilities.Elicitation; el != nil && el.Form != nil && string(*el.Form) != "null" {
 		b.mu.Lock()
 		b.elicits = true
+		// And an MCP server's url-mode questions, when it opens URLs.
+		b.elicitsURL = el.URL != nil && string(*el.URL) != "null"
 		b.mu.Unlock()
 	}
 	return map[string]any{
@@ -493,7 +503,44 @@ func promptText(blocks []contentBlock) (string, []protocol.Attachment, error) {
 	return strings.Join(parts, "\n\n"), files, nil
 }
 
-func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (any, error) {
+// order keeps the editor's prompts and steers in the order it sent
+// them: each is sent to the daemon only after the one before it was
+// (their answers come when their turns end).
+type order struct{ prev, sent chan struct{} }
+
+// inOrder takes the next place in the order (in the read loop).
+func (b *Bridge) inOrder() *order {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o := &order{prev: b.lastSent, sent: make(chan struct{})}
+	b.lastSent = o.sent
+	return o
+}
+
+// wait waits for the one before to be sent.
+func (o *order) wait(ctx context.Context) error {
+	if o.prev == nil {
+		return nil
+	}
+	select {
+	case <-o.prev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// done lets the next one go (once).
+func (o *order) done() {
+	select {
+	case <-o.sent:
+	default:
+		close(o.sent)
+	}
+}
+
+func (b *Bridge) prompt(ctx context.Context, turn *order, id string, blocks []contentBlock) (any, error) {
+	defer turn.done()
 	text, files, err := promptText(blocks)
 	if err != nil {
 		return nil, err
@@ -530,8 +577,16 @@ func (b *Bridge) prompt(ctx context.Context, id string, blocks []contentBlock) (
 	if files, err = d.Inline(ctx, files); err != nil {
 		return nil, acpError(err)
 	}
-	res, err := d.Prompt(context.WithoutCancel(ctx), protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files})
+	if err := turn.wait(ctx); err != nil {
+		return nil, err
+	}
+	sent, err := d.Start(protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files})
+	turn.done()
 	if err != nil {
+		return nil, acpError(err)
+	}
+	res := &protocol.SessionPromptResult{}
+	if err := sent.Wait(context.WithoutCancel(ctx), res); err != nil {
 		return nil, acpError(err)
 	}
 	switch res.StopReason {
@@ -559,7 +614,8 @@ const methodSteering = "_session/steering"
 
 // steer serves _session/steering: the daemon's session/steer, its
 // outcome as the extension names it.
-func (b *Bridge) steer(ctx context.Context, id string, blocks []contentBlock, idle string) (any, error) {
+func (b *Bridge) steer(ctx context.Context, turn *order, id string, blocks []contentBlock, idle string) (any, error) {
+	defer turn.done()
 	text, files, err := promptText(blocks)
 	if err != nil {
 		return nil, err
@@ -577,8 +633,16 @@ func (b *Bridge) steer(ctx context.Context, id string, blocks []contentBlock, id
 	if files, err = d.Inline(ctx, files); err != nil {
 		return nil, acpError(err)
 	}
-	res, err := d.Steer(ctx, protocol.SessionSteerParams{SessionID: id, Prompt: &text, Attachments: files, IdleBehavior: idle})
+	if err := turn.wait(ctx); err != nil {
+		return nil, err
+	}
+	sent, err := d.Start(protocol.MethodSessionSteer, protocol.SessionSteerParams{SessionID: id, Prompt: &text, Attachments: files, IdleBehavior: idle})
+	turn.done()
 	if err != nil {
+		return nil, acpError(err)
+	}
+	res := &protocol.SessionSteerResult{}
+	if err := sent.Wait(ctx, res); err != nil {
 		return nil, acpError(err)
 	}
 	out := map[string]any{"outcome": res.Outcome}

@@ -900,23 +900,19 @@ func TestSteeringExtension(t *testing.T) {
 	if r := result(t, steer("use the other file", "")); r["outcome"] != "injected" {
 		t.Fatalf("a steer during a turn: %v", r)
 	}
-	var first, second map[string]any
-	select {
-	case first = <-running:
-	case second = <-queued:
-		t.Fatalf("the queued prompt was answered before the running one: %v", second)
-	}
-	if result(t, first)["stopReason"] != "end_turn" {
-		t.Fatalf("the steered turn: %v", first)
-	}
-	us := e.until(func(u map[string]any) bool {
-		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(u["content"].(map[string]any)["text"].(string), "prompt")
-	})
-	if txt := chunkText(us, "agent_message_chunk"); !strings.Contains(txt, "echo: use the other file") {
-		t.Errorf("the steer did not reach the turn: %q", txt)
+	if r := result(t, <-running); r["stopReason"] != "end_turn" {
+		t.Fatalf("the steered turn: %v", r)
 	}
 	if r := result(t, <-queued); r["stopReason"] != "end_turn" {
 		t.Fatalf("the queued prompt: %v", r)
+	}
+	// The steer joined the first turn; the second prompt ran after it.
+	us := e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(u["content"].(map[string]any)["text"].(string), "prompt")
+	})
+	txt := chunkText(us, "agent_message_chunk")
+	if steered, second := strings.Index(txt, "echo: use the other file"), strings.Index(txt, "echo: the second prompt"); steered < 0 || second < steered {
+		t.Errorf("the turns streamed %q", txt)
 	}
 	e.updates()
 
@@ -953,5 +949,38 @@ func TestSteeringExtension(t *testing.T) {
 	})
 	if got := chunkText(us, "user_message_chunk"); got != text {
 		t.Errorf("the other client's prompt reached the editor as %q", got)
+	}
+}
+
+// An MCP server's question reaches the editor as ACP elicitation/create
+// (valid against the schema), and the server gets the editor's answer.
+func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	e := startBridge(t, runDaemon(t, func(c *config.Config) {
+		a := c.Agents["default"]
+		a.Risk = "full"
+		c.Agents["default"] = a
+		c.MCP.Servers = map[string]config.MCPServer{"q": {Command: bin}}
+	}))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":{}}}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[]}`))["sessionId"].(string)
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool mcp__q__ask {\"question\":\"Which colour?\"}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	var said string
+	for _, u := range e.updates() {
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			said += u["content"].(map[string]any)["text"].(string)
+		}
+	}
+	e.mu.Lock()
+	qs := append([]string(nil), e.questions...)
+	e.mu.Unlock()
+	if len(qs) != 1 || !strings.Contains(qs[0], "Which colour? (MCP server q)") || !strings.Contains(said, `accept {"answer":"blue"}`) {
+		t.Fatalf("questions %v, the model was told %q", qs, said)
 	}
 }

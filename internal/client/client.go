@@ -94,6 +94,12 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	return c.conn.Call(ctx, method, params, result)
 }
 
+// Start sends a request now, its answer awaited with the Pending's
+// Wait: requests started one after another reach the daemon in order.
+func (c *Client) Start(method string, params any) (*jsonrpc.Pending, error) {
+	return c.conn.Start(method, params)
+}
+
 // Notify sends a notification to the daemon.
 func (c *Client) Notify(method string, params any) error { return c.conn.Notify(method, params) }
 

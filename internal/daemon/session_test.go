@@ -752,7 +752,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 4 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 6 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -837,5 +837,45 @@ func TestConfigureReasoning(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[low high high]" {
 		t.Errorf("reasoning_effort per call: %v, want [low high high]", got)
+	}
+}
+
+// An MCP server's questions (elicitation, form and url modes) reach the
+// client that prompted, as the daemon's own do, and the server gets the
+// answer; a client that cannot go to a URL declines that one at once.
+func TestMCPServerQuestionsReachTheClient(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.q]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, `{"elicitation":{"form":{},"url":{}}}`)
+	sid := newSession(t, a, "")
+	var asked []map[string]any
+	a.onRequest = func(method string, params map[string]any) string {
+		asked = append(asked, params)
+		if params["mode"] == "url" {
+			return `"result":{"action":"accept"}`
+		}
+		return `"result":{"action":"accept","content":{"answer":"blue"}}`
+	}
+	res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__q__ask {"question":"Which colour?"}`)))
+	if res["content"] != `tool mcp__q__ask returned: accept {"answer":"blue"}` {
+		t.Fatalf("a form question: %v", res)
+	}
+	res = result(t, a.call("session/prompt", prompt(sid, `/tool mcp__q__visit {}`)))
+	if res["content"] != "tool mcp__q__visit returned: accept" {
+		t.Fatalf("a url question: %v", res)
+	}
+	if len(asked) != 2 || asked[0]["message"] != "Which colour? (MCP server q)" || asked[0]["mode"] != "form" ||
+		asked[1]["mode"] != "url" || asked[1]["url"] != "https://example.com/login" || asked[1]["elicitationId"] != "e-1" {
+		t.Fatalf("asked %v", asked)
+	}
+	// A client that answers forms only: the url question is declined.
+	b := connect(t, r.dirs.Endpoint, `{"elicitation":{"form":{}}}`)
+	sid2 := newSession(t, b, "")
+	b.onRequest = func(method string, params map[string]any) string {
+		t.Errorf("asked a client that cannot go to a URL: %v", params)
+		return `"result":{"action":"accept"}`
+	}
+	if res := result(t, b.call("session/prompt", prompt(sid2, `/tool mcp__q__visit {}`))); res["content"] != "tool mcp__q__visit returned: decline" {
+		t.Fatalf("a url question to a forms-only client: %v", res)
 	}
 }

@@ -315,6 +315,24 @@ func (c *Conn) resolve(resp *Response, size int) {
 // result into result (which may be nil). An error response is returned as
 // *Error; a connection that ends first returns ErrClosed.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	p, err := c.Start(method, params)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx, result)
+}
+
+// Pending is a request sent whose answer is awaited with Wait.
+type Pending struct {
+	c      *Conn
+	ch     chan *Response
+	forget func()
+}
+
+// Start sends a request now and returns it pending: requests started one
+// after another reach the peer in that order, whenever their answers
+// are awaited.
+func (c *Conn) Start(method string, params any) (*Pending, error) {
 	id := StringID(c.prefix + strconv.FormatUint(c.nextID.Add(1)-1, 10))
 	ch := make(chan *Response, 1)
 	k := id.key()
@@ -328,8 +346,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	if err := c.send(id, method, params); err != nil {
 		forget()
-		return err
+		return nil, err
 	}
+	return &Pending{c: c, ch: ch, forget: forget}, nil
+}
+
+// Wait waits for the answer of a request Start sent, decoding its result
+// into result.
+func (p *Pending) Wait(ctx context.Context, result any) error {
+	c, ch, forget := p.c, p.ch, p.forget
 	answer := func(resp *Response) error {
 		if resp.Error != nil {
 			return resp.Error

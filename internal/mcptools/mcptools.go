@@ -237,6 +237,10 @@ type Server struct {
 	firstAt   time.Time
 	stderr    *tail // a stdio server's last 8 KiB of stderr
 
+	// callers are the calls in flight, latest last: a server's question
+	// (elicitation/create) goes to the session of the latest one.
+	callers []*tool.Env
+
 	failures    int
 	retryAt     time.Time
 	starting    chan struct{}      // closed when a start ends
@@ -393,6 +397,62 @@ func (srv *Server) failLocked(err error) {
 	backoff := min(time.Second<<min(srv.failures-1, 10), maxBackoff)
 	srv.retryAt = time.Now().Add(backoff)
 	srv.set.log.Warn("mcp server failed", "server", srv.name, "err", err, "retry in", backoff)
+}
+
+// elicit serves the server's elicitation/create: the question goes to
+// the user of the session whose call is in flight (the latest, when
+// several are), as the daemon's own questions do; with none, or a
+// client that cannot answer, it is declined at once.
+func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	srv.mu.Lock()
+	var env *tool.Env
+	for i := len(srv.callers) - 1; i >= 0; i-- {
+		if srv.callers[i].Elicit != nil {
+			env = srv.callers[i]
+			break
+		}
+	}
+	srv.mu.Unlock()
+	if env == nil {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	p := req.Params
+	e := tool.Elicitation{Message: fmt.Sprintf("%s (MCP server %s)", p.Message, srv.name)}
+	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
+		e.URL, e.ID = p.URL, p.ElicitationID
+	} else {
+		schema, err := json.Marshal(p.RequestedSchema)
+		if err != nil || string(schema) == "null" {
+			schema = []byte(`{"type":"object","properties":{}}`)
+		}
+		e.Schema = schema
+	}
+	ans, err := env.Elicit(ctx, e)
+	if err != nil {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	res := &mcp.ElicitResult{Action: ans.Action}
+	if ans.Action == "accept" && len(ans.Content) > 0 {
+		if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}
+	}
+	return res, nil
+}
+
+// calling registers a call in flight (for the server's questions); the
+// func it returns unregisters it.
+func (srv *Server) calling(env *tool.Env) func() {
+	srv.mu.Lock()
+	srv.callers = append(srv.callers, env)
+	srv.mu.Unlock()
+	return func() {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if i := slices.Index(srv.callers, env); i >= 0 {
+			srv.callers = slices.Delete(srv.callers, i, i+1)
+		}
+	}
 }
 
 // tail keeps the last max bytes written to it.
@@ -571,7 +631,11 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		}
 		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc}
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: srv.elicit,
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+	})
 	cs, err := c.Connect(sctx, t, nil)
 	if err != nil {
 		switch {
@@ -721,6 +785,9 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	defer cancel()
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
+	}
+	if env != nil {
+		defer t.srv.calling(env)()
 	}
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.remote, Arguments: input})
 	switch {

@@ -70,7 +70,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 4 { // add, slow, write, crash
+	if add == nil || len(ts) != 6 { // add, slow, write, ask, visit, crash
 		t.Fatalf("tools %v", ts)
 	}
 	var schema map[string]any
@@ -84,7 +84,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 4 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 6 {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -254,3 +254,37 @@ func TestToolNames(t *testing.T) {
 }
 
 func serverB(b *testing.B) string { return server(b) }
+
+// A server's questions (elicitation/create, form and url modes) go to the
+// user of the call in flight, and the server gets the answer; with no
+// one to ask, they are declined at once.
+func TestServerQuestionsReachTheUser(t *testing.T) {
+	set := NewSet(map[string]config.MCPServer{"q": {Command: server(t)}}, nil, nil)
+	defer set.Close()
+	ts := set.Tools(context.Background())
+	var asked []tool.Elicitation
+	env := &tool.Env{Elicit: func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
+		asked = append(asked, e)
+		if e.URL != "" {
+			return tool.Answer{Action: "accept"}, nil
+		}
+		return tool.Answer{Action: "accept", Content: json.RawMessage(`{"answer":"blue"}`)}, nil
+	}}
+	r := find(ts, "mcp__q__ask").Run(context.Background(), env, json.RawMessage(`{"question":"Which colour?"}`))
+	if r.IsError || r.Output != `accept {"answer":"blue"}` {
+		t.Fatalf("a form question: %+v", r)
+	}
+	if len(asked) != 1 || asked[0].Message != "Which colour? (MCP server q)" || !strings.Contains(string(asked[0].Schema), `"answer"`) {
+		t.Fatalf("asked %+v", asked)
+	}
+	if r := find(ts, "mcp__q__visit").Run(context.Background(), env, json.RawMessage(`{}`)); r.Output != "accept" {
+		t.Fatalf("a url question: %+v", r)
+	}
+	if u := asked[1]; u.URL != "https://example.com/login" || u.ID != "e-1" {
+		t.Fatalf("the url question asked %+v", u)
+	}
+	// No one to ask: declined at once.
+	if r := call(t, context.Background(), find(ts, "mcp__q__ask"), `{"question":"Anyone?"}`); r.Output != "decline null" {
+		t.Fatalf("with no one to ask: %+v", r)
+	}
+}

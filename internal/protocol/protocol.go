@@ -120,6 +120,9 @@ type FSWriteParams struct {
 // Elicitation advertises elicitation support.
 type Elicitation struct {
 	Form *struct{} `json:"form,omitempty"`
+	// URL: the client can send the user to a URL (an MCP server's
+	// url-mode elicitation).
+	URL *struct{} `json:"url,omitempty"`
 }
 
 // InitializeParams are the params of initialize.
@@ -710,9 +713,15 @@ type SessionEventResult struct {
 // ElicitationParams are the params of elicitation/create.
 type ElicitationParams struct {
 	SessionID       string          `json:"sessionId"`
-	Mode            string          `json:"mode"`
+	Mode            string          `json:"mode"` // form | url
 	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"` // form
+	// URL and ElicitationID: a url-mode question (an MCP server's): send
+	// the user to URL.
+	URL           string `json:"url,omitempty"`
+	ElicitationID string `json:"elicitationId,omitempty"`
+	// ToolCallID is the tool call that asks, when one does.
+	ToolCallID string `json:"toolCallId,omitempty"`
 }
 
 // ElicitationResult is a client's answer to elicitation/create.

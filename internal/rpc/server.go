@@ -260,6 +260,7 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 		name = clientName(p.ClientInfo.Name)
 	}
 	b.client.SetIdentity(id, name, b.caps.Elicitation != nil, limit)
+	b.client.SetElicitURL(b.caps.Elicitation != nil && b.caps.Elicitation.URL != nil)
 	if fs := b.caps.FS; fs != nil {
 		b.client.SetFS(fs.ReadTextFile, fs.WriteTextFile, b.caps.Terminal)
 	} else {

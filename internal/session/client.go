@@ -42,6 +42,7 @@ type Client struct {
 	id        string
 	name      string // its initialize's clientInfo.name
 	canElicit bool
+	elicitURL bool // and url-mode questions
 	fsRead    bool // the client answers fs/read_text_file
 	fsWrite   bool // and fs/write_text_file
 	terminal  bool // and terminal/run
@@ -120,6 +121,13 @@ func (c *Client) ID() string {
 	return c.id
 }
 
+// SetElicitURL records whether the client takes url-mode questions.
+func (c *Client) SetElicitURL(ok bool) {
+	c.mu.Lock()
+	c.elicitURL = ok
+	c.mu.Unlock()
+}
+
 // Name returns the client's name ("" when it gave none).
 func (c *Client) Name() string {
 	c.mu.Lock()
@@ -131,6 +139,12 @@ func (c *Client) elicits() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.canElicit && !c.closed
+}
+
+func (c *Client) elicitsURL() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.canElicit && c.elicitURL && !c.closed
 }
 
 // Close detaches the client from every session. The connection's owner

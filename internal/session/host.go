@@ -78,9 +78,15 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 		if err := s.caughtUp(ctx); err != nil {
 			return tool.Answer{}, err
 		}
+		p := protocol.ElicitationParams{SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}
+		if e.URL != "" {
+			if !c.elicitsURL() {
+				return tool.Answer{Action: "decline"}, nil // the client cannot send the user anywhere
+			}
+			p = protocol.ElicitationParams{SessionID: s.id, Mode: "url", Message: e.Message, URL: e.URL, ElicitationID: e.ID}
+		}
 		var res protocol.ElicitationResult
-		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, protocol.ElicitationParams{
-			SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}, &res)
+		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, p, &res)
 		if err != nil {
 			return tool.Answer{}, err
 		}

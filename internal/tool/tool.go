@@ -71,6 +71,9 @@ func Title(name string, input json.RawMessage) string {
 type Elicitation struct {
 	Message string
 	Schema  json.RawMessage
+	// URL, with ID, makes it a url-mode question (an MCP server's): the
+	// user is sent to URL, and says whether they went.
+	URL, ID string
 }
 
 // Answer is the user's reply to an Elicitation.

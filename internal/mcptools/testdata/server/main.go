@@ -1,12 +1,14 @@
 // Command server is the MCP server of the mcptools tests, written with the
 // official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
-// prints its URL). Tools: add (a+b), slow (waits until cancelled), crash
+// prints its URL). Tools: add (a+b), slow (waits until cancelled), write,
+// ask (a form question to the user), visit (a url-mode question), crash
 // (the process exits). -hang-start makes it never answer initialize;
 // -fail-start MSG prints MSG on stderr and exits 1.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -25,6 +27,14 @@ type addIn struct {
 
 type addOut struct {
 	Sum int `json:"sum"`
+}
+
+type askIn struct {
+	Question string `json:"question"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
 type writeIn struct {
@@ -60,6 +70,32 @@ func main() {
 			text = "could not write: " + err.Error()
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	})
+	// Questions to the user, the way the current protocol asks them
+	// (multi round-trip, SEP-2322): the call answers with its input
+	// requests, and the client calls again with the answers.
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "ask the user a question (elicitation, form mode)"}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Mode: "form", Message: in.Question,
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)}}}, nil, nil
+		}
+		res, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult)
+		if !ok {
+			return text("no answer"), nil, nil
+		}
+		b, _ := json.Marshal(res.Content)
+		return text(res.Action + " " + string(b)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "visit", Description: "send the user to a page (elicitation, url mode)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"v": &mcp.ElicitParams{Mode: "url", Message: "Sign in to the test service",
+				URL: "https://example.com/login", ElicitationID: "e-1"}}}, nil, nil
+		}
+		res, ok := req.Params.InputResponses["v"].(*mcp.ElicitResult)
+		if !ok {
+			return text("no answer"), nil, nil
+		}
+		return text(res.Action), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
