@@ -5,12 +5,16 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"strings"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -267,7 +271,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		}
 		req := provider.Request{System: system, Messages: view.View(), Tools: specs,
 			Estimate: fixed + view.ViewTokens(), Model: a.Model, MaxTokens: a.MaxTokens, Reasoning: a.Reasoning}
-		resp, err := a.Provider.Stream(ctx, req, func(d provider.Delta) {
+		resp, used, err := a.stream(ctx, h, req, func(d provider.Delta) {
 			if d.Thought != "" {
 				h.Emit(ThoughtChunk{Text: d.Thought})
 			}
@@ -277,7 +281,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		})
 		if resp != nil {
 			out.Content = resp.Text
-			out.Usage.Add(a.charge(h, resp.Usage))
+			out.Usage.Add(used)
 		}
 		if err != nil {
 			if resp != nil && resp.Text != "" {
@@ -336,11 +340,14 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			if ctx.Err() != nil {
 				// Every call gets a result, so the transcript stays valid.
 				r = tool.Result{Output: "cancelled before it ran", IsError: true}
+				metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
 			} else {
 				g := a.gate(h, byName, call)
 				h.Emit(ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Title: tool.Title(call.Name, call.Input),
 					Kind: g.kind, NeedsApproval: g.ask})
-				r = a.call(ctx, h, env, g, call)
+				var decision string
+				r, decision = a.call(ctx, h, env, g, call)
+				metrics.ToolCall(toolLabel(byName, call.Name), decision)
 				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
 			}
 			view = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
@@ -356,6 +363,27 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 
 // charge prices a model call's usage (unless its server did), charges it
 // to the host and returns it.
+// stream makes one model call, charged to the session and counted
+// (metrics): its outcome, latency, tokens and cost.
+func (a *Agent) stream(ctx context.Context, h Host, req provider.Request, onDelta func(provider.Delta)) (*provider.Response, provider.Usage, error) {
+	t0 := time.Now()
+	resp, err := a.Provider.Stream(ctx, req, onDelta)
+	var u provider.Usage
+	if resp != nil {
+		u = a.charge(h, resp.Usage)
+	}
+	outcome := "ok"
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome = "cancelled"
+	case err != nil:
+		outcome = "error"
+	}
+	info := a.Provider.Info()
+	metrics.ProviderCall(info.Name, cmp.Or(req.Model, info.Model), outcome, time.Since(t0), u.InputTokens, u.OutputTokens, u.CostUSD, u.Priced)
+	return resp, u, err
+}
+
 func (a *Agent) charge(h Host, u provider.Usage) provider.Usage {
 	if !u.Priced && a.Price != nil {
 		if p, ok := a.Price(a.Model); ok {
@@ -419,10 +447,7 @@ func (a *Agent) summarize(ctx context.Context, h Host, prev string, msgs []provi
 		System:   "You summarise an agent's conversation so it can go on without the full text. Keep what the work needs: the user's goals and constraints, decisions, files and commands involved, results, and what is still open. At most 300 words, plain text.",
 		Messages: []provider.Message{{Role: provider.RoleUser, Text: b.String()}},
 	}
-	resp, err := a.Provider.Stream(ctx, req, func(provider.Delta) {})
-	if resp != nil {
-		a.charge(h, resp.Usage) // a summary costs like any call
-	}
+	resp, _, err := a.stream(ctx, h, req, func(provider.Delta) {}) // a summary costs like any call
 	if err != nil {
 		return "", err
 	}
@@ -485,31 +510,45 @@ func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall
 	return g
 }
 
-func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call provider.ToolCall) tool.Result {
+// toolLabel names a call's tool for the metrics: an unknown name (the
+// model's to make up) is "unknown".
+func toolLabel(byName map[string]tool.Tool, name string) string {
+	if _, ok := byName[name]; ok {
+		return name
+	}
+	return "unknown"
+}
+
+// call runs a gated call; decision says what let it run or not: auto (no
+// one was asked), allowed or rejected (by the user), refused (a rule, a
+// hook, the risk level), unknown (no such tool).
+func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call provider.ToolCall) (tool.Result, string) {
 	t := g.tool
 	if t == nil {
-		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}
+		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}, "unknown"
 	}
 	if g.standing != nil && !g.standing.Allow {
-		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}
+		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}, "refused"
 	}
 	if t.Asks() && a.Risk == RiskReadonly {
-		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}
+		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}, "refused"
 	}
 	pre := h.Hook(ctx, HookPreToolUse, &call, nil)
 	switch {
 	case pre.Block || pre.Permission == "deny":
-		return tool.Result{Output: fmt.Sprintf("%s was not run: a PreToolUse hook refused it: %s", call.Name, pre.Reason), IsError: true}
+		return tool.Result{Output: fmt.Sprintf("%s was not run: a PreToolUse hook refused it: %s", call.Name, pre.Reason), IsError: true}, "refused"
 	case pre.Permission == "allow":
 		g.ask = false
 	case pre.Permission == "ask":
 		g.ask, g.rule = true, "a PreToolUse hook asks"
 	}
+	decision := "auto"
 	if g.ask {
 		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind, Rule: g.rule})
 		if !d.Allow {
-			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}
+			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}, "rejected"
 		}
+		decision = "allowed"
 	}
 	eff := tool.EffectOf(t, env, call.Input)
 	var r tool.Result
@@ -523,7 +562,7 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	if post := h.Hook(ctx, HookPostToolUse, &call, &r); post.Block {
 		r.Output += "\n[a PostToolUse hook: " + post.Reason + "]"
 	}
-	return r
+	return r, decision
 }
 
 // maxTokensNotice names the output limit a reply reached and the config

@@ -255,6 +255,29 @@ type Gateway struct {
 	// A duration: "30d", "12h", "90m".
 	TokenTTL   string `toml:"token_ttl"`
 	SessionTTL string `toml:"session_ttl"`
+	// MetricsListen, when set, serves /metrics on this loopback address
+	// without a credential (for a local Prometheus), whether or not the
+	// gateway is enabled.
+	MetricsListen string `toml:"metrics_listen"`
+}
+
+// CheckMetricsListen says what is wrong with metrics_listen, if anything:
+// it must be a loopback HOST:PORT (it serves without a credential).
+func (g Gateway) CheckMetricsListen() error {
+	if g.MetricsListen == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(g.MetricsListen)
+	if err != nil {
+		return fmt.Errorf("gateway.metrics_listen = %q: want HOST:PORT (%v)", g.MetricsListen, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("gateway.metrics_listen = %q: bad port %q", g.MetricsListen, port)
+	}
+	if !IsLoopback(host) {
+		return fmt.Errorf("gateway.metrics_listen = %q: it serves without a credential, so only a loopback address (127.0.0.1, ::1) may serve it; the gateway's /metrics takes a token", g.MetricsListen)
+	}
+	return nil
 }
 
 // Lifetimes returns token_ttl and session_ttl (Check has vouched for
@@ -614,6 +637,9 @@ func (c *Config) validate() error {
 		if err := c.Gateway.Check(); err != nil {
 			return err
 		}
+	}
+	if err := c.Gateway.CheckMetricsListen(); err != nil {
+		return err
 	}
 	for name, m := range c.MCP.Servers {
 		if err := m.Check(name); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
@@ -106,6 +108,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return err
 	}
 	defer db.Close()
+	db.OnCommit = metrics.StoreCommit
 	reaper := &tool.Reaper{Dir: filepath.Join(o.Dirs.DataDir, "procs"), Log: log}
 	if n := reaper.Reap(); n > 0 {
 		log.Warn("killed commands a daemon that died had left running", "groups", n)
@@ -132,6 +135,18 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
 	sessions.RecoverRewinds(ctx)
+	metrics.CountSessions(func() (live, running, stored int) {
+		for _, s := range sessions.Summaries() {
+			live++
+			if s.State == store.StateRunning {
+				running++
+			}
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		stored, _ = db.CountSessions(cctx)
+		return live, running, stored
+	})
 	tokenTTL, sessionTTL := o.Config.Gateway.Lifetimes()
 	keeper, err := pairing.New(ctx, db, pairing.Options{TokenTTL: tokenTTL, SessionTTL: sessionTTL})
 	if err != nil {
@@ -150,6 +165,21 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		Keeper: keeper, GatewayURL: gatewayURL,
 	})
 	life := newLifetime(grace)
+	if addr := o.Config.Gateway.MetricsListen; addr != "" {
+		// /metrics on loopback without a credential, for a local
+		// Prometheus (the gateway's own /metrics takes a token).
+		mln, err := net.Listen("tcp", addr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("gateway.metrics_listen = %q: %w", addr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go ms.Serve(mln)
+		defer ms.Close()
+		log.Info("metrics served", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
 	if o.Config.Gateway.Enabled {
 		gw, err := gateway.Start(gateway.Options{Config: o.Config.Gateway, Version: o.Version, Serve: srv.ServeConn,
 			Keeper: keeper, Logger: log, MaxFrame: o.Config.Daemon.MaxFrameBytes,
@@ -217,6 +247,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 			go func() {
 				defer conns.Done()
 				defer life.disconnect()
+				defer metrics.Connected("socket")()
 				log.Info("client connected", "peer", peer.Label)
 				err := srv.ServeConn(connCtx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID})
 				log.Info("client disconnected", "peer", peer.Label, "err", err)

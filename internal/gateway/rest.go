@@ -16,6 +16,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -52,6 +53,7 @@ var Routes = []Route{
 	}},
 	{Method: http.MethodPost, Path: "/api/sessions/{id}/cancel", serve: (*Gateway).cancelTurn},
 	{Method: http.MethodGet, Path: "/api/sessions/{id}/export", serve: (*Gateway).export},
+	{Method: http.MethodGet, Path: "/metrics", serve: func(g *Gateway, w http.ResponseWriter, r *http.Request) { metrics.Handler().ServeHTTP(w, r) }},
 }
 
 // mux routes the table: each path also answers other methods with a

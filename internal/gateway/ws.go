@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/acp"
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 )
@@ -264,6 +265,7 @@ func (g *Gateway) serveWS(w http.ResponseWriter, r *http.Request, peer string, i
 	defer release()
 	go wc.keepalive(g.o.Ping, g.o.PongWait, func() bool { return g.o.Keeper.Alive(id) })
 	g.log.Info("gateway client connected", "peer", peer, "route", r.URL.Path, "tokenId", token(r).ID)
+	defer metrics.Connected("gateway")()
 	if isACP {
 		err = acp.Serve(wc.ctx, wc, acp.Options{Version: g.o.Version, Logger: g.log.With("peer", peer),
 			Dial: func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error) {

@@ -35,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
@@ -775,6 +776,7 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	if cs == nil {
 		// Not ready: say what is happening now, never wait for it.
 		t.srv.kick()
+		metrics.MCPCall(t.srv.name, "not_ready")
 		return tool.Result{Output: t.srv.notReady(), IsError: true}
 	}
 	timeout := CallTimeout
@@ -792,11 +794,18 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.remote, Arguments: input})
 	switch {
 	case err != nil && ctx.Err() != nil:
+		metrics.MCPCall(t.srv.name, "cancelled")
 		return tool.Result{Output: fmt.Sprintf("%s: cancelled", t.name), IsError: true}
 	case err != nil && cctx.Err() != nil:
+		metrics.MCPCall(t.srv.name, "timeout")
 		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s gave no answer within %s (the call was cancelled)", t.srv.name, t.remote, timeout), IsError: true}
 	case err != nil:
+		metrics.MCPCall(t.srv.name, "error")
 		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s: %v", t.srv.name, t.remote, err), IsError: true}
+	case res.IsError:
+		metrics.MCPCall(t.srv.name, "error")
+	default:
+		metrics.MCPCall(t.srv.name, "ok")
 	}
 	var b strings.Builder
 	for _, c := range res.Content {

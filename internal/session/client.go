@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -223,6 +224,15 @@ var errEventsGone = errors.New("session events are missing from the store")
 // subscription, from the one after the last written up to what was
 // delivered when the writer reached this place in the queue.
 func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
+	before := sb.written.Load()
+	buf, more, err := sb.appendFrames(buf, first, max)
+	if n := sb.written.Load() - before; n > 0 {
+		metrics.EventsSent(int(n))
+	}
+	return buf, more, err
+}
+
+func (sb *sub) appendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
 	s := sb.s
 	if first {
 		s.subMu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -165,6 +166,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		out.StopReason, out.Err = agent.StopError, err
 		res.StopReason, res.Notice, out.Notice = agent.StopError, "", ""
 	}
+	metrics.Turn(res.StopReason)
 	outcome := protocol.OutcomeCompleted
 	switch out.StopReason {
 	case agent.StopCancelled:

@@ -114,6 +114,10 @@ type Store struct {
 	insertSeg *sql.Stmt
 	seg       []byte           // the segment being packed
 	broken    map[string]error // sessions whose write failed, until Resume
+
+	// OnCommit, when set before the first write, is told how long each
+	// batch's transaction took (the daemon's metrics).
+	OnCommit func(time.Duration)
 }
 
 // op is one queued write. An event append has isEvent and ev set: the writer inserts
@@ -356,6 +360,10 @@ func (s *Store) commit(batch []op, errs []error) []error {
 			}
 		}
 		return errs
+	}
+	if s.OnCommit != nil {
+		t0 := time.Now()
+		defer func() { s.OnCommit(time.Since(t0)) }()
 	}
 	if _, err := s.wc.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return failAll(err)
