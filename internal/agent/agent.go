@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
@@ -46,6 +47,13 @@ type ToolResult struct {
 	IsError  bool
 }
 
+// ToolProgress is how far a running call is.
+type ToolProgress struct {
+	ID              string
+	Progress, Total float64 // Total 0: unknown
+	Message         string
+}
+
 // Plan is a plan the model published.
 type Plan struct{ Entries []tool.PlanEntry }
 
@@ -59,6 +67,7 @@ func (MessageChunk) isEvent() {}
 func (ThoughtChunk) isEvent() {}
 func (ToolCall) isEvent()     {}
 func (ToolResult) isEvent()   {}
+func (ToolProgress) isEvent() {}
 func (Plan) isEvent()         {}
 func (ContextUsage) isEvent() {}
 
@@ -550,6 +559,21 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 		decision = "allowed"
 	}
+	// This call's own env: its progress is said as the call's.
+	ce := *env
+	var last time.Time
+	var pmu sync.Mutex
+	ce.Progress = func(progress, total float64, message string) {
+		// A server that floods progress costs at most five events a
+		// second (each is stored); reaching the total always shows.
+		pmu.Lock()
+		defer pmu.Unlock()
+		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || (total > 0 && progress >= total) {
+			last = now
+			h.Emit(ToolProgress{ID: call.ID, Progress: progress, Total: total, Message: message})
+		}
+	}
+	env = &ce
 	eff := tool.EffectOf(t, env, call.Input)
 	var r tool.Result
 	if len(eff.Paths) == 0 && !eff.Anything {

@@ -752,7 +752,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 6 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 8 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -877,5 +877,33 @@ func TestMCPServerQuestionsReachTheClient(t *testing.T) {
 	}
 	if res := result(t, b.call("session/prompt", prompt(sid2, `/tool mcp__q__visit {}`))); res["content"] != "tool mcp__q__visit returned: decline" {
 		t.Fatalf("a url question to a forms-only client: %v", res)
+	}
+}
+
+// A long MCP tool says how far it is: tool_progress events of its call
+// (the last one, at its total, always), stored with the turn's events.
+func TestMCPToolProgress(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__p__count {}`))); res["content"] != "tool mcp__p__count returned: counted" {
+		t.Fatalf("count: %v", res)
+	}
+	var callID string
+	var last map[string]any
+	for _, e := range history(t, a, sid) {
+		switch e["type"] {
+		case "tool_call":
+			callID = e["toolCallId"].(string)
+		case "tool_progress":
+			last = e
+			if e["toolCallId"] != callID || e["turnId"] == nil {
+				t.Errorf("progress of another call: %v", e)
+			}
+		}
+	}
+	if last == nil || last["progress"] != 3.0 || last["total"] != 3.0 || last["message"] != "step 3" {
+		t.Fatalf("the last tool_progress: %v", last)
 	}
 }

@@ -241,6 +241,9 @@ type Server struct {
 	// callers are the calls in flight, latest last: a server's question
 	// (elicitation/create) goes to the session of the latest one.
 	callers []*tool.Env
+	// progress maps a call's progress token to where its progress goes.
+	progress map[string]func(progress, total float64, message string)
+	tokens   uint64
 
 	failures    int
 	retryAt     time.Time
@@ -441,6 +444,51 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	return res, nil
 }
 
+// onProgress passes a server's notifications/progress to the call whose
+// token it names.
+func (srv *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p := req.Params
+	srv.mu.Lock()
+	f := srv.progress[fmt.Sprint(p.ProgressToken)]
+	srv.mu.Unlock()
+	if f != nil {
+		f(p.Progress, p.Total, p.Message)
+	}
+}
+
+// relist reads the server's tools again (tools/list_changed): the next
+// turn offers the new list.
+func (srv *Server) relist(ctx context.Context) {
+	cs := srv.session()
+	if cs == nil {
+		return
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StartTimeout)
+	defer cancel()
+	var list []*mcp.Tool
+	for tl, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			srv.set.log.Warn("mcp server: listing its tools again", "server", srv.name, "err", err)
+			return
+		}
+		list = append(list, tl)
+	}
+	srv.mu.Lock()
+	if srv.cs == cs {
+		srv.list = srv.wrap(list)
+		srv.known = srv.list
+		srv.set.log.Info("mcp server's tools changed", "server", srv.name, "tools", len(list))
+	}
+	srv.mu.Unlock()
+	if relisted != nil {
+		relisted(srv.name)
+	}
+}
+
+// relisted, when set (tests), is told each time a server's tools were
+// listed again.
+var relisted func(server string)
+
 // calling registers a call in flight (for the server's questions); the
 // func it returns unregisters it.
 func (srv *Server) calling(env *tool.Env) func() {
@@ -633,7 +681,9 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: srv.elicit,
+		ElicitationHandler:          srv.elicit,
+		ProgressNotificationHandler: srv.onProgress,
+		ToolListChangedHandler:      func(ctx context.Context, _ *mcp.ToolListChangedRequest) { srv.relist(ctx) },
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
 	})
@@ -788,10 +838,28 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: input}
 	if env != nil {
 		defer t.srv.calling(env)()
+		if env.Progress != nil {
+			// A token per call: the server's progress reaches it.
+			t.srv.mu.Lock()
+			t.srv.tokens++
+			tok := fmt.Sprintf("zc-%d", t.srv.tokens)
+			if t.srv.progress == nil {
+				t.srv.progress = map[string]func(float64, float64, string){}
+			}
+			t.srv.progress[tok] = env.Progress
+			t.srv.mu.Unlock()
+			defer func() {
+				t.srv.mu.Lock()
+				delete(t.srv.progress, tok)
+				t.srv.mu.Unlock()
+			}()
+			params.SetProgressToken(tok)
+		}
 	}
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: t.remote, Arguments: input})
+	res, err := cs.CallTool(cctx, params)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		metrics.MCPCall(t.srv.name, "cancelled")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 6 { // add, slow, write, ask, visit, crash
+	if add == nil || len(ts) != 8 { // add, slow, write, ask, visit, count, grow, crash
 		t.Fatalf("tools %v", ts)
 	}
 	var schema map[string]any
@@ -84,7 +85,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 6 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 8 {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -286,5 +287,40 @@ func TestServerQuestionsReachTheUser(t *testing.T) {
 	// No one to ask: declined at once.
 	if r := call(t, context.Background(), find(ts, "mcp__q__ask"), `{"question":"Anyone?"}`); r.Output != "decline null" {
 		t.Fatalf("with no one to ask: %+v", r)
+	}
+}
+
+// A call gets a progress token: the server's progress reaches the call;
+// a server that adds a tool (tools/list_changed) has it offered next.
+func TestProgressAndToolsThatChange(t *testing.T) {
+	changed := make(chan string, 4)
+	relisted = func(server string) { changed <- server }
+	defer func() { relisted = nil }()
+	set := NewSet(map[string]config.MCPServer{"p": {Command: server(t)}}, nil, nil)
+	defer set.Close()
+	ts := set.Tools(context.Background())
+	var seen []string
+	env := &tool.Env{Progress: func(progress, total float64, message string) {
+		seen = append(seen, fmt.Sprintf("%g/%g %s", progress, total, message))
+	}}
+	if r := find(ts, "mcp__p__count").Run(context.Background(), env, json.RawMessage(`{}`)); r.Output != "counted" {
+		t.Fatalf("count: %+v", r)
+	}
+	if strings.Join(seen, ", ") != "1/3 step 1, 2/3 step 2, 3/3 step 3" {
+		t.Errorf("progress seen: %q", seen)
+	}
+	if find(ts, "mcp__p__grown") != nil {
+		t.Fatal("grown before it grew")
+	}
+	if r := call(t, context.Background(), find(ts, "mcp__p__grow"), `{}`); r.Output != "grew" {
+		t.Fatalf("grow: %+v", r)
+	}
+	<-changed
+	grown := find(set.Tools(context.Background()), "mcp__p__grown")
+	if grown == nil {
+		t.Fatal("the new tool is not offered after tools/list_changed")
+	}
+	if r := call(t, context.Background(), grown, `{}`); r.Output != "grown" {
+		t.Fatalf("grown: %+v", r)
 	}
 }

@@ -44,6 +44,17 @@ var Events = []Event{
 	{EventRewind, reflect.TypeFor[RewindEvent]()},
 	{EventHook, reflect.TypeFor[HookEvent]()},
 	{EventQueueUpdate, reflect.TypeFor[QueueUpdateEvent]()},
+	{EventToolProgress, reflect.TypeFor[ToolProgressEvent]()},
+}
+
+// ToolProgressEvent is tool_progress: a running tool said how far it is
+// (an MCP server's notifications/progress), at most five times a second
+// per call (the last, at its total, always).
+type ToolProgressEvent struct {
+	ToolCallID string   `json:"toolCallId"`
+	Progress   float64  `json:"progress"`
+	Total      *float64 `json:"total,omitempty"`
+	Message    string   `json:"message,omitempty"`
 }
 
 // QueueUpdateEvent is queue_update: the session's queue of prompts as it

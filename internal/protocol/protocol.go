@@ -337,6 +337,7 @@ const (
 	EventRewind            = "rewind"
 	EventHook              = "hook"
 	EventQueueUpdate       = "queue_update"
+	EventToolProgress      = "tool_progress"
 )
 
 // EventTypes lists every event type, for the capabilities (the order
@@ -787,6 +788,10 @@ type Update struct {
 	Recovered    bool             `json:"recovered"`
 	// queue_update
 	Items []QueueItem `json:"items"`
+	// tool_progress
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total"`
+	Message  string   `json:"message"`
 	// every event of a turn
 	TurnID string `json:"turnId"`
 	// user_message (its sender), approval_resolved (who answered)

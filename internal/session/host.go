@@ -25,6 +25,12 @@ func (s *Session) Emit(e agent.Event) {
 			NeedsApproval: e.NeedsApproval, RawInput: e.Input}))
 	case agent.ToolResult:
 		s.emit(protocol.EventToolResult, mustJSON(protocol.ToolResultEvent{ToolCallID: e.ID, Name: e.Name, RawOutput: e.Output, IsError: e.IsError}))
+	case agent.ToolProgress:
+		ev := protocol.ToolProgressEvent{ToolCallID: e.ID, Progress: e.Progress, Message: e.Message}
+		if e.Total > 0 {
+			ev.Total = &e.Total
+		}
+		s.emit(protocol.EventToolProgress, mustJSON(ev))
 	case agent.Plan:
 		s.emit(protocol.EventPlan, mustJSON(planEvent(e.Entries)))
 	case agent.HistoryTrimmed:

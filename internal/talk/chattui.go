@@ -94,6 +94,8 @@ type tui struct {
 	dq    []protocol.QueueItem
 	dqOf  string // the session dq is of
 	me    string // this chat's clientId (kept across reconnects)
+	// progress is how far the running tool is ("" when it said nothing).
+	progress string
 }
 
 // asking is an approval or a question waiting for the person.
@@ -639,7 +641,10 @@ func (m *tui) event(u *update) tea.Cmd {
 		m.flush()
 		m.out.print(ch.tuiStyle().toolCallLine(u, max(m.width-len(u.Name)-4, 40)))
 	case protocol.EventToolResult:
+		m.progress = ""
 		m.out.print(ch.tuiStyle().toolResultLine(u, max(m.width-6, 40)))
+	case protocol.EventToolProgress:
+		m.progress = progressLine(u)
 	case protocol.EventPlan:
 		m.flush()
 		m.out.print(ch.tuiStyle().planLines(u.Entries))
@@ -673,6 +678,21 @@ func (m *tui) event(u *update) tea.Cmd {
 		m.other = ""
 	}
 	return nil
+}
+
+// progressLine says how far a tool is: "2/3 step 2", "40% ...".
+func progressLine(u *update) string {
+	var s string
+	switch {
+	case u.Total != nil && *u.Total > 0:
+		s = strconv.FormatFloat(u.Progress, 'f', -1, 64) + "/" + strconv.FormatFloat(*u.Total, 'f', -1, 64)
+	default:
+		s = strconv.FormatFloat(u.Progress, 'f', -1, 64)
+	}
+	if u.Message != "" {
+		s += " " + mdterm.Safe(strings.ReplaceAll(u.Message, "\n", " "))
+	}
+	return s
 }
 
 // fromWhom names a client for the person: its name and id.
@@ -966,6 +986,8 @@ func (m *tui) View() string {
 		b.WriteString(m.spin.View() + " connecting to the daemon…\n")
 	case m.busy && m.waiting:
 		b.WriteString(m.spin.View() + " thinking… " + m.ch.dim("(esc to cancel)") + "\n")
+	case m.busy && m.asking == nil && m.progress != "":
+		b.WriteString(m.spin.View() + " " + m.ch.dim(cut(m.progress, max(m.width-30, 20))+" (esc to cancel · Ctrl-S steers)") + "\n")
 	case m.busy && m.asking == nil:
 		b.WriteString(m.spin.View() + m.ch.dim(" working (esc to cancel · Ctrl-S steers)") + "\n")
 	case m.other != "" && m.asking == nil:

@@ -99,6 +99,9 @@ type Env struct {
 	Elicit func(ctx context.Context, e Elicitation) (Answer, error)
 	// Plan publishes a plan.
 	Plan func(entries []PlanEntry)
+	// Progress, set for one call, tells the people watching how far it
+	// is (total 0: unknown).
+	Progress func(progress, total float64, message string)
 	// Commands is what commands run with.
 	Commands
 	// FS, when set, reads and writes files through the client (an

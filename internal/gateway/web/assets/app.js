@@ -772,6 +772,13 @@ class SessionView {
         break;
       }
       case 'approval_request': this.approval(u); break;
+      case 'tool_progress': {
+        const card = this.tools.get(u.toolCallId);
+        if (!card) break;
+        if (!card.progress) { card.progress = el('div', { class: 'tool-progress small muted', role: 'status' }); card.summary.after(card.progress); }
+        card.progress.textContent = (typeof u.total === 'number' ? u.progress + ' of ' + u.total : String(u.progress)) + (u.message ? ' \u2014 ' + u.message : '');
+        break;
+      }
       case 'queue_update': this.showQueue(u.items || []); break;
       case 'approval_resolved': {
         const a = this.approvals.get(u.requestId);

@@ -1,8 +1,9 @@
 // Command server is the MCP server of the mcptools tests, written with the
 // official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
 // prints its URL). Tools: add (a+b), slow (waits until cancelled), write,
-// ask (a form question to the user), visit (a url-mode question), crash
-// (the process exits). -hang-start makes it never answer initialize;
+// ask (a form question to the user), visit (a url-mode question), count
+// (progress), grow (adds a tool: tools/list_changed), crash (the process
+// exits). -hang-start makes it never answer initialize;
 // -fail-start MSG prints MSG on stderr and exits 1.
 package main
 
@@ -96,6 +97,25 @@ func main() {
 			return text("no answer"), nil, nil
 		}
 		return text(res.Action), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "count to three, saying how far it is (progress)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 3; i++ {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)})
+			}
+		}
+		// The client handles what it is sent in order: once it answered
+		// a ping, it has taken the progress before the result.
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return text("ping: " + err.Error()), nil, nil
+		}
+		return text("counted"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "add a tool named grown (tools/list_changed)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "a tool added while the server runs"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			return text("grown"), nil, nil
+		})
+		return text("grew"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
