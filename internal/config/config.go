@@ -214,6 +214,26 @@ type MCPServer struct {
 	// call (0: 300 s).
 	StartTimeoutSecs int `toml:"start_timeout_secs"`
 	CallTimeoutSecs  int `toml:"call_timeout_secs"`
+	// PerSession starts the server once per session, with the session's
+	// directory as its root (roots/list), instead of once for all.
+	PerSession bool `toml:"per_session"`
+}
+
+// SharedServers are the MCP servers started once for every session (not
+// per_session).
+func (m MCP) SharedServers() map[string]MCPServer { return m.servers(false) }
+
+// PerSessionServers are the MCP servers each session starts for itself.
+func (m MCP) PerSessionServers() map[string]MCPServer { return m.servers(true) }
+
+func (m MCP) servers(perSession bool) map[string]MCPServer {
+	out := map[string]MCPServer{}
+	for n, s := range m.Servers {
+		if s.PerSession == perSession {
+			out[n] = s
+		}
+	}
+	return out
 }
 
 // Check says what is wrong with the server's settings, if anything.

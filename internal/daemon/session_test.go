@@ -752,7 +752,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 8 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 9 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -905,5 +905,23 @@ func TestMCPToolProgress(t *testing.T) {
 	}
 	if last == nil || last["progress"] != 3.0 || last["total"] != 3.0 || last["message"] != "step 3" {
 		t.Fatalf("the last tool_progress: %v", last)
+	}
+}
+
+// A configured server with per_session = true runs once per session, its
+// root the session's directory; status lists it with the session.
+func TestPerSessionMCPServerHasTheSessionsRoot(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.files]\ncommand = \""+bin+"\"\nper_session = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	res := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`}`))
+	sid := res["sessionId"].(string)
+	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__files__roots {}`))); res["content"] != "tool mcp__files__roots returned: [file://"+cwd+"]" {
+		t.Fatalf("roots: %v", res)
+	}
+	st := result(t, a.call("status", `{}`))["mcpServers"].([]any)
+	if len(st) != 1 || st[0].(map[string]any)["perSession"] != true || st[0].(map[string]any)["sessionId"] != sid {
+		t.Fatalf("status: %v", st)
 	}
 }

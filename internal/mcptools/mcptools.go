@@ -19,7 +19,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -79,6 +81,10 @@ type Set struct {
 	environ []string
 	log     *slog.Logger
 	wait    atomic.Int64 // a turn's wait, in ns (TurnWait unless set)
+	// roots are the directories the servers are told (roots/list): a
+	// session's set has its directory; the shared set none, and does not
+	// declare roots.
+	roots []string
 	// wrap, when set, makes a stdio server's command line: the sandbox
 	// around it (a session's own servers).
 	wrap func(argv []string) ([]string, error)
@@ -91,6 +97,15 @@ func (s *Set) WithTurnWait(d time.Duration) *Set {
 		d = TurnWait
 	}
 	s.wait.Store(int64(d))
+	return s
+}
+
+// WithRoot gives the set's servers dir as their root (roots/list), before
+// they start; it returns s.
+func (s *Set) WithRoot(dir string) *Set {
+	if dir != "" {
+		s.roots = append(s.roots, dir)
+	}
 	return s
 }
 
@@ -680,13 +695,20 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		}
 		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc}
 	}
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+	if len(srv.set.roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{} // declared only when there are roots to say
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler:          srv.elicit,
 		ProgressNotificationHandler: srv.onProgress,
 		ToolListChangedHandler:      func(ctx context.Context, _ *mcp.ToolListChangedRequest) { srv.relist(ctx) },
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
-			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		Capabilities:                caps,
 	})
+	for _, dir := range srv.set.roots {
+		c.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String(), Name: filepath.Base(dir)})
+	}
 	cs, err := c.Connect(sctx, t, nil)
 	if err != nil {
 		switch {

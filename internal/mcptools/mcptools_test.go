@@ -71,7 +71,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 8 { // add, slow, write, ask, visit, count, grow, crash
+	if add == nil || len(ts) != 9 { // add, slow, write, ask, visit, count, grow, roots, crash
 		t.Fatalf("tools %v", ts)
 	}
 	var schema map[string]any
@@ -85,7 +85,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 8 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 9 {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -322,5 +322,21 @@ func TestProgressAndToolsThatChange(t *testing.T) {
 	}
 	if r := call(t, context.Background(), grown, `{}`); r.Output != "grown" {
 		t.Fatalf("grown: %+v", r)
+	}
+}
+
+// A session's set tells its servers the session's directory as their
+// root; the shared set (one server for every session) tells none.
+func TestRoots(t *testing.T) {
+	dir := t.TempDir()
+	own := NewSet(map[string]config.MCPServer{"r": {Command: server(t)}}, nil, nil).WithRoot(dir)
+	defer own.Close()
+	if r := call(t, context.Background(), find(own.Tools(context.Background()), "mcp__r__roots"), `{}`); r.Output != "[file://"+dir+"]" {
+		t.Fatalf("the session's roots: %+v", r)
+	}
+	shared := NewSet(map[string]config.MCPServer{"r": {Command: server(t)}}, nil, nil)
+	defer shared.Close()
+	if r := call(t, context.Background(), find(shared.Tools(context.Background()), "mcp__r__roots"), `{}`); strings.Contains(r.Output, "file://") {
+		t.Fatalf("the shared set's roots: %+v", r)
 	}
 }

@@ -83,7 +83,8 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	defer s.mu.Unlock()
 	if s.mcp == nil && !s.closing {
 		l := s.m.conf()
-		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id))
+		// Its servers' root is the session's directory (roots/list).
+		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id)).WithRoot(s.cwd)
 		if sb := s.sandboxLocked(); sb != nil {
 			// The editor's servers run confined as commands do, writing
 			// the session's directory.

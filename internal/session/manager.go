@@ -101,7 +101,7 @@ func (m *Manager) Reload(cfg *config.Config) {
 	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
 	next.rules = rulesOf(cfg)
 	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
-		next.mcp = mcptools.NewSet(cfg.MCP.Servers, next.environ, m.log)
+		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log)
 		next.mcp.Start()
 	}
 	next.mcp.WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond)
@@ -181,7 +181,7 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
-	shared := mcptools.NewSet(o.Config.MCP.Servers, scrubbed, log).WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond)
+	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond)
 	shared.Start()
 	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: shared}
 	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
@@ -339,6 +339,13 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	for {
 		res, victim, err := m.open(ctx, c, p)
 		if victim == nil {
+			// The session's own servers: the editor's, and the
+			// configured ones that run per session.
+			for n, sc := range m.conf().cfg.MCP.PerSessionServers() {
+				if _, ok := servers[n]; !ok {
+					servers[n] = sc
+				}
+			}
 			if err == nil && len(servers) > 0 {
 				m.mu.Lock()
 				s := m.live[res.SessionID]

@@ -2,8 +2,8 @@
 // official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
 // prints its URL). Tools: add (a+b), slow (waits until cancelled), write,
 // ask (a form question to the user), visit (a url-mode question), count
-// (progress), grow (adds a tool: tools/list_changed), crash (the process
-// exits). -hang-start makes it never answer initialize;
+// (progress), grow (adds a tool: tools/list_changed), roots (the
+// client's roots), crash (the process exits). -hang-start makes it never answer initialize;
 // -fail-start MSG prints MSG on stderr and exits 1.
 package main
 
@@ -116,6 +116,20 @@ func main() {
 			return text("grown"), nil, nil
 		})
 		return text("grew"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "list the client's roots"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}}, nil, nil
+		}
+		res, ok := req.Params.InputResponses["r"].(*mcp.ListRootsResult)
+		if !ok {
+			return text("no roots"), nil, nil
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return text(fmt.Sprint(uris)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
