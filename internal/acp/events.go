@@ -196,6 +196,15 @@ func (b *Bridge) askPermission(ev event) {
 	if !ok { // a call this bridge did not see: described as the daemon would
 		call = toolCall{title: tool.Title(ev.ToolName, ev.RawInput), kind: protocol.KindOther}
 	}
+	if ev.Kind == protocol.KindSampling {
+		// The tool asks to call the model: the question is that, not the
+		// tool (ACP has no kind for it).
+		title := ev.Summary
+		if r := []rune(title); len(r) > 120 {
+			title = string(r[:120]) + "…"
+		}
+		call = toolCall{title: title, kind: protocol.KindOther}
+	}
 	input := ev.RawInput
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)

@@ -519,6 +519,60 @@ func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall
 	return g
 }
 
+// sample makes a model call a tool asked for (an MCP server's sampling),
+// on the session's provider and model: the user approves it first (an
+// approval_request of kind sampling, the messages shown) unless the
+// asker is trusted; its usage and cost are the session's.
+func (a *Agent) sample(ctx context.Context, h Host, call provider.ToolCall, sr tool.SampleRequest) (tool.SampleResult, error) {
+	var msgs []provider.Message
+	var shown strings.Builder
+	for _, m := range sr.Messages {
+		role := provider.RoleUser
+		if m.Role == "assistant" {
+			role = provider.RoleAssistant
+		}
+		msgs = append(msgs, provider.Message{Role: role, Text: m.Text})
+		fmt.Fprintf(&shown, "%s: %s\n", m.Role, m.Text)
+	}
+	if len(msgs) == 0 {
+		return tool.SampleResult{}, errors.New("no messages to send")
+	}
+	// Asked as its own "tool", so an "always" answer covers this asker's
+	// model calls only, never the tool that asked.
+	asker := "sampling: " + sr.From
+	if d, standing := h.Standing(asker, nil); standing && !d.Ask {
+		if !d.Allow {
+			return tool.SampleResult{}, fmt.Errorf("the model call was refused: %s", d.Why)
+		}
+		sr.Trusted = true
+	}
+	if !sr.Trusted {
+		input, _ := json.Marshal(map[string]any{"from": sr.From, "systemPrompt": sr.System, "messages": sr.Messages, "maxTokens": sr.MaxTokens})
+		summary := fmt.Sprintf("%s asks the model (a call you pay for): %s", sr.From, strings.TrimSpace(shown.String()))
+		if len(summary) > 400 {
+			summary = summary[:400] + "…"
+		}
+		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: asker, Input: input, Summary: summary, Kind: protocol.KindSampling,
+			Rule: "a tool's request to call the model asks, unless its MCP server is trusted"})
+		if !d.Allow {
+			return tool.SampleResult{}, fmt.Errorf("the user declined the model call: %s", d.Why)
+		}
+	}
+	maxTokens := a.MaxTokens
+	if sr.MaxTokens > 0 && (maxTokens == 0 || sr.MaxTokens < maxTokens) {
+		maxTokens = sr.MaxTokens
+	}
+	resp, _, err := a.stream(ctx, h, provider.Request{System: sr.System, Messages: msgs, Model: a.Model, MaxTokens: maxTokens}, func(provider.Delta) {})
+	if err != nil {
+		return tool.SampleResult{}, err
+	}
+	stop := "endTurn"
+	if resp.StopReason == provider.StopMaxTokens {
+		stop = "maxTokens"
+	}
+	return tool.SampleResult{Text: resp.Text, Model: cmp.Or(a.Model, a.Provider.Info().Model), StopReason: stop}, nil
+}
+
 // toolLabel names a call's tool for the metrics: an unknown name (the
 // model's to make up) is "unknown".
 func toolLabel(byName map[string]tool.Tool, name string) string {
@@ -572,6 +626,9 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 			last = now
 			h.Emit(ToolProgress{ID: call.ID, Progress: progress, Total: total, Message: message})
 		}
+	}
+	ce.Sample = func(ctx context.Context, sr tool.SampleRequest) (tool.SampleResult, error) {
+		return a.sample(ctx, h, call, sr)
 	}
 	env = &ce
 	eff := tool.EffectOf(t, env, call.Input)

@@ -752,7 +752,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 9 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 10 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -923,5 +923,44 @@ func TestPerSessionMCPServerHasTheSessionsRoot(t *testing.T) {
 	st := result(t, a.call("status", `{}`))["mcpServers"].([]any)
 	if len(st) != 1 || st[0].(map[string]any)["perSession"] != true || st[0].(map[string]any)["sessionId"] != sid {
 		t.Fatalf("status: %v", st)
+	}
+}
+
+// An MCP server's sampling request is answered by the session's own
+// model after the user approves it (an approval_request of kind
+// sampling, the messages shown), charged to the session; refused, the
+// server hears so; a trusted server is not asked about.
+func TestMCPSamplingAsksAndUsesTheSessionsModel(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"[mcp.servers.s]\ncommand = \""+bin+"\"\nauto_approve = [\"summarise\"]\n[mcp.servers.trusted]\ncommand = \""+bin+"\"\ntrust = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	answer := func(decision string) {
+		req := a.until("approval_request")
+		if req["kind"] != "sampling" || req["toolName"] != "sampling: MCP server s" || !strings.Contains(req["summary"].(string), "user: hello there") {
+			t.Fatalf("the sampling approval: %v", req)
+		}
+		result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(req["requestId"].(string))+`,"decision":"`+decision+`"}`))
+	}
+	done := a.send("session/prompt", prompt(sid, `/tool mcp__s__summarise {"question":"hello there"}`))
+	answer("allow_once")
+	res := result(t, a.wait(done, "prompt"))
+	if res["content"] != "tool mcp__s__summarise returned: the model (echo) said: echo: hello there" {
+		t.Fatalf("a sampled answer: %v", res)
+	}
+	// The sampling call is the session's: its usage counts it.
+	turn := res["usage"].(map[string]any)["inputTokens"].(float64)
+	got := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))["usage"].(map[string]any)["inputTokens"].(float64)
+	if got <= turn {
+		t.Errorf("the session's usage %v does not count the sampling call beside the turn's %v", got, turn)
+	}
+	done = a.send("session/prompt", prompt(sid, `/tool mcp__s__summarise {"question":"hello there"}`))
+	answer("reject_once")
+	if res := result(t, a.wait(done, "prompt")); !strings.Contains(res["content"].(string), "declined the model call") {
+		t.Fatalf("a refused sampling: %v", res)
+	}
+	// A trusted server: no one is asked.
+	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__trusted__summarise {"question":"hi"}`))); res["content"] != "tool mcp__trusted__summarise returned: the model (echo) said: echo: hi" {
+		t.Fatalf("a trusted server's sampling: %v", res)
 	}
 }

@@ -459,6 +459,43 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	return res, nil
 }
 
+// sample serves the server's sampling/createMessage: the session whose
+// call is in flight asks its own model (after the user approves, unless
+// the server is trusted), within the request's maxTokens; with no call
+// in flight it is refused.
+func (srv *Server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	srv.mu.Lock()
+	var env *tool.Env
+	for i := len(srv.callers) - 1; i >= 0; i-- {
+		if srv.callers[i].Sample != nil {
+			env = srv.callers[i]
+			break
+		}
+	}
+	srv.mu.Unlock()
+	if env == nil {
+		return nil, errors.New("no session is calling this server: a model call needs one to approve and pay for it")
+	}
+	p := req.Params
+	sr := tool.SampleRequest{From: "MCP server " + srv.name, System: p.SystemPrompt, MaxTokens: int(p.MaxTokens), Trusted: srv.cfg.Trust}
+	for _, m := range p.Messages {
+		text := ""
+		switch c := m.Content.(type) {
+		case *mcp.TextContent:
+			text = c.Text
+		case nil:
+		default:
+			return nil, fmt.Errorf("sampling: only text messages are supported, not %T", c)
+		}
+		sr.Messages = append(sr.Messages, tool.SampleMessage{Role: string(m.Role), Text: text})
+	}
+	res, err := env.Sample(ctx, sr)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: res.StopReason}, nil
+}
+
 // onProgress passes a server's notifications/progress to the call whose
 // token it names.
 func (srv *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -702,6 +739,7 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler:          srv.elicit,
+		CreateMessageHandler:        srv.sample,
 		ProgressNotificationHandler: srv.onProgress,
 		ToolListChangedHandler:      func(ctx context.Context, _ *mcp.ToolListChangedRequest) { srv.relist(ctx) },
 		Capabilities:                caps,

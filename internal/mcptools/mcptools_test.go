@@ -71,7 +71,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 9 { // add, slow, write, ask, visit, count, grow, roots, crash
+	if add == nil || len(ts) != 10 { // add, slow, write, ask, visit, count, grow, roots, summarise, crash
 		t.Fatalf("tools %v", ts)
 	}
 	var schema map[string]any
@@ -85,7 +85,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 9 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 10 {
 		t.Fatalf("status %+v", st)
 	}
 }

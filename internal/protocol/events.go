@@ -244,4 +244,7 @@ const (
 	KindThink   = "think"
 	KindFetch   = "fetch"
 	KindOther   = "other"
+	// KindSampling is an approval's kind (not a tool's): a tool asks to
+	// call the model (an MCP server's sampling/createMessage).
+	KindSampling = "sampling"
 )

@@ -82,6 +82,24 @@ type Answer struct {
 	Content json.RawMessage // the form's object when accepted
 }
 
+// SampleRequest is a model call a tool asks for: a conversation of user
+// and assistant texts.
+type SampleRequest struct {
+	From      string // who asks ("MCP server NAME")
+	System    string
+	Messages  []SampleMessage
+	MaxTokens int
+	Trusted   bool // ask no one (the server is trusted)
+}
+
+// SampleMessage is one message of a SampleRequest.
+type SampleMessage struct{ Role, Text string }
+
+// SampleResult is the model's answer.
+type SampleResult struct {
+	Text, Model, StopReason string
+}
+
 // PlanEntry is one entry of a plan.
 type PlanEntry struct {
 	Content  string `json:"content"`
@@ -102,6 +120,10 @@ type Env struct {
 	// Progress, set for one call, tells the people watching how far it
 	// is (total 0: unknown).
 	Progress func(progress, total float64, message string)
+	// Sample, set for one call, asks the session's model on behalf of
+	// the tool (an MCP server's sampling/createMessage): after the user
+	// approves, unless trusted; the call is charged to the session.
+	Sample func(ctx context.Context, r SampleRequest) (SampleResult, error)
 	// Commands is what commands run with.
 	Commands
 	// FS, when set, reads and writes files through the client (an

@@ -3,7 +3,8 @@
 // prints its URL). Tools: add (a+b), slow (waits until cancelled), write,
 // ask (a form question to the user), visit (a url-mode question), count
 // (progress), grow (adds a tool: tools/list_changed), roots (the
-// client's roots), crash (the process exits). -hang-start makes it never answer initialize;
+// client's roots), summarise (asks the client's model: sampling), crash
+// (the process exits). -hang-start makes it never answer initialize;
 // -fail-start MSG prints MSG on stderr and exits 1.
 package main
 
@@ -130,6 +131,26 @@ func main() {
 			uris = append(uris, r.URI)
 		}
 		return text(fmt.Sprint(uris)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "summarise", Description: "ask the client's model (sampling)"}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{MaxTokens: 50, SystemPrompt: "be brief",
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}}}}, nil, nil
+		}
+		// The SDK decodes the answer in its richer form (content blocks).
+		switch res := req.Params.InputResponses["s"].(type) {
+		case *mcp.CreateMessageResult:
+			if t, ok := res.Content.(*mcp.TextContent); ok {
+				return text("the model (" + res.Model + ") said: " + t.Text), nil, nil
+			}
+		case *mcp.CreateMessageWithToolsResult:
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					return text("the model (" + res.Model + ") said: " + t.Text), nil, nil
+				}
+			}
+		}
+		return text("not text"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
