@@ -964,3 +964,27 @@ func TestMCPSamplingAsksAndUsesTheSessionsModel(t *testing.T) {
 		t.Fatalf("a trusted server's sampling: %v", res)
 	}
 }
+
+// An MCP server's prompt is a slash command: /mcp__SERVER__PROMPT with
+// its arguments (name=value or in order) sends the prompt's text; a
+// missing argument or an unknown prompt is a clear error.
+func TestMCPPromptAsSlashCommand(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	for _, tc := range []struct{ prompt, want string }{
+		{"/mcp__p__review main.go style=terse", "echo: Review main.go in the terse style."},
+		{"/mcp__p__review main.go brief\nand be quick", "echo: Review main.go in the brief style.\n\nand be quick"},
+	} {
+		if res := result(t, a.call("session/prompt", prompt(sid, tc.prompt))); res["content"] != tc.want {
+			t.Errorf("%q: %v", tc.prompt, res["content"])
+		}
+	}
+	if e := a.call("session/prompt", prompt(sid, "/mcp__p__review")); errCode(e) != -32602 || !strings.Contains(fmt.Sprint(e), "needs file") {
+		t.Errorf("a missing argument: %v", e)
+	}
+	if e := a.call("session/prompt", prompt(sid, "/mcp__p__nope x")); errCode(e) != -32602 || !strings.Contains(fmt.Sprint(e), "no MCP server") {
+		t.Errorf("an unknown prompt: %v", e)
+	}
+}

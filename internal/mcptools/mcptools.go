@@ -12,6 +12,7 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,14 +222,17 @@ func (s *Set) Status() []Status {
 	return out
 }
 
-// Close stops every server.
+// Close stops every server, all at once (each may take its grace to
+// exit), and returns when they are gone.
 func (s *Set) Close() {
 	if s.Empty() {
 		return
 	}
+	var wg sync.WaitGroup
 	for _, srv := range s.servers {
-		srv.stop()
+		wg.Go(srv.stop)
 	}
+	wg.Wait()
 }
 
 // Server is one MCP server.
@@ -494,6 +498,99 @@ func (srv *Server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*
 		return nil, err
 	}
 	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: res.StopReason}, nil
+}
+
+// Prompt expands a server's prompt, used as a slash command:
+// "/mcp__SERVER__PROMPT args" (the name as ToolName makes it). args are
+// name=value words, or values in the order the prompt declares its
+// arguments. ok is false when no ready server has such a prompt; the
+// text is the prompt's messages.
+func (s *Set) Prompt(ctx context.Context, command, args string) (text string, ok bool, err error) {
+	if s.Empty() {
+		return "", false, nil
+	}
+	s.Tools(ctx) // servers still in their first start: waited for as a turn does
+	for _, srv := range s.servers {
+		cs := srv.session()
+		if cs == nil || !strings.HasPrefix(command, ToolName(srv.name, "")) {
+			continue
+		}
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				break // a server without prompts
+			}
+			if ToolName(srv.name, p.Name) != command {
+				continue
+			}
+			values, err := promptArgs(p, args)
+			if err != nil {
+				return "", true, err
+			}
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: values})
+			if err != nil {
+				return "", true, fmt.Errorf("MCP server %s: prompt %s: %w", srv.name, p.Name, err)
+			}
+			var parts []string
+			for _, m := range res.Messages {
+				t := ""
+				switch c := m.Content.(type) {
+				case *mcp.TextContent:
+					t = c.Text
+				case *mcp.EmbeddedResource:
+					if c.Resource != nil {
+						t = fmt.Sprintf("[Resource: %s]\n%s", c.Resource.URI, c.Resource.Text)
+					}
+				default:
+					continue
+				}
+				if m.Role == "assistant" {
+					t = "(assistant) " + t
+				}
+				parts = append(parts, t)
+			}
+			return strings.Join(parts, "\n\n"), true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// promptArgs reads a prompt's arguments from words: name=value for a
+// declared name, else the next declared argument in order.
+func promptArgs(p *mcp.Prompt, args string) (map[string]string, error) {
+	values := map[string]string{}
+	declared := map[string]bool{}
+	for _, a := range p.Arguments {
+		declared[a.Name] = true
+	}
+	next := 0
+	for _, w := range strings.Fields(args) {
+		if k, v, ok := strings.Cut(w, "="); ok && declared[k] {
+			values[k] = v
+			continue
+		}
+		for next < len(p.Arguments) && values[p.Arguments[next].Name] != "" {
+			next++
+		}
+		if next >= len(p.Arguments) {
+			return nil, fmt.Errorf("prompt %s takes %d argument(s); %q is one too many", p.Name, len(p.Arguments), w)
+		}
+		values[p.Arguments[next].Name] = w
+		next++
+	}
+	for _, a := range p.Arguments {
+		if a.Required && values[a.Name] == "" {
+			return nil, fmt.Errorf("prompt %s needs %s (name=value, or in order: %s)", p.Name, a.Name, argNames(p))
+		}
+	}
+	return values, nil
+}
+
+func argNames(p *mcp.Prompt) string {
+	var n []string
+	for _, a := range p.Arguments {
+		n = append(n, a.Name)
+	}
+	return strings.Join(n, " ")
 }
 
 // onProgress passes a server's notifications/progress to the call whose
@@ -936,16 +1033,27 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 		metrics.MCPCall(t.srv.name, "ok")
 	}
 	var b strings.Builder
-	for _, c := range res.Content {
+	for i, c := range res.Content {
+		if i > 0 {
+			b.WriteString("\n\n") // several blocks: kept apart
+		}
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			b.WriteString(c.Text)
 		case *mcp.ImageContent:
 			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
 		case *mcp.EmbeddedResource:
-			if c.Resource != nil {
-				fmt.Fprintf(&b, "[resource %s]\n%s", c.Resource.URI, c.Resource.Text)
+			switch r := c.Resource; {
+			case r == nil:
+			case r.Blob != nil:
+				fmt.Fprintf(&b, "[resource %s: %s, %d bytes]", r.URI, cmp.Or(r.MIMEType, "application/octet-stream"), len(r.Blob))
+			default:
+				fmt.Fprintf(&b, "[resource %s]\n%s", r.URI, r.Text)
 			}
+		case *mcp.ResourceLink:
+			fmt.Fprintf(&b, "[resource link %s] %s", c.URI, c.Name)
 		default:
 			raw, _ := json.Marshal(c)
 			b.Write(raw)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -74,6 +75,36 @@ func (s *Session) refreshAgent() {
 		return
 	}
 	s.agent, s.instructions = a, files
+}
+
+// expandMCPPrompt makes a prompt that starts with an MCP server's prompt
+// as a slash command ("/mcp__SERVER__PROMPT args") that prompt's text,
+// with what follows its first line kept after it; another prompt is
+// returned as it is.
+func (s *Session) expandMCPPrompt(text string) (string, error) {
+	if !strings.HasPrefix(text, "/mcp__") {
+		return text, nil
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	command, args, _ := strings.Cut(first, " ")
+	ctx, cancel := context.WithTimeout(s.m.ctx, 30*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	own := s.mcp
+	s.mu.Unlock()
+	for _, set := range []*mcptools.Set{own, s.m.conf().mcp} {
+		out, ok, err := set.Prompt(ctx, strings.TrimPrefix(command, "/"), args)
+		if err != nil {
+			return "", &protocol.ParamsError{Field: "prompt", Reason: err.Error()}
+		}
+		if ok {
+			if rest != "" {
+				out += "\n\n" + rest
+			}
+			return out, nil
+		}
+	}
+	return "", &protocol.ParamsError{Field: "prompt", Reason: fmt.Sprintf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)}
 }
 
 // addMCP gives the session its own MCP servers, once (a session attached

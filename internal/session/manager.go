@@ -262,10 +262,12 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Unlock()
 	m.store.Sync()
 	m.w.wg.Wait()
-	m.conf().mcp.Close()
-	for _, set := range own {
-		set.Close()
+	// Every session's servers and the shared ones stop at once.
+	var wg sync.WaitGroup
+	for _, set := range append(own, m.conf().mcp) {
+		wg.Go(set.Close)
 	}
+	wg.Wait()
 }
 
 // Summaries lists the live sessions for status.
@@ -594,6 +596,9 @@ func (m *Manager) notLive(id string) error {
 func (m *Manager) Prompt(c *Client, id, prompt string, images ...Image) (<-chan protocol.SessionPromptResult, error) {
 	s, err := m.lookup(c, id)
 	if err != nil {
+		return nil, err
+	}
+	if prompt, err = s.expandMCPPrompt(prompt); err != nil {
 		return nil, err
 	}
 	j := &job{prompt: prompt, images: providerImages(images), client: c, done: make(chan protocol.SessionPromptResult, 1)}

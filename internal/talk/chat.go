@@ -41,6 +41,7 @@ const chatHelp = `commands:
   /queue [rm N | clear]  list the prompts waiting behind the running turn, or remove them
   /status          the daemon's status
   /quit            leave (Ctrl-D on an empty line too)
+/mcp__SERVER__PROMPT args  an MCP server's prompt (args: name=value, or in order)
 anything else is a prompt; start it with // to send a literal /.
 keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
 prompt, Up/Down walk the history, Tab completes a /command; Esc or Ctrl-C
@@ -190,6 +191,13 @@ func (ch *chat) sgr(code, s string) string {
 }
 
 func (ch *chat) dim(s string) string { return ch.sgr("\x1b[2m", s) }
+
+// isCommand says whether a line is a chat command: it starts with one
+// /, and is not an MCP server's prompt (/mcp__SERVER__PROMPT, which the
+// daemon expands).
+func isCommand(line string) bool {
+	return strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") && !strings.HasPrefix(line, "/mcp__")
+}
 
 // steerLine shows a steer where it joined the turn (from: who sent it,
 // when not this chat).
@@ -679,7 +687,7 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 			run(ctx)
 			continue
 		}
-		if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
+		if isCommand(line) {
 			if ch.command(ctx, line) {
 				return nil
 			}

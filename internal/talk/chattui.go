@@ -499,7 +499,7 @@ func (m *tui) dispatch(text string) tea.Cmd {
 		go func() { <-stopped; run(m.ctx); m.p.Send(cmdDoneMsg{}) }()
 		return nil
 	}
-	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+	if isCommand(text) {
 		go func() { <-stopped; m.p.Send(cmdDoneMsg{m.ch.command(m.ctx, text)}) }()
 		return nil
 	}

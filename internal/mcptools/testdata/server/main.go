@@ -156,6 +156,15 @@ func main() {
 		os.Exit(3)
 		return nil, nil, nil
 	})
+	s.AddPrompt(&mcp.Prompt{Name: "review", Description: "review a file", Arguments: []*mcp.PromptArgument{
+		{Name: "file", Required: true}, {Name: "style"}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		style := req.Params.Arguments["style"]
+		if style == "" {
+			style = "plain"
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{
+			Text: "Review " + req.Params.Arguments["file"] + " in the " + style + " style."}}}}, nil
+	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
