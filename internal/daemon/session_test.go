@@ -988,3 +988,19 @@ func TestMCPPromptAsSlashCommand(t *testing.T) {
 		t.Errorf("an unknown prompt: %v", e)
 	}
 }
+
+// An MCP server's resource attached to a prompt is read from the server
+// and joins the prompt; an unknown server is a clear error.
+func TestMCPResourceAttachment(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	res := result(t, a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"read this","attachments":[{"resource":{"server":"p","uri":"test://greeting"}}]}`))
+	if res["content"] != "echo: read this\n\n[Resource: test://greeting]\nhello from a resource" {
+		t.Fatalf("a resource attached: %v", res["content"])
+	}
+	if e := a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"x","attachments":[{"resource":{"server":"nope","uri":"test://greeting"}}]}`); errCode(e) != -32602 {
+		t.Errorf("an unknown server: %v", e)
+	}
+}

@@ -554,6 +554,37 @@ func (s *Set) Prompt(ctx context.Context, command, args string) (text string, ok
 	return "", false, nil
 }
 
+// ReadResource reads a resource of the server named server (ok false: the
+// set has no such server): its text, or its bytes and type.
+func (s *Set) ReadResource(ctx context.Context, server, uri string) (text string, blob []byte, mime string, ok bool, err error) {
+	if s.Empty() {
+		return "", nil, "", false, nil
+	}
+	for _, srv := range s.servers {
+		if srv.name != server {
+			continue
+		}
+		s.Tools(ctx) // a server still in its first start: waited for as a turn does
+		cs := srv.session()
+		if cs == nil {
+			return "", nil, "", true, errors.New(srv.notReady())
+		}
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", nil, "", true, fmt.Errorf("MCP server %s: reading %s: %w", server, uri, err)
+		}
+		if len(res.Contents) == 0 {
+			return "", nil, "", true, fmt.Errorf("MCP server %s: %s is empty", server, uri)
+		}
+		c := res.Contents[0]
+		if c.Blob != nil {
+			return "", c.Blob, c.MIMEType, true, nil
+		}
+		return c.Text, nil, c.MIMEType, true, nil
+	}
+	return "", nil, "", false, nil
+}
+
 // promptArgs reads a prompt's arguments from words: name=value for a
 // declared name, else the next declared argument in order.
 func promptArgs(p *mcp.Prompt, args string) (map[string]string, error) {

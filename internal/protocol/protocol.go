@@ -418,6 +418,16 @@ type Attachment struct {
 	RefID    string `json:"refId,omitempty"`
 	Filename string `json:"filename,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+	// Resource names an MCP server's resource: read from the server when
+	// the prompt is sent.
+	Resource *ResourceRef `json:"resource,omitempty"`
+}
+
+// ResourceRef names a resource of an MCP server (its [mcp.servers]
+// name, or a session's own server's).
+type ResourceRef struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
 }
 
 // SessionPromptParams are the params of session/prompt.

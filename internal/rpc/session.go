@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/attach"
@@ -41,7 +42,7 @@ func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any,
 	if p.Prompt == nil {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
-	text, images, err := b.withAttachments(ctx, *p.Prompt, p.Attachments)
+	text, images, err := b.withAttachments(ctx, p.SessionID, *p.Prompt, p.Attachments)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +72,29 @@ func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any,
 
 // withAttachments stores a prompt's attachments: the text with their
 // markers, and the images among them.
-func (b *binding) withAttachments(ctx context.Context, text string, att []protocol.Attachment) (string, []session.Image, error) {
+func (b *binding) withAttachments(ctx context.Context, sid, text string, att []protocol.Attachment) (string, []session.Image, error) {
 	if err := b.refusePaths("attachments", att); err != nil {
 		return "", nil, err
 	}
+	// An MCP server's resources are read now: a text one joins the
+	// prompt, a binary one is attached as its bytes.
+	var rest []protocol.Attachment
+	for _, a := range att {
+		if a.Resource == nil {
+			rest = append(rest, a)
+			continue
+		}
+		rt, blob, mime, err := b.srv.sessions.ReadResource(ctx, b.client, sid, a.Resource.Server, a.Resource.URI)
+		if err != nil {
+			return "", nil, wire(err)
+		}
+		if blob != nil {
+			rest = append(rest, protocol.Attachment{DataB64: base64.StdEncoding.EncodeToString(blob), MimeType: mime, Filename: path.Base(a.Resource.URI)})
+			continue
+		}
+		text = strings.TrimLeft(text+"\n\n[Resource: "+a.Resource.URI+"]\n"+rt, "\n")
+	}
+	att = rest
 	if len(att) == 0 {
 		return text, nil, nil
 	}
@@ -454,7 +474,7 @@ func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, 
 	if p.Prompt == nil || (strings.TrimSpace(*p.Prompt) == "" && len(p.Attachments) == 0) {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
-	text, images, err := b.withAttachments(ctx, *p.Prompt, p.Attachments)
+	text, images, err := b.withAttachments(ctx, p.SessionID, *p.Prompt, p.Attachments)
 	if err != nil {
 		return nil, err
 	}

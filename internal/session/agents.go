@@ -107,6 +107,25 @@ func (s *Session) expandMCPPrompt(text string) (string, error) {
 	return "", &protocol.ParamsError{Field: "prompt", Reason: fmt.Sprintf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)}
 }
 
+// ReadResource reads an MCP server's resource for a prompt of session
+// id: the session's own servers first, then the shared ones.
+func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri string) (text string, blob []byte, mime string, err error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return "", nil, "", err
+	}
+	s.mu.Lock()
+	own := s.mcp
+	s.mu.Unlock()
+	for _, set := range []*mcptools.Set{own, m.conf().mcp} {
+		text, blob, mime, ok, err := set.ReadResource(ctx, server, uri)
+		if ok {
+			return text, blob, mime, err
+		}
+	}
+	return "", nil, "", &protocol.ParamsError{Field: "attachments", Reason: fmt.Sprintf("no MCP server %q for this session", server)}
+}
+
 // addMCP gives the session its own MCP servers, once (a session attached
 // again keeps the ones it has).
 func (s *Session) addMCP(servers map[string]config.MCPServer) {

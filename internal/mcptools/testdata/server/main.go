@@ -165,6 +165,9 @@ func main() {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{
 			Text: "Review " + req.Params.Arguments["file"] + " in the " + style + " style."}}}}, nil
 	})
+	s.AddResource(&mcp.Resource{URI: "test://greeting", Name: "greeting", MIMEType: "text/plain"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://greeting", MIMEType: "text/plain", Text: "hello from a resource"}}}, nil
+	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
