@@ -984,3 +984,30 @@ func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
 		t.Fatalf("questions %v, the model was told %q", qs, said)
 	}
 }
+
+// An MCP server's prompts reach the editor as available commands, and
+// one sent as a prompt is expanded by the daemon.
+func TestMCPPromptsAreAvailableCommands(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	e := startBridge(t, runDaemon(t, func(c *config.Config) {
+		c.MCP.Servers = map[string]config.MCPServer{"p": {Command: bin}}
+	}))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[]}`))["sessionId"].(string)
+	e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "available_commands_update" && strings.Contains(fmt.Sprint(u["availableCommands"]), "mcp__p__review")
+	})
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/mcp__p__review main.go"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	us := e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "agent_message_chunk" && strings.Contains(fmt.Sprint(u["content"]), "style.")
+	})
+	if txt := chunkText(us, "agent_message_chunk"); !strings.Contains(txt, "Review main.go in the plain style.") {
+		t.Errorf("the prompt sent: %q", txt)
+	}
+}

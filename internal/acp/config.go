@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -120,10 +122,40 @@ var commands = []any{
 }
 
 // announce tells the editor what a session it opened offers: its slash
-// commands.
+// commands, then (once its MCP servers said) their prompts too, as
+// commands the daemon expands.
 func (b *Bridge) announce(id string) {
 	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
 		"sessionUpdate": "available_commands_update", "availableCommands": commands}})
+	b.mu.Lock()
+	d := b.d
+	b.mu.Unlock()
+	if d == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var offers protocol.SessionMCPResult
+		if err := d.Call(ctx, protocol.MethodSessionMCP, protocol.SessionRef{SessionID: id}, &offers); err != nil || len(offers.Prompts) == 0 {
+			return
+		}
+		all := append([]any(nil), commands...)
+		for _, p := range offers.Prompts {
+			c := map[string]any{"name": strings.TrimPrefix(p.Command, "/"),
+				"description": strings.TrimSpace(p.Description + " (a prompt of the MCP server " + p.Server + ")")}
+			if len(p.Arguments) > 0 {
+				var names []string
+				for _, a := range p.Arguments {
+					names = append(names, a.Name)
+				}
+				c["input"] = map[string]any{"hint": strings.Join(names, " ") + " (or name=value)"}
+			}
+			all = append(all, c)
+		}
+		b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+			"sessionUpdate": "available_commands_update", "availableCommands": all}})
+	}()
 }
 
 // opened answers session/new, load and resume: the session's config

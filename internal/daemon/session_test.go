@@ -1004,3 +1004,20 @@ func TestMCPResourceAttachment(t *testing.T) {
 		t.Errorf("an unknown server: %v", e)
 	}
 }
+
+// session/mcp lists what the session's MCP servers offer besides tools:
+// their prompts (as the slash commands that send them) and resources.
+func TestSessionMCPListsPromptsAndResources(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	res := result(t, a.call("session/mcp", `{"sessionId":`+quote(sid)+`}`))
+	ps, rs := res["prompts"].([]any), res["resources"].([]any)
+	if len(ps) != 1 || ps[0].(map[string]any)["command"] != "/mcp__p__review" || len(ps[0].(map[string]any)["arguments"].([]any)) != 2 {
+		t.Errorf("prompts %v", ps)
+	}
+	if len(rs) != 1 || rs[0].(map[string]any)["uri"] != "test://greeting" || rs[0].(map[string]any)["server"] != "p" {
+		t.Errorf("resources %v", rs)
+	}
+}

@@ -554,6 +554,42 @@ func (s *Set) Prompt(ctx context.Context, command, args string) (text string, ok
 	return "", false, nil
 }
 
+// Offers lists the prompts and resources of the set's ready servers (at
+// most 200 of each per server).
+func (s *Set) Offers(ctx context.Context) (prompts []protocol.MCPPrompt, resources []protocol.MCPResource) {
+	if s.Empty() {
+		return nil, nil
+	}
+	s.Tools(ctx) // servers still in their first start: waited for as a turn does
+	for _, srv := range s.servers {
+		cs := srv.session()
+		if cs == nil {
+			continue
+		}
+		n := 0
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil || n == 200 {
+				break
+			}
+			n++
+			mp := protocol.MCPPrompt{Command: "/" + ToolName(srv.name, p.Name), Server: srv.name, Name: p.Name, Description: p.Description}
+			for _, a := range p.Arguments {
+				mp.Arguments = append(mp.Arguments, protocol.MCPPromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+			}
+			prompts = append(prompts, mp)
+		}
+		n = 0
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil || n == 200 {
+				break
+			}
+			n++
+			resources = append(resources, protocol.MCPResource{Server: srv.name, URI: r.URI, Name: r.Name, MimeType: r.MIMEType})
+		}
+	}
+	return prompts, resources
+}
+
 // ReadResource reads a resource of the server named server (ok false: the
 // set has no such server): its text, or its bytes and type.
 func (s *Set) ReadResource(ctx context.Context, server, uri string) (text string, blob []byte, mime string, ok bool, err error) {

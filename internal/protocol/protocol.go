@@ -293,6 +293,7 @@ const (
 	MethodSessionQueueRemove = "session/queue/remove"
 	MethodSessionQueueClear  = "session/queue/clear"
 	MethodSessionQueueSteer  = "session/queue/steer"
+	MethodSessionMCP         = "session/mcp"
 	MethodPermissionsList    = "permissions/list"
 	MethodPermissionsRevoke  = "permissions/revoke"
 
@@ -421,6 +422,39 @@ type Attachment struct {
 	// Resource names an MCP server's resource: read from the server when
 	// the prompt is sent.
 	Resource *ResourceRef `json:"resource,omitempty"`
+}
+
+// SessionMCPResult is session/mcp's: what the session's MCP servers that
+// are ready offer besides tools.
+type SessionMCPResult struct {
+	SessionID string        `json:"sessionId"`
+	Prompts   []MCPPrompt   `json:"prompts"`
+	Resources []MCPResource `json:"resources"`
+}
+
+// MCPPrompt is an MCP server's prompt, as a slash command.
+type MCPPrompt struct {
+	Command     string              `json:"command"` // /mcp__SERVER__PROMPT
+	Server      string              `json:"server"`
+	Name        string              `json:"name"`
+	Description string              `json:"description,omitempty"`
+	Arguments   []MCPPromptArgument `json:"arguments,omitempty"`
+}
+
+// MCPPromptArgument is one of a prompt's arguments.
+type MCPPromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// MCPResource is an MCP server's resource (attach it with a resource
+// attachment).
+type MCPResource struct {
+	Server   string `json:"server"`
+	URI      string `json:"uri"`
+	Name     string `json:"name,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // ResourceRef names a resource of an MCP server (its [mcp.servers]

@@ -65,6 +65,7 @@ func init() {
 		{name: protocol.MethodSessionFork, params: typeOf[protocol.SessionForkParams](), result: typeOf[protocol.SessionForkResult](), handle: (*binding).sessionFork},
 		{name: protocol.MethodPermissionsList, params: typeOf[protocol.PermissionsListParams](), result: typeOf[protocol.PermissionsListResult](), ownerOnly: true, handle: (*binding).permissionsList},
 		{name: protocol.MethodPermissionsRevoke, params: typeOf[protocol.PermissionsRevokeParams](), result: typeOf[protocol.PermissionsRevokeResult](), ownerOnly: true, handle: (*binding).permissionsRevoke},
+		{name: protocol.MethodSessionMCP, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionMCPResult](), handle: (*binding).sessionMCP},
 		{name: protocol.MethodSessionExport, params: typeOf[protocol.SessionExportParams](), result: typeOf[protocol.SessionExportResult](), handle: (*binding).sessionExport},
 	}
 	byName = make(map[string]*method, len(table))

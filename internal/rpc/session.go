@@ -113,6 +113,19 @@ func (b *binding) withAttachments(ctx context.Context, sid, text string, att []p
 	return text, images, nil
 }
 
+// sessionMCP serves session/mcp.
+func (b *binding) sessionMCP(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p protocol.SessionRef
+	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+		return nil, err
+	}
+	// It asks the servers: off the connection's read loop.
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.MCPOffers(ctx, b.client, p.SessionID)
+		return res, wire(err)
+	}), nil
+}
+
 // sessionCancel serves session/cancel.
 func (b *binding) sessionCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	m := b.srv.sessions

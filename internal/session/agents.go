@@ -107,6 +107,25 @@ func (s *Session) expandMCPPrompt(text string) (string, error) {
 	return "", &protocol.ParamsError{Field: "prompt", Reason: fmt.Sprintf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)}
 }
 
+// MCPOffers serves session/mcp: the prompts and resources of the
+// session's MCP servers (its own, then the shared ones).
+func (m *Manager) MCPOffers(ctx context.Context, c *Client, id string) (*protocol.SessionMCPResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	own := s.mcp
+	s.mu.Unlock()
+	res := &protocol.SessionMCPResult{SessionID: id, Prompts: []protocol.MCPPrompt{}, Resources: []protocol.MCPResource{}}
+	for _, set := range []*mcptools.Set{own, m.conf().mcp} {
+		p, r := set.Offers(ctx)
+		res.Prompts = append(res.Prompts, p...)
+		res.Resources = append(res.Resources, r...)
+	}
+	return res, nil
+}
+
 // ReadResource reads an MCP server's resource for a prompt of session
 // id: the session's own servers first, then the shared ones.
 func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri string) (text string, blob []byte, mime string, err error) {
