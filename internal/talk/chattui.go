@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -46,6 +47,7 @@ type (
 		err error
 	}
 	cmdDoneMsg struct{ quit bool }
+	mcpMsg     struct{ commands []string }
 	startedMsg struct{ err error }
 )
 
@@ -96,6 +98,8 @@ type tui struct {
 	me    string // this chat's clientId (kept across reconnects)
 	// progress is how far the running tool is ("" when it said nothing).
 	progress string
+	// mcpCommands are the session's MCP servers' prompts, for Tab.
+	mcpCommands []string
 }
 
 // asking is an approval or a question waiting for the person.
@@ -229,6 +233,7 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		ns, _ := m.ch.session()
 		m.dq, m.dqOf, m.me = ns.Queue, ns.SessionID, m.ch.cv.c.Init.ClientID
 		m.follow()
+		go m.fetchMCP(ns.SessionID)
 		return m, nil
 	case spinner.TickMsg:
 		var cmd tea.Cmd
@@ -258,6 +263,9 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 		}
 		return m, m.next()
+	case mcpMsg:
+		m.mcpCommands = msg.commands
+		return m, nil
 	case cmdDoneMsg:
 		m.busy = false
 		if msg.quit {
@@ -374,7 +382,7 @@ func (m *tui) complete() {
 		return
 	}
 	var hits []string
-	for _, c := range chatCommands {
+	for _, c := range append(chatCommands[:len(chatCommands):len(chatCommands)], m.mcpCommands...) {
 		if strings.HasPrefix(c, v) {
 			hits = append(hits, c)
 		}
@@ -513,6 +521,22 @@ func (m *tui) dispatch(text string) tea.Cmd {
 		m.p.Send(turnDoneMsg{res, err})
 	}()
 	return m.spin.Tick
+}
+
+// fetchMCP asks which prompts the session's MCP servers offer (Tab
+// completes them).
+func (m *tui) fetchMCP(sid string) {
+	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
+	defer cancel()
+	var offers protocol.SessionMCPResult
+	if err := m.ch.cv.c.Call(ctx, protocol.MethodSessionMCP, protocol.SessionRef{SessionID: sid}, &offers); err != nil {
+		return
+	}
+	var cs []string
+	for _, p := range offers.Prompts {
+		cs = append(cs, p.Command)
+	}
+	m.p.Send(mcpMsg{cs})
 }
 
 // steer sends what is typed to the running turn (this chat's or another
