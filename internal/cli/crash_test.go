@@ -92,7 +92,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	}
 
 	startDaemon(t, env)
-	c2, _ := dialUpdates(t, dir)
+	c2, updates2 := dialUpdates(t, dir)
 	var list protocol.SessionListResult
 	if err := c2.Call(ctx, "session/list", map[string]any{}, &list); err != nil {
 		t.Fatal(err)
@@ -106,6 +106,23 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	}
 	if !res.Resumed || !res.Interrupted || res.LastSeq < seen || res.MessageCount != 1 {
 		t.Fatalf("resume: %+v (client saw seq %d)", res, seen)
+	}
+	// The resume says the queue emptied: in the history once committed;
+	// the attached client is told when it is, unless it already was
+	// (then the answer's lastSeq counts it).
+	var lastType string
+	var probe protocol.SessionHistoryResult
+	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "sinceSeq": res.LastSeq - 1, "limit": 1}, &probe); err == nil && len(probe.Events) == 1 {
+		var u crashUpdate
+		json.Unmarshal(probe.Events[0], &u)
+		lastType = u.Type
+	}
+	if lastType != "queue_update" {
+		for u := range updates2 {
+			if u.Type == "queue_update" {
+				break
+			}
+		}
 	}
 	var h protocol.SessionHistoryResult
 	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "limit": 10000}, &h); err != nil {
