@@ -442,6 +442,11 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	p := req.Params
 	e := tool.Elicitation{Message: fmt.Sprintf("%s (MCP server %s)", p.Message, srv.name)}
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
+		// Only a web page: a javascript: or file: URL is not something
+		// to send a person to.
+		if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
 		e.URL, e.ID = p.URL, p.ElicitationID
 	} else {
 		schema, err := json.Marshal(p.RequestedSchema)

@@ -284,6 +284,10 @@ func TestServerQuestionsReachTheUser(t *testing.T) {
 	if u := asked[1]; u.URL != "https://example.com/login" || u.ID != "e-1" {
 		t.Fatalf("the url question asked %+v", u)
 	}
+	// A URL that is not a web page is declined, never shown.
+	if r := find(ts, "mcp__q__visit").Run(context.Background(), env, json.RawMessage(`{"url":"javascript:alert(1)"}`)); r.Output != "decline" || len(asked) != 2 {
+		t.Fatalf("a javascript: url: %+v (asked %d times)", r, len(asked))
+	}
 	// No one to ask: declined at once.
 	if r := call(t, context.Background(), find(ts, "mcp__q__ask"), `{"question":"Anyone?"}`); r.Output != "decline null" {
 		t.Fatalf("with no one to ask: %+v", r)

@@ -741,7 +741,7 @@ func Chat(ctx context.Context, env Env, o ChatOptions) error {
 	tty := isTerminal(env.Stdin) && isTerminal(env.Stdout)
 	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: tty && useColor(env)}
 	ch.cv = &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-chat",
-		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}, events: make(chan event, 1024)}
+		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}, events: make(chan event, 1024)}
 	if tty {
 		return runChatTUI(ctx, ch, o.Approve, o.SessionID, o.Continue)
 	}

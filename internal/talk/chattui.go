@@ -110,6 +110,7 @@ type asking struct {
 	elicit   *elicitMsg
 	choices  []string
 	multi    bool
+	url      bool // a url-mode question: y is done, else declined
 }
 
 func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
@@ -919,6 +920,14 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
+	if msg.p.Mode == "url" {
+		// An MCP server sends the person to a page.
+		m.asking = &asking{elicit: &msg, url: true}
+		m.flush()
+		m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message) + "\n  open: " + m.ch.sgr("\x1b[4m", mdterm.Safe(msg.p.URL)) +
+			"\n" + m.ch.dim("  y and Enter once done there; Enter alone declines"))
+		return nil
+	}
 	schema := parseElicitSchema(msg.p.RequestedSchema)
 	a := &asking{elicit: &msg}
 	for _, prop := range schema.Properties {
@@ -944,6 +953,14 @@ func (m *tui) answerElicit(line string) tea.Cmd {
 	a := m.asking
 	m.asking = nil
 	line = strings.TrimSpace(line)
+	if a.url {
+		if l := strings.ToLower(line); l == "y" || l == "yes" {
+			a.elicit.reply <- protocol.ElicitationResult{Action: "accept"}
+			m.out.print(m.ch.dim("  (done)"))
+			return nil
+		}
+		line = ""
+	}
 	if line == "" {
 		a.elicit.reply <- protocol.ElicitationResult{Action: "decline"}
 		m.out.print(m.ch.dim("  (declined)"))

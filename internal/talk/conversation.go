@@ -290,8 +290,18 @@ func parseElicitSchema(raw json.RawMessage) elicitSchema {
 
 // elicit answers ask_user/poll from the answers stream.
 func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
-	schema := parseElicitSchema(p.RequestedSchema)
 	r.endLine()
+	if p.Mode == "url" {
+		// An MCP server sends the person to a page: say where, and
+		// whether they went.
+		fmt.Fprintf(r.errw, "? %s\n  open: %s\n", p.Message, p.URL)
+		line, _ := r.answers.ReadLine("done there? [y]es / [n]o: ")
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return protocol.ElicitationResult{Action: "accept"}
+		}
+		return protocol.ElicitationResult{Action: "decline"}
+	}
+	schema := parseElicitSchema(p.RequestedSchema)
 	content := map[string]any{}
 	for name, prop := range schema.Properties {
 		choices := prop.Enum
@@ -673,7 +683,7 @@ type PromptOptions struct {
 // approvals and questions on stderr; the error carries the exit code.
 func Prompt(ctx context.Context, env Env, o PromptOptions) error {
 	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
-	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
+	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}
 	text := o.Text
 	if text == "-" {
 		b, err := io.ReadAll(env.Stdin)

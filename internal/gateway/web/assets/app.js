@@ -251,7 +251,7 @@ async function connect() {
     // page's own prompts stay its own.
     const init = await conn.call('initialize', { protocolVersion: 1, clientId: app.clientId || tabClientId() || undefined,
       clientInfo: { name: 'dashboard (' + browserName() + ')', version: '2' },
-      clientCapabilities: { elicitation: { form: {} }, maxFrameBytes: 16777216 } });
+      clientCapabilities: { elicitation: { form: {}, url: {} }, maxFrameBytes: 16777216 } });
     app.clientId = init.clientId;
     try { sessionStorage.setItem('zeroclaw.clientId', init.clientId); } catch (_) { /* private mode */ }
     await conn.call('session/watch', {});
@@ -889,6 +889,21 @@ class SessionView {
   // elicitation/create: a form built from the requested schema.
   request(method, params) {
     if (method !== 'elicitation/create') return Promise.reject(new Error('not supported: ' + method));
+    if (params.mode === 'url') {
+      if (!/^https?:\/\//i.test(params.url || '')) return Promise.resolve({ action: 'decline' }); // a web page, nothing else
+      // An MCP server sends the person to a page (opened in a new tab, the
+      // page's own key never going there).
+      return new Promise((resolve) => {
+        const card = el('div', { class: 'elicit card', role: 'group', 'aria-label': 'The agent asks' },
+          el('div', { class: 'card-title', text: params.message || 'The agent asks you to open a page' }),
+          el('p', {}, el('a', { href: params.url, target: '_blank', rel: 'noopener noreferrer', text: params.url })));
+        const done = (action) => { card.replaceWith(el('div', { class: 'resolved', text: action === 'accept' ? 'Done' : 'Declined' })); resolve({ action }); };
+        card.append(el('div', { class: 'buttons' }, el('button', { type: 'button', class: 'primary', text: 'Done', onclick: () => done('accept') }),
+          el('button', { type: 'button', class: 'secondary', text: 'Decline', onclick: () => done('decline') })));
+        this.log.append(card);
+        this.scroll();
+      });
+    }
     return new Promise((resolve) => {
       const props = (params.requestedSchema && params.requestedSchema.properties) || {};
       const fields = [];

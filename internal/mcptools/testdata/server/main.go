@@ -88,10 +88,15 @@ func main() {
 		b, _ := json.Marshal(res.Content)
 		return text(res.Action + " " + string(b)), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "visit", Description: "send the user to a page (elicitation, url mode)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "visit", Description: "send the user to a page (elicitation, url mode)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		URL string `json:"url,omitempty"`
+	}) (*mcp.CallToolResult, any, error) {
+		if in.URL == "" {
+			in.URL = "https://example.com/login"
+		}
 		if len(req.Params.InputResponses) == 0 {
 			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"v": &mcp.ElicitParams{Mode: "url", Message: "Sign in to the test service",
-				URL: "https://example.com/login", ElicitationID: "e-1"}}}, nil, nil
+				URL: in.URL, ElicitationID: "e-1"}}}, nil, nil
 		}
 		res, ok := req.Params.InputResponses["v"].(*mcp.ElicitResult)
 		if !ok {
