@@ -539,21 +539,31 @@ func (o *order) done() {
 	}
 }
 
-func (b *Bridge) prompt(ctx context.Context, turn *order, id string, blocks []contentBlock) (any, error) {
-	defer turn.done()
+// input reads a prompt's (or a steer's) blocks for session id, which
+// this bridge must have open, and the daemon connection to send them on.
+func (b *Bridge) input(ctx context.Context, id string, blocks []contentBlock) (string, []protocol.Attachment, *client.Client, error) {
 	text, files, err := promptText(blocks)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	d, err := b.daemon(ctx)
 	if err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	b.mu.Lock()
 	attached := b.live[id]
 	b.mu.Unlock()
 	if !attached {
-		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
+		return "", nil, nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
+	}
+	return text, files, d, nil
+}
+
+func (b *Bridge) prompt(ctx context.Context, turn *order, id string, blocks []contentBlock) (any, error) {
+	defer turn.done()
+	text, files, d, err := b.input(ctx, id, blocks)
+	if err != nil {
+		return nil, err
 	}
 	// "/compact" is a command: the model's view of older turns is
 	// summarised now.
@@ -616,19 +626,9 @@ const methodSteering = "_session/steering"
 // outcome as the extension names it.
 func (b *Bridge) steer(ctx context.Context, turn *order, id string, blocks []contentBlock, idle string) (any, error) {
 	defer turn.done()
-	text, files, err := promptText(blocks)
+	text, files, d, err := b.input(ctx, id, blocks)
 	if err != nil {
 		return nil, err
-	}
-	d, err := b.daemon(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	attached := b.live[id]
-	b.mu.Unlock()
-	if !attached {
-		return nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
 	}
 	if files, err = d.Inline(ctx, files); err != nil {
 		return nil, acpError(err)

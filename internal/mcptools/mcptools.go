@@ -159,9 +159,21 @@ func (s *Set) Empty() bool { return s == nil || len(s.servers) == 0 }
 // the turns of its first second, not every turn; one restarting costs
 // none.
 func (s *Set) Tools(ctx context.Context) []tool.Tool {
-	if s.Empty() {
+	if s.Empty() || !s.settle(ctx) {
 		return nil
 	}
+	var out []tool.Tool
+	for _, srv := range s.servers {
+		out = append(out, srv.tools()...)
+	}
+	return out
+}
+
+// settle starts the servers not started (and restarts failed ones past
+// their backoff) in the background, and waits for those still in their
+// first start until the turn wait has passed since it began; false when
+// ctx ended first.
+func (s *Set) settle(ctx context.Context) bool {
 	for _, srv := range s.servers {
 		srv.kick()
 	}
@@ -181,15 +193,11 @@ func (s *Set) Tools(ctx context.Context) []tool.Tool {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil
+			return false
 		}
 		t.Stop()
 	}
-	var out []tool.Tool
-	for _, srv := range s.servers {
-		out = append(out, srv.tools()...)
-	}
-	return out
+	return true
 }
 
 // Unavailable says which servers are not ready now and why, for the
@@ -427,15 +435,7 @@ func (srv *Server) failLocked(err error) {
 // several are), as the daemon's own questions do; with none, or a
 // client that cannot answer, it is declined at once.
 func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	srv.mu.Lock()
-	var env *tool.Env
-	for i := len(srv.callers) - 1; i >= 0; i-- {
-		if srv.callers[i].Elicit != nil {
-			env = srv.callers[i]
-			break
-		}
-	}
-	srv.mu.Unlock()
+	env := srv.caller(func(e *tool.Env) bool { return e.Elicit != nil })
 	if env == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
@@ -473,15 +473,7 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 // the server is trusted), within the request's maxTokens; with no call
 // in flight it is refused.
 func (srv *Server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	srv.mu.Lock()
-	var env *tool.Env
-	for i := len(srv.callers) - 1; i >= 0; i-- {
-		if srv.callers[i].Sample != nil {
-			env = srv.callers[i]
-			break
-		}
-	}
-	srv.mu.Unlock()
+	env := srv.caller(func(e *tool.Env) bool { return e.Sample != nil })
 	if env == nil {
 		return nil, errors.New("no session is calling this server: a model call needs one to approve and pay for it")
 	}
@@ -514,7 +506,7 @@ func (s *Set) Prompt(ctx context.Context, command, args string) (text string, ok
 	if s.Empty() {
 		return "", false, nil
 	}
-	s.Tools(ctx) // servers still in their first start: waited for as a turn does
+	s.settle(ctx) // servers still in their first start: waited for as a turn does
 	for _, srv := range s.servers {
 		cs := srv.session()
 		if cs == nil || !strings.HasPrefix(command, ToolName(srv.name, "")) {
@@ -565,7 +557,7 @@ func (s *Set) Offers(ctx context.Context) (prompts []protocol.MCPPrompt, resourc
 	if s.Empty() {
 		return nil, nil
 	}
-	s.Tools(ctx) // servers still in their first start: waited for as a turn does
+	s.settle(ctx) // servers still in their first start: waited for as a turn does
 	for _, srv := range s.servers {
 		cs := srv.session()
 		if cs == nil {
@@ -605,7 +597,7 @@ func (s *Set) ReadResource(ctx context.Context, server, uri string) (text string
 		if srv.name != server {
 			continue
 		}
-		s.Tools(ctx) // a server still in its first start: waited for as a turn does
+		s.settle(ctx) // a server still in its first start: waited for as a turn does
 		cs := srv.session()
 		if cs == nil {
 			return "", nil, "", true, errors.New(srv.notReady())
@@ -709,6 +701,18 @@ func (srv *Server) relist(ctx context.Context) {
 // relisted, when set (tests), is told each time a server's tools were
 // listed again.
 var relisted func(server string)
+
+// caller is the latest call in flight whose env can, nil when none.
+func (srv *Server) caller(can func(*tool.Env) bool) *tool.Env {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for i := len(srv.callers) - 1; i >= 0; i-- {
+		if can(srv.callers[i]) {
+			return srv.callers[i]
+		}
+	}
+	return nil
+}
 
 // calling registers a call in flight (for the server's questions); the
 // func it returns unregisters it.
