@@ -80,6 +80,9 @@ func statusCmd(g *globals) *cobra.Command {
 		}
 		fmt.Fprintf(w, "today:      %s\n", spentToday(st.Today))
 		fmt.Fprintf(w, "sandbox:    %s\n", sandboxLine(st.Sandbox))
+		for _, m := range st.MCPServers {
+			fmt.Fprintf(w, "mcp:        %s\n", mcpLine(m))
+		}
 		fmt.Fprintf(w, "clients:    %d\n", st.Clients)
 		fmt.Fprintf(w, "sessions:   %d active\n", st.ActiveSessions)
 		for _, s := range st.Sessions {
@@ -102,6 +105,21 @@ func spentToday(t protocol.SpendToday) string {
 	}
 	if t.MaxCostUSDPerSession > 0 {
 		line += fmt.Sprintf("; $%g a session", t.MaxCostUSDPerSession)
+	}
+	return line
+}
+
+// mcpLine is status's line on an MCP server.
+func mcpLine(m protocol.MCPServerStatus) string {
+	line := fmt.Sprintf("%s %s, %d tools", m.Name, m.State, m.Tools)
+	if m.PerSession {
+		line += ", session " + m.SessionID
+	}
+	for _, h := range m.Hidden {
+		line += fmt.Sprintf("; %s hidden: %s", h.Name, h.Why)
+	}
+	if m.Error != "" {
+		line += ": " + m.Error
 	}
 	return line
 }

@@ -74,6 +74,8 @@ type Status struct {
 	Error      string `json:"error,omitempty"`
 	PerSession bool   `json:"perSession,omitempty"`
 	SessionID  string `json:"sessionId,omitempty"`
+	// Hidden are its tools not offered to the model, and why.
+	Hidden []protocol.MCPHiddenTool `json:"hiddenTools,omitempty"`
 }
 
 // Set is a group of servers (the daemon's, or one session's).
@@ -264,6 +266,10 @@ type Server struct {
 	firstDone bool
 	firstAt   time.Time
 	stderr    *tail // a stdio server's last 8 KiB of stderr
+	// watch knows which tools of the live connection need tasks;
+	// hidden are those tools, not offered to the model.
+	watch  *taskWatch
+	hidden []string
 
 	// callers are the calls in flight, latest last: a server's question
 	// (elicitation/create) goes to the session of the latest one.
@@ -342,6 +348,9 @@ func (srv *Server) status() Status {
 	if srv.err != nil {
 		st.Error = srv.err.Error()
 	}
+	for _, name := range srv.hidden {
+		st.Hidden = append(st.Hidden, protocol.MCPHiddenTool{Name: name, Why: needsTasksWhy})
+	}
 	return st
 }
 
@@ -371,7 +380,7 @@ func (srv *Server) ensure(ctx context.Context) {
 	srv.state, srv.starting, srv.cancelStart = StateStarting, make(chan struct{}), cancel
 	done := srv.starting
 	srv.mu.Unlock()
-	cs, list, proc, err := srv.connect(sctx)
+	cs, list, watch, proc, err := srv.connect(sctx)
 	srv.mu.Lock()
 	stopped := srv.state != StateStarting
 	srv.mu.Unlock()
@@ -398,6 +407,7 @@ func (srv *Server) ensure(ctx context.Context) {
 		srv.failLocked(fmt.Errorf("start: %w%s", err, why))
 		return
 	}
+	srv.watch = watch
 	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
 	srv.known, srv.everReady = srv.list, true
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))
@@ -865,7 +875,7 @@ func (p *process) why() string {
 	return b.String()
 }
 
-func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *process, error) {
+func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *taskWatch, *process, error) {
 	timeout := StartTimeout
 	if srv.cfg.StartTimeoutSecs > 0 {
 		timeout = time.Duration(srv.cfg.StartTimeoutSecs) * time.Second
@@ -874,15 +884,16 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 	defer cancel()
 	var t mcp.Transport
 	var proc *process
+	watch := &taskWatch{}
 	if srv.cfg.URL != "" {
 		t = &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,
-			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, http.DefaultTransport}}}
+			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, watchBodies{watch, http.DefaultTransport}}}}
 	} else {
 		argv := append([]string{srv.cfg.Command}, srv.cfg.Args...)
 		if srv.set.wrap != nil {
 			var err error
 			if argv, err = srv.set.wrap(argv); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -901,9 +912,9 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		srv.mu.Unlock()
 		var err error
 		if proc, err = startProcess(cmd, srv.stderr); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc}
+		t = &mcp.IOTransport{Reader: watch.reader(proc.stdout), Writer: proc}
 	}
 	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
@@ -928,17 +939,17 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		case sctx.Err() != nil:
 			err = fmt.Errorf("no answer within %s", timeout)
 		}
-		return nil, nil, proc, err
+		return nil, nil, nil, proc, err
 	}
 	var list []*mcp.Tool
 	for tl, err := range cs.Tools(sctx, nil) {
 		if err != nil {
 			cs.Close()
-			return nil, nil, proc, fmt.Errorf("listing its tools: %w", err)
+			return nil, nil, nil, proc, fmt.Errorf("listing its tools: %w", err)
 		}
 		list = append(list, tl)
 	}
-	return cs, list, proc, nil
+	return cs, list, watch, proc, nil
 }
 
 // headers adds the configured headers to every request.
@@ -997,10 +1008,16 @@ func (srv *Server) tools() []tool.Tool {
 	return srv.known
 }
 
-// wrap makes the server's tools what the agent calls.
+// wrap makes the server's tools what the agent calls, less those that
+// need tasks (hidden); srv.mu is held.
 func (srv *Server) wrap(list []*mcp.Tool) []tool.Tool {
 	out := make([]tool.Tool, 0, len(list))
+	srv.hidden = nil
 	for _, t := range list {
+		if srv.watch.needsTasks(t.Name) {
+			srv.hidden = append(srv.hidden, t.Name)
+			continue
+		}
 		schema, err := json.Marshal(t.InputSchema)
 		if err != nil || len(schema) == 0 || string(schema) == "null" {
 			schema = []byte(`{"type":"object"}`)

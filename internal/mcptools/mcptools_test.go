@@ -74,6 +74,13 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if add == nil || len(ts) != 10 { // add, slow, write, ask, visit, count, grow, roots, summarise, crash
 		t.Fatalf("tools %v", ts)
 	}
+	// job needs MCP tasks: not offered, and status says why.
+	if find(ts, "mcp__calc__job") != nil {
+		t.Fatal("a tool that needs tasks was offered")
+	}
+	if h := set.Status()[0].Hidden; len(h) != 1 || h[0].Name != "job" || !strings.Contains(h[0].Why, "tasks") {
+		t.Fatalf("hidden tools in status: %+v", h)
+	}
 	var schema map[string]any
 	json.Unmarshal(add.Spec().Schema, &schema)
 	if props, _ := schema["properties"].(map[string]any); props["a"] == nil {
@@ -110,6 +117,12 @@ func TestHTTPServer(t *testing.T) {
 	}
 	if r := call(t, context.Background(), add, `{"a":40,"b":2}`); r.IsError || r.Output != "42" {
 		t.Fatalf("add over HTTP: %+v", r)
+	}
+	if find(ts, "mcp__web__job") != nil || find(ts, "mcp__web__crash") == nil {
+		t.Fatalf("over HTTP, the tool that needs tasks is hidden and the others offered: %v", ts)
+	}
+	if h := set.Status()[0].Hidden; len(h) != 1 || h[0].Name != "job" {
+		t.Fatalf("hidden tools in status: %+v", h)
 	}
 }
 

@@ -243,13 +243,22 @@ type ReloadResult struct {
 // started yet), starting, ready or failed (with error: why, the exit
 // status and the end of its stderr; started again after a backoff).
 // PerSession: a session's own server (an editor's), SessionID which.
+// Hidden are its tools the model is not offered (one that needs MCP
+// tasks), and why.
 type MCPServerStatus struct {
-	Name       string `json:"name"`
-	State      string `json:"state"`
-	Tools      int    `json:"tools"`
-	Error      string `json:"error,omitempty"`
-	PerSession bool   `json:"perSession,omitempty"`
-	SessionID  string `json:"sessionId,omitempty"`
+	Name       string          `json:"name"`
+	State      string          `json:"state"`
+	Tools      int             `json:"tools"`
+	Error      string          `json:"error,omitempty"`
+	PerSession bool            `json:"perSession,omitempty"`
+	SessionID  string          `json:"sessionId,omitempty"`
+	Hidden     []MCPHiddenTool `json:"hiddenTools,omitempty"`
+}
+
+// MCPHiddenTool is a server's tool not offered to the model, and why.
+type MCPHiddenTool struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
 }
 
 // ShutdownResult is the result of shutdown.

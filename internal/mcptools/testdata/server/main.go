@@ -9,7 +9,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -157,6 +160,12 @@ func main() {
 		}
 		return text("not text"), nil, nil
 	})
+	// A tool only a client that runs tasks can call: its listing says so
+	// (taskMark adds execution.taskSupport, which this SDK has no field
+	// for), and a plain call fails as such a server's does.
+	mcp.AddTool(s, &mcp.Tool{Name: "job", Description: "a long job (needs tasks)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, errors.New("job must be called as a task")
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
@@ -180,9 +189,36 @@ func main() {
 		}
 		fmt.Printf("http://%s/mcp\n", ln.Addr())
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		log.Fatal(http.Serve(ln, h))
+		log.Fatal(http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(markedResponse{w}, r)
+		})))
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: taskMark{os.Stdout}}); err != nil {
 		log.Fatal(err)
 	}
 }
+
+// taskMark marks the job tool as needing tasks in what the server sends.
+type taskMark struct{ w io.WriteCloser }
+
+func (t taskMark) Write(b []byte) (int, error) {
+	marked := bytes.ReplaceAll(b, []byte(`"name":"job"`), []byte(`"execution":{"taskSupport":"required"},"name":"job"`))
+	if _, err := t.w.Write(marked); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (t taskMark) Close() error { return t.w.Close() }
+
+// markedResponse is taskMark for the HTTP transport.
+type markedResponse struct{ http.ResponseWriter }
+
+func (m markedResponse) Write(b []byte) (int, error) {
+	if _, err := m.ResponseWriter.Write(bytes.ReplaceAll(b, []byte(`"name":"job"`), []byte(`"execution":{"taskSupport":"required"},"name":"job"`))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (m markedResponse) Flush() { m.ResponseWriter.(http.Flusher).Flush() }
