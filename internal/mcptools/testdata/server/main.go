@@ -11,11 +11,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
