@@ -72,7 +72,7 @@ to it from the terminal, editors (ACP), browsers (the gateway) and scripts.`,
 		c.GroupID = "agent"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), permissionsCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), schemaCmd(g), versionCmd(g)} {
+	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), permissionsCmd(g), mcpCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), schemaCmd(g), versionCmd(g)} {
 		c.GroupID = "admin"
 		root.AddCommand(c)
 	}

@@ -217,6 +217,12 @@ type MCPServer struct {
 	// PerSession starts the server once per session, with the session's
 	// directory as its root (roots/list), instead of once for all.
 	PerSession bool `toml:"per_session"`
+	// OAuthClientID (and OAuthClientSecret) is a client registered
+	// beforehand with an HTTP server's authorization server, for
+	// zeroclaw mcp login; empty: it registers itself (dynamic client
+	// registration).
+	OAuthClientID     string `toml:"oauth_client_id"`
+	OAuthClientSecret string `toml:"oauth_client_secret"`
 }
 
 // SharedServers are the MCP servers started once for every session (not
@@ -251,6 +257,12 @@ func (m MCPServer) Check(name string) error {
 	}
 	if m.StartTimeoutSecs < 0 || m.CallTimeoutSecs < 0 {
 		return fmt.Errorf("mcp.servers.%s: timeouts may not be negative", name)
+	}
+	if m.URL == "" && (m.OAuthClientID != "" || m.OAuthClientSecret != "") {
+		return fmt.Errorf("mcp.servers.%s: oauth_client_id and oauth_client_secret are for a url server", name)
+	}
+	if m.OAuthClientSecret != "" && m.OAuthClientID == "" {
+		return fmt.Errorf("mcp.servers.%s: oauth_client_secret needs oauth_client_id", name)
 	}
 	return nil
 }

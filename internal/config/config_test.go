@@ -50,6 +50,8 @@ func TestLoadErrors(t *testing.T) {
 		{"[providers.l]\nkind = \"openai\"\nbase_url = \"localhost:11434/v1\"\n", `providers.l.base_url = "localhost:11434/v1": want http(s)://`},
 		{"[providers.a]\nkind = \"echo\"\n[providers.b]\nkind = \"echo\"\n", `2 providers and no [agents.default]`},
 		{"[mcp.servers.x]\nargs = [\"a\"]\n", `mcp.servers.x: set command`},
+		{"[mcp.servers.x]\ncommand = \"srv\"\noauth_client_id = \"c\"\n", `mcp.servers.x: oauth_client_id and oauth_client_secret are for a url server`},
+		{"[mcp.servers.x]\nurl = \"https://h/mcp\"\noauth_client_secret = \"s\"\n", `mcp.servers.x: oauth_client_secret needs oauth_client_id`},
 		{"[providers.e]\nkind = \"echo\"\ncontext_window = 10\n", `providers.e.context_window = 10`},
 		{"[providers.e]\nkind = \"echo\"\nreasoning = \"max\"\n", `providers.e.reasoning = "max": must be one of off, low, medium, high`},
 		{"[providers.e]\nkind = \"echo\"\nmax_tokens = -1\n", `providers.e.max_tokens = -1: must be at least 1`},

@@ -14,7 +14,7 @@ import (
 // WriteEffective writes the configuration in force as TOML, each value
 // followed by where it came from (Origin). Secrets never show: a key is
 // named by its variable (api_key_env, with whether it is set), and MCP
-// servers' env and header values are hidden.
+// servers' env and header values and OAuth client secrets are hidden.
 func (c *Config) WriteEffective(w io.Writer, getenv func(string) string) {
 	src := c.Source
 	if src == "" {
@@ -73,6 +73,8 @@ func (c *Config) writeTable(w io.Writer, table string, v reflect.Value, getenv f
 		var text string
 		if val.Kind() == reflect.Map {
 			text = inlineTable(val, isSecretMap(tag))
+		} else if tag == "oauth_client_secret" && val.String() != "" {
+			text = `"(hidden)"`
 		} else {
 			text = tomlValue(val.Interface())
 		}

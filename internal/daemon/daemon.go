@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -127,7 +128,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
-		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints")})
+		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), MCPLogins: mcpauth.In(o.Dirs.DataDir)})
 	if err != nil {
 		ln.Close()
 		return err

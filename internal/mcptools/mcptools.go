@@ -38,6 +38,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
@@ -76,7 +77,12 @@ type Status struct {
 	SessionID  string `json:"sessionId,omitempty"`
 	// Hidden are its tools not offered to the model, and why.
 	Hidden []protocol.MCPHiddenTool `json:"hiddenTools,omitempty"`
+	// Auth is AuthLoginRequired when the server wants an OAuth login.
+	Auth string `json:"auth,omitempty"`
 }
+
+// AuthLoginRequired is Status.Auth of a server that needs a login.
+const AuthLoginRequired = "login_required"
 
 // Set is a group of servers (the daemon's, or one session's).
 type Set struct {
@@ -91,6 +97,15 @@ type Set struct {
 	// wrap, when set, makes a stdio server's command line: the sandbox
 	// around it (a session's own servers).
 	wrap func(argv []string) ([]string, error)
+	// logins keeps the HTTP servers' OAuth logins (nil: none are used).
+	logins *mcpauth.Store
+}
+
+// WithLogins gives the set's HTTP servers the OAuth logins kept in
+// logins (zeroclaw mcp login); it returns s.
+func (s *Set) WithLogins(logins *mcpauth.Store) *Set {
+	s.logins = logins
+	return s
 }
 
 // WithTurnWait sets how long a turn waits, in all, for servers still in
@@ -270,6 +285,11 @@ type Server struct {
 	// hidden are those tools, not offered to the model.
 	watch  *taskWatch
 	hidden []string
+	// needsLogin: the server refused us for want of an OAuth login;
+	// loginStamp is the login file's stamp then, so a new login (and
+	// only that) starts it again.
+	needsLogin bool
+	loginStamp string
 
 	// callers are the calls in flight, latest last: a server's question
 	// (elicitation/create) goes to the session of the latest one.
@@ -288,7 +308,7 @@ type Server struct {
 // and past its backoff.
 func (srv *Server) kick() {
 	srv.mu.Lock()
-	due := srv.state == StateStopped || (srv.state == StateFailed && !time.Now().Before(srv.retryAt))
+	due := srv.dueLocked()
 	if due && srv.firstAt.IsZero() {
 		srv.firstAt = time.Now()
 	}
@@ -296,6 +316,26 @@ func (srv *Server) kick() {
 	if due {
 		go srv.ensure(context.Background())
 	}
+}
+
+// dueLocked says whether the server may start now: stopped, or failed and
+// past its backoff; one that needs a login, once the user logged in (its
+// start is then waited for as a first start is). srv.mu is held.
+func (srv *Server) dueLocked() bool {
+	switch {
+	case srv.state == StateStopped:
+		return true
+	case srv.state != StateFailed:
+		return false
+	case srv.needsLogin:
+		if srv.set.logins.Stamp(srv.name) == srv.loginStamp {
+			return false // no new login: asking again would be refused again
+		}
+		srv.needsLogin, srv.retryAt = false, time.Time{}
+		srv.first, srv.firstDone, srv.firstAt = make(chan struct{}), false, time.Now()
+		return true
+	}
+	return !time.Now().Before(srv.retryAt)
 }
 
 // firstStart is what closes when the server's first start ends, and when
@@ -316,6 +356,8 @@ func (srv *Server) unavailable() string {
 	switch {
 	case srv.state == StateReady:
 		return ""
+	case srv.needsLogin:
+		return fmt.Sprintf("%s needs a login (the user must run 'zeroclaw mcp login %s')", srv.name, srv.name)
 	case srv.everReady && srv.state == StateFailed:
 		return fmt.Sprintf("%s is restarting after a crash (%v)", srv.name, srv.err)
 	case srv.everReady:
@@ -331,6 +373,8 @@ func (srv *Server) notReady() string {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	switch {
+	case srv.needsLogin:
+		return srv.err.Error()
 	case srv.state == StateFailed && srv.everReady:
 		return fmt.Sprintf("MCP server %s is restarting after a crash (%v); try again shortly", srv.name, srv.err)
 	case srv.state == StateFailed:
@@ -347,6 +391,9 @@ func (srv *Server) status() Status {
 	st := Status{Name: srv.name, State: srv.state, Tools: len(srv.list)}
 	if srv.err != nil {
 		st.Error = srv.err.Error()
+	}
+	if srv.needsLogin {
+		st.Auth = AuthLoginRequired
 	}
 	for _, name := range srv.hidden {
 		st.Hidden = append(st.Hidden, protocol.MCPHiddenTool{Name: name, Why: needsTasksWhy})
@@ -380,7 +427,7 @@ func (srv *Server) ensure(ctx context.Context) {
 	srv.state, srv.starting, srv.cancelStart = StateStarting, make(chan struct{}), cancel
 	done := srv.starting
 	srv.mu.Unlock()
-	cs, list, watch, proc, err := srv.connect(sctx)
+	cs, list, watch, login, proc, err := srv.connect(sctx)
 	srv.mu.Lock()
 	stopped := srv.state != StateStarting
 	srv.mu.Unlock()
@@ -401,6 +448,13 @@ func (srv *Server) ensure(ctx context.Context) {
 		defer func() { srv.firstDone = true; close(srv.first) }()
 	}
 	if stopped {
+		return
+	}
+	if err != nil && login != nil && login.NeedsLogin() != nil {
+		// Refused for want of a login: no backoff, no retry, until the
+		// user logs in.
+		srv.failLocked(login.NeedsLogin())
+		srv.needsLogin, srv.loginStamp = true, srv.set.logins.Stamp(srv.name)
 		return
 	}
 	if err != nil {
@@ -875,7 +929,7 @@ func (p *process) why() string {
 	return b.String()
 }
 
-func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *taskWatch, *process, error) {
+func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *taskWatch, *mcpauth.Handler, *process, error) {
 	timeout := StartTimeout
 	if srv.cfg.StartTimeoutSecs > 0 {
 		timeout = time.Duration(srv.cfg.StartTimeoutSecs) * time.Second
@@ -885,15 +939,21 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 	var t mcp.Transport
 	var proc *process
 	watch := &taskWatch{}
+	var login *mcpauth.Handler
 	if srv.cfg.URL != "" {
-		t = &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,
+		st := &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,
 			HTTPClient: &http.Client{Transport: headers{srv.cfg.Headers, watchBodies{watch, http.DefaultTransport}}}}
+		if srv.set.logins != nil {
+			login = srv.set.logins.Handler(srv.name, srv.cfg.URL)
+			st.OAuthHandler = login
+		}
+		t = st
 	} else {
 		argv := append([]string{srv.cfg.Command}, srv.cfg.Args...)
 		if srv.set.wrap != nil {
 			var err error
 			if argv, err = srv.set.wrap(argv); err != nil {
-				return nil, nil, nil, nil, err
+				return nil, nil, nil, nil, nil, err
 			}
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -912,7 +972,7 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		srv.mu.Unlock()
 		var err error
 		if proc, err = startProcess(cmd, srv.stderr); err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, nil, nil, err
 		}
 		t = &mcp.IOTransport{Reader: watch.reader(proc.stdout), Writer: proc}
 	}
@@ -939,17 +999,17 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		case sctx.Err() != nil:
 			err = fmt.Errorf("no answer within %s", timeout)
 		}
-		return nil, nil, nil, proc, err
+		return nil, nil, nil, login, proc, err
 	}
 	var list []*mcp.Tool
 	for tl, err := range cs.Tools(sctx, nil) {
 		if err != nil {
 			cs.Close()
-			return nil, nil, nil, proc, fmt.Errorf("listing its tools: %w", err)
+			return nil, nil, nil, login, proc, fmt.Errorf("listing its tools: %w", err)
 		}
 		list = append(list, tl)
 	}
-	return cs, list, watch, proc, nil
+	return cs, list, watch, login, proc, nil
 }
 
 // headers adds the configured headers to every request.

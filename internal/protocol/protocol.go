@@ -244,7 +244,7 @@ type ReloadResult struct {
 // status and the end of its stderr; started again after a backoff).
 // PerSession: a session's own server (an editor's), SessionID which.
 // Hidden are its tools the model is not offered (one that needs MCP
-// tasks), and why.
+// tasks), and why. Auth says when it needs a login.
 type MCPServerStatus struct {
 	Name       string          `json:"name"`
 	State      string          `json:"state"`
@@ -253,6 +253,9 @@ type MCPServerStatus struct {
 	PerSession bool            `json:"perSession,omitempty"`
 	SessionID  string          `json:"sessionId,omitempty"`
 	Hidden     []MCPHiddenTool `json:"hiddenTools,omitempty"`
+	// Auth is "login_required" when the server wants an OAuth login
+	// (zeroclaw mcp login NAME).
+	Auth string `json:"auth,omitempty"`
 }
 
 // MCPHiddenTool is a server's tool not offered to the model, and why.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -67,10 +68,11 @@ type Manager struct {
 	reaper  *tool.Reaper
 	gateway func() string // the daemon gateway's URL, for web_fetch
 
-	now   func() time.Time // the clock the day's spend is kept by
-	spend ledger
-	cpDir string            // where each session's checkpoints live ("": nowhere, off)
-	perms *permission.Store // "always" answers, per project (nil: kept per session only)
+	now    func() time.Time // the clock the day's spend is kept by
+	spend  ledger
+	cpDir  string            // where each session's checkpoints live ("": nowhere, off)
+	perms  *permission.Store // "always" answers, per project (nil: kept per session only)
+	logins *mcpauth.Store    // MCP servers' OAuth logins
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -101,7 +103,8 @@ func (m *Manager) Reload(cfg *config.Config) {
 	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
 	next.rules = rulesOf(cfg)
 	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
-		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log)
+		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log).
+			WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(m.logins)
 		next.mcp.Start()
 	}
 	next.mcp.WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond)
@@ -147,6 +150,9 @@ type Options struct {
 	// Permissions keeps the "always" answers per project (nil: they hold
 	// for their session only).
 	Permissions *permission.Store
+	// MCPLogins keeps the OAuth logins of HTTP MCP servers (nil: none
+	// used).
+	MCPLogins *mcpauth.Store
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -174,14 +180,15 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions, logins: o.MCPLogins,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
 	}
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
-	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond)
+	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).
+		WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond).WithLogins(o.MCPLogins)
 	shared.Start()
 	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: shared}
 	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())

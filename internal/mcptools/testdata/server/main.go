@@ -51,6 +51,9 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	hang := flag.Bool("hang-start", false, "never answer initialize")
 	fail := flag.String("fail-start", "", "print this on stderr and exit 1 at once")
+	oauth := flag.Bool("oauth", false, "with -http: serve only holders of a token from its own authorization server")
+	expiresIn := flag.Duration("expires-in", time.Hour, "with -oauth: how long an access token lasts")
+	clientID := flag.String("client-id", "", "with -oauth: a client registered beforehand")
 	flag.Parse()
 	if *fail != "" {
 		fmt.Fprintln(os.Stderr, "starting the test server")
@@ -189,9 +192,13 @@ func main() {
 		}
 		fmt.Printf("http://%s/mcp\n", ln.Addr())
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		log.Fatal(http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var served http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(markedResponse{w}, r)
-		})))
+		})
+		if *oauth {
+			served = newAuthServer("http://"+ln.Addr().String(), *expiresIn, *clientID).protect(served)
+		}
+		log.Fatal(http.Serve(ln, served))
 	}
 	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: taskMark{os.Stdout}}); err != nil {
 		log.Fatal(err)

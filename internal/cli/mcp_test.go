@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/testdir"
+)
+
+// oauthServer runs the MCP test server over HTTP behind its own OAuth
+// authorization server; it returns the server's URL.
+func oauthServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+	// Its tokens last 5 s: the daemon renews one at each request.
+	cmd := exec.Command(bin, "-http", "127.0.0.1:0", "-oauth", "-expires-in", "5s")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// A remote server that wants OAuth, from the user's side: the daemon
+// says it needs a login (status, and the tool's answer), zeroclaw mcp
+// login runs the flow through the "browser" and keeps the tokens 0600,
+// the daemon's next turn uses the server at once, renewing the token and
+// keeping the renewal; logout forgets it.
+func TestMCPLoginEndToEnd(t *testing.T) {
+	srvURL := oauthServer(t)
+	env, _, _, dir := testEnv(t, "")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.web]\nurl = \"" + srvURL + "\"\ntrust = true\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+
+	// The first turn waits out the server's first start: refused, for
+	// want of a login.
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool mcp__web__add {"a":1,"b":2}`)
+	if code != 0 {
+		t.Fatalf("prompt: exit %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "status", "--output-format", "json")
+	var st struct {
+		MCPServers []struct{ Name, State, Auth, Error string }
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || len(st.MCPServers) != 1 {
+		t.Fatalf("status: %d %v %s", code, err, out)
+	}
+	if s := st.MCPServers[0]; s.State != "failed" || s.Auth != "login_required" || !strings.Contains(s.Error, "zeroclaw mcp login web") {
+		t.Fatalf("before the login: %+v", s)
+	}
+	if _, out, _ = runCLI(t, env, "", "status"); !strings.Contains(out, "mcp:        web failed, 0 tools: MCP server web needs a login") {
+		t.Fatalf("status text:\n%s", out)
+	}
+
+	// The login: the address printed, the browser sent there.
+	pr, pw := io.Pipe()
+	env2, _, errb, _ := testEnv(t, "")
+	env2.Getenv, env2.Environ, env2.Stdout = env.Getenv, env.Environ, pw
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), []string{"mcp", "login", "web", "--no-browser"}, env2)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var printed []string
+	for lines.Scan() {
+		l := lines.Text()
+		printed = append(printed, l)
+		if strings.HasPrefix(l, "http://") {
+			resp, err := http.Get(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(page), "You are logged in") {
+				t.Fatalf("the browser's page: %s", page)
+			}
+		}
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp login: exit %d\n%s\n%s", code, strings.Join(printed, "\n"), errb)
+	}
+	if last := printed[len(printed)-1]; last != "Logged in to web (11 tools); the daemon uses the login from now on." {
+		t.Fatalf("mcp login printed:\n%s", strings.Join(printed, "\n"))
+	}
+	file := filepath.Join(dir, "data", "mcp-logins", "web.json")
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the kept login: %v %v", fi, err)
+	}
+	saved, _ := os.ReadFile(file)
+
+	// The next turn finds the server started again with the login.
+	code, out, errs = runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool mcp__web__add {"a":40,"b":2}`)
+	if code != 0 || !strings.Contains(out, "tool mcp__web__add returned: 42") {
+		t.Fatalf("after the login: exit %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "status", "--output-format", "json")
+	st.MCPServers = nil
+	if json.Unmarshal([]byte(out), &st); st.MCPServers[0].State != "ready" || st.MCPServers[0].Auth != "" {
+		t.Fatalf("after the login: %+v", st.MCPServers[0])
+	}
+	if now, _ := os.ReadFile(file); string(now) == string(saved) {
+		t.Fatal("the daemon's renewed token was not kept")
+	}
+
+	if code, out, _ := runCLI(t, env, "", "mcp", "logout", "web"); code != 0 || out != "Logged out of web.\n" {
+		t.Fatalf("logout: %d %q", code, out)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("the login is still kept: %v", err)
+	}
+	if code, _, errs := runCLI(t, env, "", "mcp", "login", "nosuch"); code != 1 || !strings.Contains(errs, `no MCP server "nosuch"`) {
+		t.Fatalf("an unknown server: %d %q", code, errs)
+	}
+}

@@ -1,0 +1,237 @@
+// Package mcpauth keeps the OAuth logins of remote MCP servers: Login
+// runs the authorization-code flow with PKCE against the server's
+// advertised authorization server (the Go SDK's auth support: protected
+// resource metadata, authorization server metadata, dynamic client
+// registration), Store keeps what it got (0600, one file a server, in
+// the data dir), and Store.Handler gives a server's connection its token,
+// renewing it with the refresh token and keeping the renewed one, or
+// says that the server needs a login.
+package mcpauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+)
+
+// Login is what a login to a server leaves: the client it registered as,
+// the authorization server's token endpoint and the tokens.
+type Login struct {
+	Server       string        `json:"server"`
+	URL          string        `json:"url"` // the server's; a login holds for it only
+	ClientID     string        `json:"clientId"`
+	ClientSecret string        `json:"clientSecret,omitempty"`
+	AuthURL      string        `json:"authUrl"`
+	TokenURL     string        `json:"tokenUrl"`
+	AuthStyle    int           `json:"authStyle"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	Token        *oauth2.Token `json:"token"`
+	At           time.Time     `json:"at"` // when the user logged in
+}
+
+func (l *Login) config() *oauth2.Config {
+	return &oauth2.Config{ClientID: l.ClientID, ClientSecret: l.ClientSecret, Scopes: l.Scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: l.AuthURL, TokenURL: l.TokenURL, AuthStyle: oauth2.AuthStyle(l.AuthStyle)}}
+}
+
+// Store keeps logins in a directory, a file a server.
+type Store struct {
+	dir string
+	mu  sync.Mutex // one write at a time from this process
+}
+
+// Open returns the store in dir (made when a login is saved).
+func Open(dir string) *Store { return &Store{dir: dir} }
+
+// In returns the store of a data dir: its mcp-logins directory.
+func In(dataDir string) *Store { return Open(filepath.Join(dataDir, "mcp-logins")) }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+func (s *Store) path(server string) string {
+	return filepath.Join(s.dir, unsafeName.ReplaceAllString(server, "_")+".json")
+}
+
+// Load returns the server's login, nil when there is none.
+func (s *Store) Load(server string) (*Login, error) {
+	b, err := os.ReadFile(s.path(server))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Login
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("the stored login of %s (%s): %w", server, s.path(server), err)
+	}
+	return &l, nil
+}
+
+// Save keeps l, readable by the user only, replacing the file whole (a
+// reader never sees half of it).
+func (s *Store) Save(l *Login) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.dir, ".login-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), s.path(l.Server))
+}
+
+// Remove forgets the server's login; false when there was none.
+func (s *Store) Remove(server string) (bool, error) {
+	err := os.Remove(s.path(server))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Stamp changes when the server's login file does (a new login): "" when
+// there is none.
+func (s *Store) Stamp(server string) string {
+	if s == nil {
+		return ""
+	}
+	fi, err := os.Stat(s.path(server))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", fi.ModTime().UnixNano(), fi.Size())
+}
+
+// Handler is what a server's HTTP transport asks for its token. It never
+// starts a login itself (a daemon has no browser): a server that wants
+// one makes the connection fail, and NeedsLogin says so.
+func (s *Store) Handler(server, url string) *Handler {
+	return &Handler{s: s, server: server, url: url}
+}
+
+// Handler gives one server's connection its stored token.
+type Handler struct {
+	s           *Store
+	server, url string
+
+	mu     sync.Mutex
+	stamp  string // of the login src was made from
+	src    oauth2.TokenSource
+	needed error // why a login is needed, once the server said so
+}
+
+var _ auth.OAuthHandler = (*Handler)(nil)
+
+// TokenSource is the stored login's tokens (renewed as they expire), nil
+// when there is none for the server's URL.
+func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	stamp := h.s.Stamp(h.server)
+	if stamp == h.stamp && h.src != nil {
+		return h.src, nil
+	}
+	l, err := h.s.Load(h.server)
+	if err != nil {
+		return nil, err
+	}
+	h.stamp, h.src = stamp, nil
+	if l == nil || l.URL != h.url || l.Token == nil {
+		return nil, nil
+	}
+	// The renewals outlive the request that first needed them.
+	rctx := context.WithoutCancel(ctx)
+	h.src = &keeping{h: h, login: l, src: l.config().TokenSource(rctx, l.Token), last: l.Token.AccessToken}
+	return h.src, nil
+}
+
+// Authorize is called when the server refused the request (401, 403): the
+// user must log in again.
+func (h *Handler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	resp.Body.Close()
+	why := fmt.Errorf("MCP server %s needs a login (it answered %s): run 'zeroclaw mcp login %s'", h.server, resp.Status, h.server)
+	if resp.StatusCode == http.StatusForbidden {
+		why = fmt.Errorf("MCP server %s refused the login's scopes (%s): run 'zeroclaw mcp login %s'", h.server, resp.Status, h.server)
+	}
+	h.mu.Lock()
+	h.needed = why
+	h.mu.Unlock()
+	return why
+}
+
+// NeedsLogin is why the server needs a login, nil when it has not said so
+// (or the login was renewed since).
+func (h *Handler) NeedsLogin() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.needed
+}
+
+// keeping renews the token and keeps each renewed one in the store.
+type keeping struct {
+	h     *Handler
+	login *Login
+	src   oauth2.TokenSource
+	mu    sync.Mutex
+	last  string
+}
+
+func (k *keeping) Token() (*oauth2.Token, error) {
+	t, err := k.src.Token()
+	if err != nil {
+		why := fmt.Errorf("MCP server %s: its login could not be renewed (%v): run 'zeroclaw mcp login %s'", k.h.server, err, k.h.server)
+		k.h.mu.Lock()
+		k.h.needed = why
+		k.h.mu.Unlock()
+		return nil, why
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t.AccessToken != k.last {
+		k.last = t.AccessToken
+		l := *k.login
+		l.Token = t
+		if err := k.h.s.Save(&l); err == nil {
+			k.h.mu.Lock()
+			k.h.stamp = k.h.s.Stamp(k.h.server) // ours: not a new login
+			k.h.mu.Unlock()
+		}
+	}
+	k.h.mu.Lock()
+	k.h.needed = nil
+	k.h.mu.Unlock()
+	return t, nil
+}

@@ -1,0 +1,222 @@
+package mcpauth
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	build    sync.Once
+	bin      string
+	buildErr error
+)
+
+// server runs the MCP test server (../mcptools/testdata/server) over HTTP
+// with args, and returns its URL.
+func server(t *testing.T, args ...string) string {
+	t.Helper()
+	build.Do(func() {
+		dir, err := os.MkdirTemp("", "zeroclaw-mcpauth")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		bin = filepath.Join(dir, "server")
+		if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building the test server: %v", buildErr)
+	}
+	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// browse is the user in the browser: it follows the address to the
+// authorization server, which consents and sends it back to zeroclaw.
+func browse(t *testing.T) func(string) error {
+	return func(u string) error {
+		resp, err := http.Get(u)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Request.URL.Host == "" {
+			return fmt.Errorf("the browser ended at %s: %s", resp.Request.URL, resp.Status)
+		}
+		return nil
+	}
+}
+
+// tools lists the server's tools through h, as the daemon connects.
+func tools(ctx context.Context, srvURL string, h *Handler) (int, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srvURL, OAuthHandler: h, MaxRetries: 1}, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	n := 0
+	for _, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// The whole life of a login: the flow (discovery, registration, the
+// browser, the code exchanged with PKCE), the tokens kept 0600, a
+// connection that renews the short-lived token and keeps the renewal
+// (refresh tokens rotate: the old one no longer works), and, once the
+// server revokes everything, a connection that says a login is needed.
+func TestLoginKeepRenewAndLose(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Tokens last 5 s, under the 10 s a client renews them ahead of
+	// their expiry: every request renews one.
+	srvURL := server(t, "-oauth", "-expires-in", "5s")
+	res, err := Flow{Server: "web", URL: srvURL, Open: browse(t)}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := res.Login
+	if res.Tools != 11 || l.ClientID == "" || l.Token.RefreshToken == "" || l.URL != srvURL || !strings.HasSuffix(l.TokenURL, "/token") {
+		t.Fatalf("login %+v, %d tools", l, res.Tools)
+	}
+	store := Open(filepath.Join(t.TempDir(), "logins"))
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(store.path("web"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the kept login: %v %v", fi.Mode(), err)
+	}
+	before := store.Stamp("web")
+
+	h := store.Handler("web", srvURL)
+	if n, err := tools(ctx, srvURL, h); err != nil || n != 11 {
+		t.Fatalf("with the kept login: %d tools, %v", n, err)
+	}
+	kept, err := store.Load("web")
+	if err != nil || kept.Token.RefreshToken == l.Token.RefreshToken || kept.Token.AccessToken == l.Token.AccessToken {
+		t.Fatalf("the renewed token was not kept: %+v %v", kept.Token, err)
+	}
+	if store.Stamp("web") == before || h.NeedsLogin() != nil {
+		t.Fatalf("stamp %q, needs login %v", store.Stamp("web"), h.NeedsLogin())
+	}
+	// A second connection (a later daemon) starts from the kept one.
+	if n, err := tools(ctx, srvURL, store.Handler("web", srvURL)); err != nil || n != 11 {
+		t.Fatalf("from the kept renewal: %d tools, %v", n, err)
+	}
+
+	// The login was for this URL: another server's gets no token.
+	if ts, err := store.Handler("web", srvURL+"/other").TokenSource(ctx); ts != nil || err != nil {
+		t.Fatalf("a login for another url was used: %v %v", ts, err)
+	}
+
+	// Revoked at the server: the renewal is refused, and the handler
+	// says a login is needed, naming the command.
+	if _, err := http.Post(strings.TrimSuffix(srvURL, "/mcp")+"/revoke-all", "text/plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	h = store.Handler("web", srvURL)
+	if _, err := tools(ctx, srvURL, h); err == nil {
+		t.Fatal("connected with revoked tokens")
+	}
+	if why := h.NeedsLogin(); why == nil || !strings.Contains(why.Error(), "zeroclaw mcp login web") {
+		t.Fatalf("needs login: %v", why)
+	}
+
+	if gone, err := store.Remove("web"); !gone || err != nil {
+		t.Fatalf("remove: %v %v", gone, err)
+	}
+	if l, err := store.Load("web"); l != nil || err != nil {
+		t.Fatalf("after remove: %+v %v", l, err)
+	}
+}
+
+// Without a login at all, the server's refusal is a login needed, not a
+// start's error.
+func TestNoLoginNeedsOne(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srvURL := server(t, "-oauth")
+	h := Open(t.TempDir()).Handler("web", srvURL)
+	if _, err := tools(ctx, srvURL, h); err == nil {
+		t.Fatal("connected without a login")
+	}
+	if why := h.NeedsLogin(); why == nil || !strings.Contains(why.Error(), "401") {
+		t.Fatalf("needs login: %v", why)
+	}
+}
+
+// The user declines in the browser: the login fails saying so; a
+// server that wants no login is told apart.
+func TestLoginRefusedOrNotNeeded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srvURL := server(t, "-oauth")
+	decline := func(u string) error {
+		au, err := url.Parse(u)
+		if err != nil {
+			return err
+		}
+		q := au.Query()
+		back := q.Get("redirect_uri") + "?error=access_denied&state=" + url.QueryEscape(q.Get("state"))
+		resp, err := http.Get(back)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+	if _, err := (Flow{Server: "web", URL: srvURL, Open: decline}).Run(ctx); err == nil || !strings.Contains(err.Error(), "access_denied") {
+		t.Fatalf("declined: %v", err)
+	}
+	open := server(t)
+	if _, err := (Flow{Server: "open", URL: open, Open: browse(t)}).Run(ctx); err == nil || !strings.Contains(err.Error(), "needs none") {
+		t.Fatalf("no login needed: %v", err)
+	}
+}
+
+// A client registered beforehand (oauth_client_id) logs in as itself,
+// registering nothing.
+func TestLoginAsARegisteredClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srvURL := server(t, "-oauth", "-client-id", "zeroclaw-desktop")
+	res, err := Flow{Server: "web", URL: srvURL, ClientID: "zeroclaw-desktop", Open: browse(t)}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Login.ClientID != "zeroclaw-desktop" || res.Tools != 11 {
+		t.Fatalf("login %+v", res.Login)
+	}
+	if _, err := (Flow{Server: "web", URL: srvURL, ClientID: "someone-else", Open: browse(t)}).Run(ctx); err == nil {
+		t.Fatal("an unknown client logged in")
+	}
+}
