@@ -359,7 +359,11 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 				metrics.ToolCall(toolLabel(byName, call.Name), decision)
 				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
 			}
-			view = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError})
+			m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
+			for _, im := range r.Images {
+				m.Images = append(m.Images, provider.Image{MimeType: im.MimeType, Data: im.Data})
+			}
+			view = h.Record(m)
 		}
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled

@@ -131,6 +131,14 @@ func read(ctx context.Context, a protocol.Attachment) ([]byte, string, error) {
 	return nil, "", errors.New("path or dataB64 is required")
 }
 
+// Put stores data (deduplicated by content) as an attachment would be.
+func (s *Store) Put(data []byte, mimeType string) (File, error) {
+	if len(data) > MaxFileBytes {
+		return File{}, fmt.Errorf("%d bytes; the limit is %d", len(data), MaxFileBytes)
+	}
+	return s.save(data, "", mimeType)
+}
+
 func (s *Store) save(data []byte, name, mimeType string) (File, error) {
 	if mimeType == "" && name != "" {
 		mimeType = mime.TypeByExtension(filepath.Ext(name))

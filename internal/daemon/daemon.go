@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
@@ -128,7 +129,8 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
-		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), MCPLogins: mcpauth.In(o.Dirs.DataDir)})
+		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
+		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}})
 	if err != nil {
 		ln.Close()
 		return err

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -752,7 +753,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 10 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 11 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -1019,5 +1020,56 @@ func TestSessionMCPListsPromptsAndResources(t *testing.T) {
 	}
 	if len(rs) != 1 || rs[0].(map[string]any)["uri"] != "test://greeting" || rs[0].(map[string]any)["server"] != "p" {
 		t.Errorf("resources %v", rs)
+	}
+}
+
+// An image an MCP tool gives reaches the model as an image (here
+// OpenAI's dialect: a user message after the tool message), is kept with
+// the uploads, and is sent again in the session's later requests; the
+// audio beside it is named, not sent.
+func TestMCPToolImageReachesTheModel(t *testing.T) {
+	bin := mcpServer(t)
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{
+		{`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"mcp__calc__shot","arguments":"{}"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`},
+		{content("a screen"), stop, `[DONE]`},
+		{content("still"), stop, `[DONE]`}}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"\"\n[agents.default]\nprovider = \"fake\"\n"+
+		"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \""+bin+"\"\ntrust = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	if res := result(t, a.call("session/prompt", prompt(sid, "look"))); res["content"] != "a screen" {
+		t.Fatalf("the turn: %v", res)
+	}
+	if res := result(t, a.call("session/prompt", prompt(sid, "and now?"))); res["content"] != "still" {
+		t.Fatalf("the next turn: %v", res)
+	}
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nSCREEN"))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	for i, body := range fake.bodies[1:] {
+		msgs := body["messages"].([]any)
+		var tool, shown map[string]any
+		for j, m := range msgs {
+			if m := m.(map[string]any); m["role"] == "tool" {
+				tool = m
+				shown, _ = msgs[j+1].(map[string]any)
+			}
+		}
+		if tool == nil || !strings.Contains(tool["content"].(string), "[image image/png, 14 bytes]") ||
+			!strings.Contains(tool["content"].(string), "[audio audio/wav, 8 bytes]") {
+			t.Fatalf("request %d: the tool message %v", i+1, tool)
+		}
+		parts, _ := shown["content"].([]any)
+		if shown["role"] != "user" || len(parts) != 2 || parts[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,"+png {
+			t.Fatalf("request %d: the image after the tool message: %v", i+1, shown)
+		}
+	}
+	kept, _ := filepath.Glob(filepath.Join(r.dirs.DataDir, "uploads", "*.png"))
+	if len(kept) != 1 {
+		t.Fatalf("the image is not kept with the uploads: %v", kept)
 	}
 }

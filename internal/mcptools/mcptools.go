@@ -1186,6 +1186,8 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 		metrics.MCPCall(t.srv.name, "ok")
 	}
 	var b strings.Builder
+	var images []tool.Image
+	imageBytes := 0
 	for i, c := range res.Content {
 		if i > 0 {
 			b.WriteString("\n\n") // several blocks: kept apart
@@ -1195,6 +1197,16 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 			b.WriteString(c.Text)
 		case *mcp.ImageContent:
 			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+			// The image itself goes to the model too, in the formats
+			// models take, within a bound.
+			if seeable[c.MIMEType] && imageBytes+len(c.Data) <= imagesMax {
+				images = append(images, tool.Image{MimeType: c.MIMEType, Data: c.Data})
+				imageBytes += len(c.Data)
+			} else if seeable[c.MIMEType] {
+				b.WriteString(" (not shown to the model: past the 5 MiB of images a call may give it)")
+			} else {
+				b.WriteString(" (not shown to the model: not a format models take)")
+			}
 		case *mcp.AudioContent:
 			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
 		case *mcp.EmbeddedResource:
@@ -1223,5 +1235,11 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 		raw, _ := json.Marshal(res.StructuredContent)
 		out = string(raw)
 	}
-	return tool.Result{Output: out, IsError: res.IsError}
+	return tool.Result{Output: out, IsError: res.IsError, Images: images}
 }
+
+// seeable are the image formats models take.
+var seeable = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// imagesMax bounds the images of one call that reach the model.
+const imagesMax = 5 << 20

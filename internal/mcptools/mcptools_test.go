@@ -71,7 +71,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 10 { // add, slow, write, ask, visit, count, grow, roots, summarise, crash
+	if add == nil || len(ts) != 11 { // add, slow, write, ask, visit, count, grow, roots, summarise, shot, crash
 		t.Fatalf("tools %v", ts)
 	}
 	// job needs MCP tasks: not offered, and status says why.
@@ -92,7 +92,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 10 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 11 {
 		t.Fatalf("status %+v", st)
 	}
 }

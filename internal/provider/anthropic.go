@@ -71,7 +71,7 @@ type anBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
+	Content   any             `json:"content,omitempty"` // a string, or blocks (a tool result's images)
 	IsError   bool            `json:"is_error,omitempty"`
 	// CacheControl marks a prompt-cache breakpoint.
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
@@ -137,7 +137,19 @@ func (a *Anthropic) encode(m *Message) (*anEncoded, error) {
 			blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: tc.Input})
 		}
 	case RoleTool: // tool results travel as user content
-		blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: nonEmpty(m.Text), IsError: m.IsError})
+		var content any = nonEmpty(m.Text)
+		if len(m.Images) > 0 { // its images go in the result
+			parts := []anBlock{{Type: "text", Text: nonEmpty(m.Text)}}
+			for _, im := range m.Images {
+				data, err := im.data()
+				if err != nil {
+					return nil, a.http.fail(0, "image %s: %v", im.Path, err)
+				}
+				parts = append(parts, anBlock{Type: "image", Source: map[string]any{"type": "base64", "media_type": im.MimeType, "data": data}})
+			}
+			content = parts
+		}
+		blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content, IsError: m.IsError})
 	}
 	e := &anEncoded{role: role, lastPlain: -1}
 	for i, b := range blocks {

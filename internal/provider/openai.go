@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -148,14 +149,41 @@ func (o *OpenAI) request(req Request) ([]byte, error) {
 		}
 		msgs = append(msgs, b)
 	}
+	// A tool message's content is text only: the images tools gave go
+	// in a user message after the run of tool messages they came in.
+	var shown []*Message
+	show := func() error {
+		if len(shown) == 0 {
+			return nil
+		}
+		b, err := o.toolImages(shown)
+		shown = nil
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, b)
+		return nil
+	}
 	for i := range req.Messages {
-		b, err := o.message(&req.Messages[i])
+		m := &req.Messages[i]
+		if m.Role != RoleTool {
+			if err := show(); err != nil {
+				return nil, err
+			}
+		}
+		b, err := o.message(m)
 		if err != nil {
 			return nil, err
 		}
 		if b != nil {
 			msgs = append(msgs, b)
 		}
+		if m.Role == RoleTool && len(m.Images) > 0 {
+			shown = append(shown, m)
+		}
+	}
+	if err := show(); err != nil {
+		return nil, err
 	}
 	head := map[string]any{
 		"model":          cmp.Or(req.Model, o.model),
@@ -195,6 +223,27 @@ func (o *OpenAI) request(req Request) ([]byte, error) {
 		return nil, o.http.fail(0, "encode request: %v", err)
 	}
 	return body, nil
+}
+
+// toolImages is the user message that shows the model the images of
+// tool messages (each named by its call).
+func (o *OpenAI) toolImages(ms []*Message) ([]byte, error) {
+	var parts []map[string]any
+	for _, m := range ms {
+		parts = append(parts, map[string]any{"type": "text", "text": fmt.Sprintf("The image(s) the tool call %s (%s) returned:", m.ToolCallID, m.Name)})
+		for _, im := range m.Images {
+			data, err := im.data()
+			if err != nil {
+				return nil, o.http.fail(0, "image %s: %v", im.Path, err)
+			}
+			parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:" + im.MimeType + ";base64," + data}})
+		}
+	}
+	b, err := json.Marshal(oaMessage{Role: "user", Content: parts})
+	if err != nil {
+		return nil, o.http.fail(0, "encode request: %v", err)
+	}
+	return b, nil
 }
 
 // message is m as a Chat Completions message, encoded once (see wire).

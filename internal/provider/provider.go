@@ -27,7 +27,8 @@ type Message struct {
 	Text string `json:"text,omitempty"`
 	// ToolCalls are the calls an assistant message made.
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
-	// Images of a user message: stored uploads, sent to models that see.
+	// Images of a user message (stored uploads) or of a tool message
+	// (what the tool gave), sent to models that see.
 	Images []Image `json:"images,omitempty"`
 	// ToolCallID, Name and IsError describe a tool message (a result).
 	ToolCallID string `json:"toolCallId,omitempty"`
@@ -60,15 +61,20 @@ type Reasoning struct {
 	Details []json.RawMessage `json:"details,omitempty"`
 }
 
-// Image is an image attached to a user message: a file the daemon stored
-// (never a path taken from prompt text).
+// Image is an image of a message: a file the daemon stored (never a path
+// taken from prompt text), or, until its message is recorded (which
+// stores it), its bytes.
 type Image struct {
 	MimeType string `json:"mimeType"`
 	Path     string `json:"path"`
+	Data     []byte `json:"-"`
 }
 
 // data reads the image as base64.
 func (im Image) data() (string, error) {
+	if im.Path == "" {
+		return base64.StdEncoding.EncodeToString(im.Data), nil
+	}
 	b, err := os.ReadFile(im.Path)
 	if err != nil {
 		return "", err

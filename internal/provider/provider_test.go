@@ -403,3 +403,61 @@ func TestImagesGoToTheModelAsImageContent(t *testing.T) {
 		t.Errorf("missing image: %v", err)
 	}
 }
+
+// An image a tool gave reaches the model as an image: Anthropic's in the
+// tool_result's content; OpenAI's tool messages take text only, so in a
+// user message after the run of tool messages (never between them).
+func TestToolImagesGoToTheModel(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "shot.png")
+	os.WriteFile(img, []byte("PNGDATA"), 0o600)
+	want := base64.StdEncoding.EncodeToString([]byte("PNGDATA"))
+	msgs := []Message{
+		{Role: RoleUser, Text: "take a screenshot"},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "shot", Input: json.RawMessage(`{}`)}, {ID: "c2", Name: "add", Input: json.RawMessage(`{}`)}}},
+		{Role: RoleTool, ToolCallID: "c1", Name: "shot", Text: "[image image/png, 7 bytes]", Images: []Image{{MimeType: "image/png", Path: img}}},
+		{Role: RoleTool, ToolCallID: "c2", Name: "add", Text: "3"},
+	}
+	f := &fakeServer{path: "/chat/completions", events: []string{`data: {"choices":[{"index":0,"delta":{"content":"a cat"},"finish_reason":"stop"}]}`, `data: [DONE]`}}
+	p, _ := New("local", config.Provider{Kind: "openai", BaseURL: serve(t, f)}, env)
+	if _, _, _, err := collect(t, p, Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	sent := f.lastBody.Load().(map[string]any)["messages"].([]any)
+	var roles []string
+	for _, m := range sent {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if strings.Join(roles, " ") != "user assistant tool tool user" {
+		t.Fatalf("openai roles %v", roles)
+	}
+	if c := sent[2].(map[string]any)["content"]; c != "[image image/png, 7 bytes]" {
+		t.Errorf("the tool message: %v", c)
+	}
+	parts := sent[4].(map[string]any)["content"].([]any)
+	if len(parts) != 2 || !strings.Contains(parts[0].(map[string]any)["text"].(string), "c1 (shot)") ||
+		parts[1].(map[string]any)["image_url"].(map[string]any)["url"] != "data:image/png;base64,"+want {
+		t.Errorf("openai's image message %v", parts)
+	}
+
+	fa := &fakeServer{path: "/v1/messages", events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}"}}
+	a, _ := New("claude", config.Provider{Kind: "anthropic", BaseURL: serve(t, fa)}, env)
+	if _, _, _, err := collect(t, a, Request{Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	am := fa.lastBody.Load().(map[string]any)["messages"].([]any)
+	results := am[2].(map[string]any)["content"].([]any)
+	first := results[0].(map[string]any)
+	content, _ := first["content"].([]any)
+	if first["type"] != "tool_result" || first["tool_use_id"] != "c1" || len(content) != 2 {
+		t.Fatalf("anthropic tool result %v", first)
+	}
+	src, _ := content[1].(map[string]any)["source"].(map[string]any)
+	if content[0].(map[string]any)["text"] != "[image image/png, 7 bytes]" || src["media_type"] != "image/png" || src["data"] != want {
+		t.Errorf("anthropic tool result's content %v", content)
+	}
+	if second := results[1].(map[string]any); second["content"] != "3" {
+		t.Errorf("a result without images is text: %v", second)
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
@@ -45,6 +46,7 @@ func (s *Session) Emit(e agent.Event) {
 // to, never copied: only the turn's goroutine writes it) and the model is
 // sent it as it is.
 func (s *Session) Record(m provider.Message) provider.Transcript {
+	s.keepImages(&m)
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	s.mu.Lock()
@@ -55,6 +57,30 @@ func (s *Session) Record(m provider.Message) provider.Transcript {
 		s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
 	}
 	return h
+}
+
+// keepImages stores the images a tool gave (their bytes) as files, as
+// attachments are: the transcript keeps their paths. One that cannot be
+// kept is left out, and the text says so.
+func (s *Session) keepImages(m *provider.Message) {
+	var kept []provider.Image
+	for _, im := range m.Images {
+		if im.Path != "" || im.Data == nil {
+			kept = append(kept, im)
+			continue
+		}
+		if s.m.uploads == nil {
+			m.Text += fmt.Sprintf("\n[an image (%s) was left out: no place to keep it]", im.MimeType)
+			continue
+		}
+		f, err := s.m.uploads.Put(im.Data, im.MimeType)
+		if err != nil {
+			m.Text += fmt.Sprintf("\n[an image (%s) was left out: %v]", im.MimeType, err)
+			continue
+		}
+		kept = append(kept, provider.Image{MimeType: f.MimeType, Path: f.Path})
+	}
+	m.Images = kept
 }
 
 // Trimmed implements agent.Host: the model's view of the transcript

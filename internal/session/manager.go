@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
@@ -68,11 +69,12 @@ type Manager struct {
 	reaper  *tool.Reaper
 	gateway func() string // the daemon gateway's URL, for web_fetch
 
-	now    func() time.Time // the clock the day's spend is kept by
-	spend  ledger
-	cpDir  string            // where each session's checkpoints live ("": nowhere, off)
-	perms  *permission.Store // "always" answers, per project (nil: kept per session only)
-	logins *mcpauth.Store    // MCP servers' OAuth logins
+	now     func() time.Time // the clock the day's spend is kept by
+	spend   ledger
+	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
+	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
+	logins  *mcpauth.Store    // MCP servers' OAuth logins
+	uploads *attach.Store     // where tools' images are kept
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -153,6 +155,9 @@ type Options struct {
 	// MCPLogins keeps the OAuth logins of HTTP MCP servers (nil: none
 	// used).
 	MCPLogins *mcpauth.Store
+	// Uploads keeps the images tools give (as the attachments are kept;
+	// nil: a tool's images are left out).
+	Uploads *attach.Store
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -180,7 +185,7 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions, logins: o.MCPLogins,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
@@ -621,7 +626,7 @@ type Image struct{ MimeType, Path string }
 func providerImages(images []Image) []provider.Image {
 	var pi []provider.Image
 	for _, im := range images {
-		pi = append(pi, provider.Image(im))
+		pi = append(pi, provider.Image{MimeType: im.MimeType, Path: im.Path})
 	}
 	return pi
 }

@@ -28,6 +28,15 @@ type Spec struct {
 type Result struct {
 	Output  string
 	IsError bool
+	// Images are images the call gave (an MCP server's tool may): they
+	// reach a model that takes images as images.
+	Images []Image
+}
+
+// Image is an image a tool gave.
+type Image struct {
+	MimeType string
+	Data     []byte
 }
 
 func errorf(format string, args ...any) Result {

@@ -169,6 +169,11 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "job", Description: "a long job (needs tasks)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, nil, errors.New("job must be called as a task")
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "shot", Description: "take a screenshot (an image, and a sound)"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the screen:"},
+			&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nSCREEN")},
+			&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFFWAVE")}}}, nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exit the server"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
