@@ -359,3 +359,36 @@ func TestChatTmuxTwoChatsFollowAndSteer(t *testing.T) {
 	a.quit()
 	b.quit()
 }
+
+// An MCP server's prompts and resources in the chat: announced once the
+// server said, its prompt completed with Tab and expanded by the daemon,
+// its resource mentioned (@ and Tab) and attached: the echo model sees
+// the resource's text.
+func TestChatTmuxMCPPromptsAndMentions(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \"" + mcpServer(t) + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, testdir.New(t))
+	tc.wait("MCP: 1 prompt(s) as /mcp__ commands, 1 resource(s) to mention")
+	tc.keys("/mcp__calc__r", "Tab")
+	tc.wait("/mcp__calc__review")
+	tc.keys("file=a.go", "Enter")
+	tc.wait("echo: Review a.go in the plain style.")
+	tc.keys("what does @", "Tab")
+	tc.wait("what does @calc:test://greeting")
+	tc.keys("say?", "Enter")
+	s := tc.wait("hello from a resource")
+	if !strings.Contains(s, "echo: what does @calc:test://greeting say?") {
+		t.Fatalf("the prompt with its mention:\n%s", s)
+	}
+	// A mention of nothing offered stays text; nothing is attached.
+	tc.keys("mail @calc:test://nothing please", "Enter")
+	tc.wait("echo: mail @calc:test://nothing please")
+	tc.quit()
+}

@@ -4,25 +4,50 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
+var (
+	mcpBuild    sync.Once
+	mcpBin      string
+	mcpBuildErr error
+)
+
+// mcpServer builds the MCP test server (internal/mcptools/testdata/server).
+func mcpServer(t *testing.T) string {
+	t.Helper()
+	mcpBuild.Do(func() {
+		dir, err := os.MkdirTemp("", "zeroclaw-cli-mcp")
+		if err != nil {
+			mcpBuildErr = err
+			return
+		}
+		mcpBin = filepath.Join(dir, "server")
+		if out, err := exec.Command("go", "build", "-o", mcpBin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+			mcpBuildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if mcpBuildErr != nil {
+		t.Fatalf("building the test MCP server: %v", mcpBuildErr)
+	}
+	return mcpBin
+}
+
 // oauthServer runs the MCP test server over HTTP behind its own OAuth
 // authorization server; it returns the server's URL.
 func oauthServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("building the test MCP server: %v\n%s", err, out)
-	}
+	bin := mcpServer(t)
 	// Its tokens last 5 s: the daemon renews one at each request.
 	cmd := exec.Command(bin, "-http", "127.0.0.1:0", "-oauth", "-expires-in", "5s")
 	out, _ := cmd.StdoutPipe()

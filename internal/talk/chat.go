@@ -42,9 +42,11 @@ const chatHelp = `commands:
   /status          the daemon's status
   /quit            leave (Ctrl-D on an empty line too)
 /mcp__SERVER__PROMPT args  an MCP server's prompt (args: name=value, or in order)
+@SERVER:URI      in a prompt, attaches that MCP server's resource
 anything else is a prompt; start it with // to send a literal /.
 keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
-prompt, Up/Down walk the history, Tab completes a /command; Esc or Ctrl-C
+prompt, Up/Down walk the history, Tab completes a /command (an MCP
+server's prompts too) and an @ mention of a resource; Esc or Ctrl-C
 cancel a turn, and what you type meanwhile is queued; Ctrl-S sends what
 you typed to the running turn (yours or another client's) as a steer;
 Ctrl-C twice on an empty prompt (or Ctrl-D) leaves.
@@ -693,7 +695,9 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 			}
 			continue
 		}
-		line = strings.TrimPrefix(line, "/") // "//x" sends "/x"
+		if strings.HasPrefix(line, "//") {
+			line = line[1:] // "//x" sends "/x"
+		}
 		res, err := ch.cv.turn(ctx, line, sigs)
 		var ee *exitError
 		if errors.As(err, &ee) && ee.Code == exitCancelled {

@@ -47,7 +47,7 @@ type (
 		err error
 	}
 	cmdDoneMsg struct{ quit bool }
-	mcpMsg     struct{ commands []string }
+	mcpMsg     struct{ commands, resources []string }
 	startedMsg struct{ err error }
 )
 
@@ -98,8 +98,9 @@ type tui struct {
 	me    string // this chat's clientId (kept across reconnects)
 	// progress is how far the running tool is ("" when it said nothing).
 	progress string
-	// mcpCommands are the session's MCP servers' prompts, for Tab.
-	mcpCommands []string
+	// mcpCommands are the session's MCP servers' prompts, for Tab;
+	// mcpResources their resources as @SERVER:URI mentions.
+	mcpCommands, mcpResources []string
 }
 
 // asking is an approval or a question waiting for the person.
@@ -265,7 +266,11 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.next()
 	case mcpMsg:
-		m.mcpCommands = msg.commands
+		m.mcpCommands, m.mcpResources = msg.commands, msg.resources
+		if len(msg.commands)+len(msg.resources) > 0 {
+			m.out.print(m.ch.dim(fmt.Sprintf("MCP: %d prompt(s) as /mcp__ commands, %d resource(s) to mention as @SERVER:URI (attached when sent); Tab completes them",
+				len(msg.commands), len(msg.resources))))
+		}
 		return m, nil
 	case cmdDoneMsg:
 		m.busy = false
@@ -375,24 +380,35 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 // chatCommands are what Tab completes after a /.
 var chatCommands = []string{"/cancel", "/clear", "/compact", "/diff", "/exit", "/export", "/fork", "/help", "/model", "/new", "/quit", "/queue", "/reasoning", "/resume", "/rewind", "/sessions", "/status", "/steer", "/undo"}
 
-// complete completes a /command: the one match, or the longest common
+// complete completes a /command, or an @ mention of an MCP server's
+// resource (the last word typed): the one match, or the longest common
 // prefix of several (which the footer lists).
 func (m *tui) complete() {
 	v := m.ta.Value()
-	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+	head, word := "", v
+	var from []string
+	switch i := strings.LastIndexAny(v, " \n"); {
+	case strings.HasPrefix(v, "/") && i < 0:
+		from = append(chatCommands[:len(chatCommands):len(chatCommands)], m.mcpCommands...)
+	case strings.HasPrefix(v[i+1:], "@"):
+		head, word, from = v[:i+1], v[i+1:], m.mcpResources
+	default:
 		return
 	}
 	var hits []string
-	for _, c := range append(chatCommands[:len(chatCommands):len(chatCommands)], m.mcpCommands...) {
-		if strings.HasPrefix(c, v) {
+	for _, c := range from {
+		if strings.HasPrefix(c, word) {
 			hits = append(hits, c)
 		}
 	}
 	switch len(hits) {
 	case 0:
+		if strings.HasPrefix(word, "@") && len(m.mcpResources) == 0 {
+			m.hint = "no MCP server offers resources to mention"
+		}
 		return
 	case 1:
-		m.ta.SetValue(hits[0] + " ")
+		m.ta.SetValue(head + hits[0] + " ")
 	default:
 		p := hits[0]
 		for _, h := range hits[1:] {
@@ -400,7 +416,7 @@ func (m *tui) complete() {
 				p = p[:len(p)-1]
 			}
 		}
-		m.ta.SetValue(p)
+		m.ta.SetValue(head + p)
 		m.hint = strings.Join(hits, "  ")
 	}
 }
@@ -512,7 +528,9 @@ func (m *tui) dispatch(text string) tea.Cmd {
 		go func() { <-stopped; m.p.Send(cmdDoneMsg{m.ch.command(m.ctx, text)}) }()
 		return nil
 	}
-	text = strings.TrimPrefix(text, "/") // "//x" sends "/x"
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // "//x" sends "/x" (and /mcp__... goes as it is)
+	}
 	m.waiting, m.cancelled = true, false
 	m.cancel = make(chan os.Signal, 2)
 	cancel := m.cancel
@@ -524,8 +542,8 @@ func (m *tui) dispatch(text string) tea.Cmd {
 	return m.spin.Tick
 }
 
-// fetchMCP asks which prompts the session's MCP servers offer (Tab
-// completes them).
+// fetchMCP asks which prompts and resources the session's MCP servers
+// offer (Tab completes them; a resource mentioned is attached).
 func (m *tui) fetchMCP(sid string) {
 	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
 	defer cancel()
@@ -533,11 +551,18 @@ func (m *tui) fetchMCP(sid string) {
 	if err := m.ch.cv.c.Call(ctx, protocol.MethodSessionMCP, protocol.SessionRef{SessionID: sid}, &offers); err != nil {
 		return
 	}
-	var cs []string
+	var cs, rs []string
 	for _, p := range offers.Prompts {
 		cs = append(cs, p.Command)
 	}
-	m.p.Send(mcpMsg{cs})
+	refs := map[string]protocol.ResourceRef{}
+	for _, r := range offers.Resources {
+		mention := "@" + r.Server + ":" + r.URI
+		rs = append(rs, mention)
+		refs[mention] = protocol.ResourceRef{Server: r.Server, URI: r.URI}
+	}
+	m.ch.cv.mentionable(refs)
+	m.p.Send(mcpMsg{cs, rs})
 }
 
 // steer sends what is typed to the running turn (this chat's or another

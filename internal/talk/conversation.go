@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -483,6 +484,35 @@ type conversation struct {
 	events    chan event
 	c         *client.Client
 	r         *renderer
+
+	mu sync.Mutex
+	// mentions are the MCP resources a prompt may mention, by mention
+	// (@SERVER:URI): each one mentioned is attached.
+	mentions map[string]protocol.ResourceRef
+}
+
+// mentionable sets the resources a prompt may mention.
+func (cv *conversation) mentionable(refs map[string]protocol.ResourceRef) {
+	cv.mu.Lock()
+	cv.mentions = refs
+	cv.mu.Unlock()
+}
+
+// mentioned are the resources text mentions, as attachments (each once,
+// in the order mentioned); a word that names no resource stays text.
+func (cv *conversation) mentioned(text string) []protocol.Attachment {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	var out []protocol.Attachment
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		w = strings.TrimRight(w, ".,;:!?)")
+		if ref, ok := cv.mentions[w]; ok && !seen[w] {
+			seen[w] = true
+			out = append(out, protocol.Attachment{Resource: &ref})
+		}
+	}
+	return out
 }
 
 func (cv *conversation) dial(ctx context.Context, clientID string) (*client.Client, error) {
@@ -540,7 +570,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 	send := func(c *client.Client) {
 		go func() {
 			var res protocol.SessionPromptResult
-			r, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text})
+			r, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text, Attachments: cv.mentioned(text)})
 			if r != nil {
 				res = *r
 			}
