@@ -51,6 +51,7 @@ type Bridge struct {
 	log        *slog.Logger
 	acp        *jsonrpc.Conn
 	mu         sync.Mutex
+	cmdMu      sync.Mutex // one available_commands_update at a time
 	d          *client.Client
 	live       map[string]bool          // sessions this bridge streams live
 	approvals  map[string]string        // pending approval requestId -> toolCallId

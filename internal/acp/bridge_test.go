@@ -1011,3 +1011,30 @@ func TestMCPPromptsAreAvailableCommands(t *testing.T) {
 		t.Errorf("the prompt sent: %q", txt)
 	}
 }
+
+// A server ready only after the session opened (past the turn's wait)
+// still reaches the editor: its prompts come in an
+// available_commands_update once it is ready (session/mcpChanged).
+func TestMCPPromptsOfALateServerFollow(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	gate := filepath.Join(t.TempDir(), "go")
+	e := startBridge(t, runDaemon(t, func(c *config.Config) {
+		c.MCP.TurnWaitMs = 1
+		c.MCP.Servers = map[string]config.MCPServer{"p": {Command: bin, Args: []string{"-start-gate", gate}}}
+	}))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[]}`))
+	first := e.until(func(u map[string]any) bool { return u["sessionUpdate"] == "available_commands_update" })
+	if strings.Contains(fmt.Sprint(first), "mcp__p__review") {
+		t.Fatalf("the server's prompts before it started: %v", first)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.until(func(u map[string]any) bool {
+		return u["sessionUpdate"] == "available_commands_update" && strings.Contains(fmt.Sprint(u["availableCommands"]), "mcp__p__review")
+	})
+}

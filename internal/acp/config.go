@@ -127,35 +127,43 @@ var commands = []any{
 func (b *Bridge) announce(id string) {
 	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
 		"sessionUpdate": "available_commands_update", "availableCommands": commands}})
+	go b.mcpCommands(id, false)
+}
+
+// mcpCommands sends the editor the session's commands with its MCP
+// servers' prompts: at the session's start when there are any, and
+// again whenever they may have changed (changed: session/mcpChanged).
+// One at a time, so the last sent is the latest.
+func (b *Bridge) mcpCommands(id string, changed bool) {
+	b.cmdMu.Lock()
+	defer b.cmdMu.Unlock()
 	b.mu.Lock()
 	d := b.d
 	b.mu.Unlock()
 	if d == nil {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var offers protocol.SessionMCPResult
-		if err := d.Call(ctx, protocol.MethodSessionMCP, protocol.SessionRef{SessionID: id}, &offers); err != nil || len(offers.Prompts) == 0 {
-			return
-		}
-		all := append([]any(nil), commands...)
-		for _, p := range offers.Prompts {
-			c := map[string]any{"name": strings.TrimPrefix(p.Command, "/"),
-				"description": strings.TrimSpace(p.Description + " (a prompt of the MCP server " + p.Server + ")")}
-			if len(p.Arguments) > 0 {
-				var names []string
-				for _, a := range p.Arguments {
-					names = append(names, a.Name)
-				}
-				c["input"] = map[string]any{"hint": strings.Join(names, " ") + " (or name=value)"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var offers protocol.SessionMCPResult
+	if err := d.Call(ctx, protocol.MethodSessionMCP, protocol.SessionRef{SessionID: id}, &offers); err != nil || (len(offers.Prompts) == 0 && !changed) {
+		return
+	}
+	all := append([]any(nil), commands...)
+	for _, p := range offers.Prompts {
+		c := map[string]any{"name": strings.TrimPrefix(p.Command, "/"),
+			"description": strings.TrimSpace(p.Description + " (a prompt of the MCP server " + p.Server + ")")}
+		if len(p.Arguments) > 0 {
+			var names []string
+			for _, a := range p.Arguments {
+				names = append(names, a.Name)
 			}
-			all = append(all, c)
+			c["input"] = map[string]any{"hint": strings.Join(names, " ") + " (or name=value)"}
 		}
-		b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
-			"sessionUpdate": "available_commands_update", "availableCommands": all}})
-	}()
+		all = append(all, c)
+	}
+	b.acp.Notify("session/update", map[string]any{"sessionId": id, "update": map[string]any{
+		"sessionUpdate": "available_commands_update", "availableCommands": all}})
 }
 
 // opened answers session/new, load and resume: the session's config

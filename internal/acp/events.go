@@ -49,6 +49,19 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 			}
 		}
 		return nil, nil
+	case protocol.MethodSessionMCPChanged:
+		// A server became ready, or its prompts changed: the editor's
+		// commands again.
+		var p protocol.SessionRef
+		if json.Unmarshal(req.Params, &p) == nil {
+			b.mu.Lock()
+			live := b.live[p.SessionID]
+			b.mu.Unlock()
+			if live {
+				go b.mcpCommands(p.SessionID, true)
+			}
+		}
+		return nil, nil
 	case protocol.MethodSessionUpdate:
 	default:
 		return nil, jsonrpc.ErrMethodNotFound

@@ -37,6 +37,7 @@ type peer struct {
 	events    []map[string]any
 	eventCh   chan map[string]any
 	changes   chan map[string]any // session/changed notifications
+	notes     chan string         // the other notifications' methods and params, "METHOD PARAMS"
 	closed    chan struct{}
 	onRequest func(method string, params map[string]any) string // returns the raw reply frame's "result"/"error" part
 }
@@ -48,7 +49,7 @@ func connect(t *testing.T, path string, caps string) *peer {
 		t.Fatal(err)
 	}
 	p := &peer{t: t, nc: nc, waiting: map[string]chan map[string]any{}, methods: map[string]string{}, eventCh: make(chan map[string]any, 1<<16),
-		changes: make(chan map[string]any, 1<<10), closed: make(chan struct{})}
+		changes: make(chan map[string]any, 1<<10), notes: make(chan string, 1<<10), closed: make(chan struct{})}
 	t.Cleanup(func() { nc.Close(); <-p.closed })
 	go p.read()
 	params := `{"protocolVersion":1}`
@@ -114,6 +115,14 @@ func (p *peer) read() {
 			params, _ := m["params"].(map[string]any)
 			select {
 			case p.changes <- params:
+			default:
+			}
+		case method != "" && !hasID: // a notification
+			var raw struct{ Params json.RawMessage }
+			json.Unmarshal(line, &raw)
+			schematest.Params(p.t, method, raw.Params)
+			select {
+			case p.notes <- method + " " + string(raw.Params):
 			default:
 			}
 		case method != "":
@@ -1071,5 +1080,38 @@ func TestMCPToolImageReachesTheModel(t *testing.T) {
 	kept, _ := filepath.Glob(filepath.Join(r.dirs.DataDir, "uploads", "*.png"))
 	if len(kept) != 1 {
 		t.Fatalf("the image is not kept with the uploads: %v", kept)
+	}
+}
+
+// What a session's MCP servers offer changes (here a tool call makes the
+// server add a tool, and it says its list changed): the session's
+// clients are told (session/mcpChanged), and the next turn offers the
+// new tool.
+func TestMCPChangeReachesTheSessionsClients(t *testing.T) {
+	bin := mcpServer(t)
+	r := startWith(t, "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \""+bin+"\"\ntrust = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__calc__grow {}`))); res["content"] != "tool mcp__calc__grow returned: grew" {
+		t.Fatalf("grow: %v", res)
+	}
+	// Told at each change (the server's becoming ready may be one, if
+	// it came after the session opened): the one after its list
+	// changed is the one that has the new tool.
+	want := "session/mcpChanged " + `{"sessionId":` + quote(sid) + `}`
+	for grown := false; !grown; {
+		select {
+		case n := <-a.notes:
+			if n != want {
+				t.Fatalf("notification %s", n)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no session/mcpChanged after the list changed")
+		}
+		st := result(t, a.call("status", `{}`))
+		grown = st["mcpServers"].([]any)[0].(map[string]any)["tools"].(float64) == 12
+	}
+	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__calc__grown {}`))); res["content"] != "tool mcp__calc__grown returned: grown" {
+		t.Fatalf("the new tool: %v", res)
 	}
 }

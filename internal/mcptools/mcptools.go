@@ -99,6 +99,24 @@ type Set struct {
 	wrap func(argv []string) ([]string, error)
 	// logins keeps the HTTP servers' OAuth logins (nil: none are used).
 	logins *mcpauth.Store
+	// onChange, when set, is told (in a goroutine of its own) when what
+	// a server offers may have changed: it became ready, or said its
+	// tools, prompts or resources changed.
+	onChange atomic.Pointer[func()]
+}
+
+// OnChange sets what is told when what the set's servers offer may have
+// changed (a server became ready, or its lists changed); it returns s.
+func (s *Set) OnChange(f func()) *Set {
+	s.onChange.Store(&f)
+	return s
+}
+
+// changed tells onChange, if set.
+func (s *Set) changed() {
+	if f := s.onChange.Load(); f != nil {
+		go (*f)()
+	}
 }
 
 // WithLogins gives the set's HTTP servers the OAuth logins kept in
@@ -465,6 +483,7 @@ func (srv *Server) ensure(ctx context.Context) {
 	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
 	srv.known, srv.everReady = srv.list, true
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))
+	srv.set.changed()
 	go func() {
 		err := cs.Wait()
 		srv.mu.Lock()
@@ -757,6 +776,7 @@ func (srv *Server) relist(ctx context.Context) {
 		srv.set.log.Info("mcp server's tools changed", "server", srv.name, "tools", len(list))
 	}
 	srv.mu.Unlock()
+	srv.set.changed()
 	if relisted != nil {
 		relisted(srv.name)
 	}
@@ -986,6 +1006,8 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		CreateMessageHandler:        srv.sample,
 		ProgressNotificationHandler: srv.onProgress,
 		ToolListChangedHandler:      func(ctx context.Context, _ *mcp.ToolListChangedRequest) { srv.relist(ctx) },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { srv.set.changed() },
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { srv.set.changed() },
 		Capabilities:                caps,
 	})
 	for _, dir := range srv.set.roots {

@@ -309,8 +309,11 @@ const (
 	MethodPermissionsList    = "permissions/list"
 	MethodPermissionsRevoke  = "permissions/revoke"
 
-	MethodSessionUpdate     = "session/update"
-	MethodSessionChanged    = "session/changed"
+	MethodSessionUpdate  = "session/update"
+	MethodSessionChanged = "session/changed"
+	// MethodSessionMCPChanged tells a session's attached clients that
+	// what its MCP servers offer may have changed (session/mcp again).
+	MethodSessionMCPChanged = "session/mcpChanged"
 	MethodElicitationCreate = "elicitation/create"
 )
 

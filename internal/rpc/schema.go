@@ -12,6 +12,7 @@ import (
 // notifications (nil result).
 var clientMethods = []schema.Method{
 	{Name: protocol.MethodSessionChanged, Params: typeOf[protocol.SessionChanged]()},
+	{Name: protocol.MethodSessionMCPChanged, Params: typeOf[protocol.SessionRef]()},
 	{Name: protocol.MethodElicitationCreate, Params: typeOf[protocol.ElicitationParams](), Result: typeOf[protocol.ElicitationResult]()},
 	{Name: protocol.MethodFSReadTextFile, Params: typeOf[protocol.FSReadParams](), Result: typeOf[protocol.FSReadResult]()},
 	{Name: protocol.MethodFSWriteTextFile, Params: typeOf[protocol.FSWriteParams](), Result: typeOf[struct{}]()},

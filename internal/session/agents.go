@@ -153,7 +153,8 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	if s.mcp == nil && !s.closing {
 		l := s.m.conf()
 		// Its servers' root is the session's directory (roots/list).
-		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id)).WithRoot(s.cwd).WithLogins(s.m.logins)
+		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id)).WithRoot(s.cwd).WithLogins(s.m.logins).
+			OnChange(func() { s.m.mcpChanged(s.id) })
 		if sb := s.sandboxLocked(); sb != nil {
 			// The editor's servers run confined as commands do, writing
 			// the session's directory.

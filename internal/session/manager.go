@@ -106,7 +106,8 @@ func (m *Manager) Reload(cfg *config.Config) {
 	next.rules = rulesOf(cfg)
 	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
 		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log).
-			WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(m.logins)
+			WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(m.logins).
+			OnChange(func() { m.mcpChanged("") })
 		next.mcp.Start()
 	}
 	next.mcp.WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond)
@@ -193,7 +194,8 @@ func NewManager(o Options) (*Manager, error) {
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
 	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).
-		WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond).WithLogins(o.MCPLogins)
+		WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond).WithLogins(o.MCPLogins).
+		OnChange(func() { m.mcpChanged("") })
 	shared.Start()
 	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: shared}
 	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
@@ -205,6 +207,31 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	m.cur.Store(first)
 	return m, nil
+}
+
+// mcpChanged tells the clients attached to session id (every live
+// session when id is "": a shared server) that what its MCP servers offer
+// may have changed.
+func (m *Manager) mcpChanged(id string) {
+	m.mu.Lock()
+	var live []*Session
+	for _, s := range m.live {
+		if id == "" || s.id == id {
+			live = append(live, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range live {
+		s.subMu.Lock()
+		cs := make([]*Client, 0, len(s.clients))
+		for c := range s.clients {
+			cs = append(cs, c)
+		}
+		s.subMu.Unlock()
+		for _, c := range cs {
+			c.notify(protocol.MethodSessionMCPChanged, protocol.SessionRef{SessionID: s.id})
+		}
+	}
 }
 
 // MCPStatus describes the configured MCP servers.

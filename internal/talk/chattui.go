@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,6 +236,13 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		ns, _ := m.ch.session()
 		m.dq, m.dqOf, m.me = ns.Queue, ns.SessionID, m.ch.cv.c.Init.ClientID
 		m.follow()
+		m.ch.cv.mu.Lock()
+		m.ch.cv.onMCP = func(sid string) {
+			if cur, _ := m.ch.session(); cur.SessionID == sid {
+				go m.fetchMCP(sid) // not on the connection's reader
+			}
+		}
+		m.ch.cv.mu.Unlock()
 		go m.fetchMCP(ns.SessionID)
 		return m, nil
 	case spinner.TickMsg:
@@ -266,8 +274,9 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.next()
 	case mcpMsg:
+		same := slices.Equal(m.mcpCommands, msg.commands) && slices.Equal(m.mcpResources, msg.resources)
 		m.mcpCommands, m.mcpResources = msg.commands, msg.resources
-		if len(msg.commands)+len(msg.resources) > 0 {
+		if !same && len(msg.commands)+len(msg.resources) > 0 {
 			m.out.print(m.ch.dim(fmt.Sprintf("MCP: %d prompt(s) as /mcp__ commands, %d resource(s) to mention as @SERVER:URI (attached when sent); Tab completes them",
 				len(msg.commands), len(msg.resources))))
 		}

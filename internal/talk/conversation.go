@@ -42,9 +42,15 @@ type event struct {
 type update = protocol.Update
 
 // handler feeds the daemon's notifications and requests to events.
-func handler(events chan<- event) jsonrpc.Handler {
+func handler(events chan<- event, onMCP func(sessionID string)) jsonrpc.Handler {
 	return jsonrpc.HandlerFunc(func(ctx context.Context, r *jsonrpc.Request) (any, error) {
 		switch r.Method {
+		case protocol.MethodSessionMCPChanged:
+			var p protocol.SessionRef
+			if json.Unmarshal(r.Params, &p) == nil && onMCP != nil {
+				onMCP(p.SessionID)
+			}
+			return nil, nil
 		case protocol.MethodSessionUpdate:
 			events <- event{update: append(json.RawMessage(nil), r.Params...)}
 			return nil, nil
@@ -489,6 +495,20 @@ type conversation struct {
 	// mentions are the MCP resources a prompt may mention, by mention
 	// (@SERVER:URI): each one mentioned is attached.
 	mentions map[string]protocol.ResourceRef
+	// onMCP is told when the session's MCP offers may have changed
+	// (session/mcpChanged).
+	onMCP func(sessionID string)
+}
+
+// mcpChanged is told that what a session's MCP servers offer may have
+// changed.
+func (cv *conversation) mcpChanged(sid string) {
+	cv.mu.Lock()
+	f := cv.onMCP
+	cv.mu.Unlock()
+	if f != nil {
+		f(sid)
+	}
 }
 
 // mentionable sets the resources a prompt may mention.
@@ -519,7 +539,7 @@ func (cv *conversation) dial(ctx context.Context, clientID string) (*client.Clie
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	return connect(dctx, cv.env, cv.configDir, cv.noStart, client.Options{ClientID: clientID,
-		ClientInfo: protocol.ClientInfo{Name: cv.name, Version: Version}, Capabilities: cv.caps, Handler: handler(cv.events)})
+		ClientInfo: protocol.ClientInfo{Name: cv.name, Version: Version}, Capabilities: cv.caps, Handler: handler(cv.events, cv.mcpChanged)})
 }
 
 // reconnect dials the daemon again (keeping the client id), replaces the

@@ -54,6 +54,7 @@ func main() {
 	oauth := flag.Bool("oauth", false, "with -http: serve only holders of a token from its own authorization server")
 	expiresIn := flag.Duration("expires-in", time.Hour, "with -oauth: how long an access token lasts")
 	clientID := flag.String("client-id", "", "with -oauth: a client registered beforehand")
+	gate := flag.String("start-gate", "", "answer nothing until this file exists")
 	flag.Parse()
 	if *fail != "" {
 		fmt.Fprintln(os.Stderr, "starting the test server")
@@ -63,6 +64,12 @@ func main() {
 	if *hang {
 		time.Sleep(time.Hour)
 		return
+	}
+	for *gate != "" {
+		if _, err := os.Stat(*gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "zeroclaw-test-server", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"}, func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
