@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"os"
@@ -424,11 +425,7 @@ func TestSchemaRefusesInvalidUpdates(t *testing.T) {
 // The editor's MCP servers (ACP session/new mcpServers) serve that
 // session: a stdio server's tool runs end to end, asking first.
 func TestEditorMCPServers(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("building the MCP test server: %v\n%s", err, out)
-	}
+	bin := mcptest.Server(t)
 	e := startBridge(t, runDaemon(t))
 	e.choose = func(map[string]any) string { return "allow_once" }
 	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
@@ -715,11 +712,7 @@ func TestUnknownMetaIsAccepted(t *testing.T) {
 // full mode, nor a tool allowed for the session already; an untrusted
 // MCP tool, which the bridge cannot know by its name, does.
 func TestToolCallPendingExactlyWhenApprovalFollows(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("building the MCP test server: %v\n%s", err, out)
-	}
+	bin := mcptest.Server(t)
 	e := startBridge(t, runDaemon(t))
 	answer := "allow_once"
 	e.choose = func(map[string]any) string { return answer }
@@ -955,10 +948,7 @@ func TestSteeringExtension(t *testing.T) {
 // An MCP server's question reaches the editor as ACP elicitation/create
 // (valid against the schema), and the server gets the editor's answer.
 func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := mcptest.Server(t)
 	e := startBridge(t, runDaemon(t, func(c *config.Config) {
 		a := c.Agents["default"]
 		a.Risk = "full"
@@ -988,10 +978,7 @@ func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
 // An MCP server's prompts reach the editor as available commands, and
 // one sent as a prompt is expanded by the daemon.
 func TestMCPPromptsAreAvailableCommands(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := mcptest.Server(t)
 	e := startBridge(t, runDaemon(t, func(c *config.Config) {
 		c.MCP.Servers = map[string]config.MCPServer{"p": {Command: bin}}
 	}))
@@ -1016,10 +1003,7 @@ func TestMCPPromptsAreAvailableCommands(t *testing.T) {
 // still reaches the editor: its prompts come in an
 // available_commands_update once it is ready (session/mcpChanged).
 func TestMCPPromptsOfALateServerFollow(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := mcptest.Server(t)
 	gate := filepath.Join(t.TempDir(), "go")
 	e := startBridge(t, runDaemon(t, func(c *config.Config) {
 		c.MCP.TurnWaitMs = 1

@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"internal/jsonrpc":           {},
 	"internal/mcpauth":           {},
 	"internal/mcptools":          {"internal/config", "internal/mcpauth", "internal/metrics", "internal/protocol", "internal/tool"},
+	"internal/mcptools/mcptest":  {},
 	"internal/metrics":           {},
 	"internal/mdterm":            {},
 	"internal/pairing":           {"internal/protocol", "internal/store"},

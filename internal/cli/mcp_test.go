@@ -4,44 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
-var (
-	mcpBuild    sync.Once
-	mcpBin      string
-	mcpBuildErr error
-)
-
-// mcpServer builds the MCP test server (internal/mcptools/testdata/server).
-func mcpServer(t *testing.T) string {
-	t.Helper()
-	mcpBuild.Do(func() {
-		dir, err := os.MkdirTemp("", "zeroclaw-cli-mcp")
-		if err != nil {
-			mcpBuildErr = err
-			return
-		}
-		mcpBin = filepath.Join(dir, "server")
-		if out, err := exec.Command("go", "build", "-o", mcpBin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-			mcpBuildErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if mcpBuildErr != nil {
-		t.Fatalf("building the test MCP server: %v", mcpBuildErr)
-	}
-	return mcpBin
-}
+// mcpServer is the MCP test server (internal/mcptools/testdata/server).
+func mcpServer(t *testing.T) string { return mcptest.Server(t) }
 
 // oauthServer runs the MCP test server over HTTP behind its own OAuth
 // authorization server; it returns the server's URL.

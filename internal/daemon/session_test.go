@@ -6,11 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -674,30 +674,8 @@ func TestModelsAndSessionConfigure(t *testing.T) {
 	}
 }
 
-var (
-	mcpOnce sync.Once
-	mcpBin  string
-	mcpErr  error
-)
-
-// mcpServer builds the MCP test server (internal/mcptools/testdata/server).
-func mcpServer(t testing.TB) string {
-	mcpOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "zeroclaw-mcp")
-		if err != nil {
-			mcpErr = err
-			return
-		}
-		mcpBin = filepath.Join(dir, "server")
-		if out, err := exec.Command("go", "build", "-o", mcpBin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-			mcpErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if mcpErr != nil {
-		t.Fatal(mcpErr)
-	}
-	return mcpBin
-}
+// mcpServer is the MCP test server (internal/mcptools/testdata/server).
+func mcpServer(t testing.TB) string { return mcptest.Server(t) }
 
 // A configured server that hangs at start never stalls a turn: the
 // turns go on without it (waiting only in its first turn_wait_ms), the

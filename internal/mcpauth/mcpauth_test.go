@@ -4,43 +4,24 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var (
-	build    sync.Once
-	bin      string
-	buildErr error
-)
-
 // server runs the MCP test server (../mcptools/testdata/server) over HTTP
 // with args, and returns its URL.
 func server(t *testing.T, args ...string) string {
 	t.Helper()
-	build.Do(func() {
-		dir, err := os.MkdirTemp("", "zeroclaw-mcpauth")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin = filepath.Join(dir, "server")
-		if out, err := exec.Command("go", "build", "-o", bin, "../mcptools/testdata/server").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the test server: %v", buildErr)
-	}
+	bin := mcptest.Server(t)
 	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

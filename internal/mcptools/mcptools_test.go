@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,33 +16,8 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
-var (
-	buildOnce sync.Once
-	serverBin string
-	buildErr  error
-)
-
-// server builds testdata/server, a real MCP server on the same SDK.
-func server(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "zeroclaw-mcp-server")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		serverBin = filepath.Join(dir, "server")
-		out, err := exec.Command("go", "build", "-o", serverBin, "./testdata/server").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			serverBin = string(out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the test MCP server: %v\n%s", buildErr, serverBin)
-	}
-	return serverBin
-}
+// server is testdata/server, a real MCP server on the same SDK.
+func server(t testing.TB) string { return mcptest.Server(t) }
 
 func find(ts []tool.Tool, name string) tool.Tool {
 	for _, t := range ts {
