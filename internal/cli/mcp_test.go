@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,23 +19,9 @@ import (
 func mcpServer(t *testing.T) string { return mcptest.Server(t) }
 
 // oauthServer runs the MCP test server over HTTP behind its own OAuth
-// authorization server; it returns the server's URL.
-func oauthServer(t *testing.T) string {
-	t.Helper()
-	bin := mcpServer(t)
-	// Its tokens last 5 s: the daemon renews one at each request.
-	cmd := exec.Command(bin, "-http", "127.0.0.1:0", "-oauth", "-expires-in", "5s")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(line)
-}
+// authorization server; it returns the server's URL. Its tokens last 5 s:
+// the daemon renews one at each request.
+func oauthServer(t *testing.T) string { return mcptest.HTTP(t, "-oauth", "-expires-in", "5s") }
 
 // A remote server that wants OAuth, from the user's side: the daemon
 // says it needs a login (status, and the tool's answer), zeroclaw mcp

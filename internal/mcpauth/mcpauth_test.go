@@ -1,14 +1,12 @@
 package mcpauth
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,23 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// server runs the MCP test server (../mcptools/testdata/server) over HTTP
-// with args, and returns its URL.
-func server(t *testing.T, args ...string) string {
-	t.Helper()
-	bin := mcptest.Server(t)
-	cmd := exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(line)
-}
+// server runs the MCP test server over HTTP with args; it returns its URL.
+func server(t *testing.T, args ...string) string { return mcptest.HTTP(t, args...) }
 
 // browse is the user in the browser: it follows the address to the
 // authorization server, which consents and sends it back to zeroclaw.

@@ -67,19 +67,8 @@ const (
 	StateFailed   = "failed" // did not start, or crashed; retried after a backoff
 )
 
-// Status describes a server.
-type Status struct {
-	Name       string `json:"name"`
-	State      string `json:"state"`
-	Tools      int    `json:"tools"`
-	Error      string `json:"error,omitempty"`
-	PerSession bool   `json:"perSession,omitempty"`
-	SessionID  string `json:"sessionId,omitempty"`
-	// Hidden are its tools not offered to the model, and why.
-	Hidden []protocol.MCPHiddenTool `json:"hiddenTools,omitempty"`
-	// Auth is AuthLoginRequired when the server wants an OAuth login.
-	Auth string `json:"auth,omitempty"`
-}
+// Status describes a server (status's mcpServers[]).
+type Status = protocol.MCPServerStatus
 
 // AuthLoginRequired is Status.Auth of a server that needs a login.
 const AuthLoginRequired = "login_required"

@@ -1,12 +1,10 @@
 package mcptools
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -71,17 +69,8 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 }
 
 func TestHTTPServer(t *testing.T) {
-	cmd := exec.Command(server(t), "-http", "127.0.0.1:0")
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	url, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := NewSet(map[string]config.MCPServer{"web": {URL: strings.TrimSpace(url), Headers: map[string]string{"X-Test": "1"}, Trust: true}}, nil, nil)
+	url := mcptest.HTTP(t)
+	set := NewSet(map[string]config.MCPServer{"web": {URL: url, Headers: map[string]string{"X-Test": "1"}, Trust: true}}, nil, nil)
 	defer set.Close()
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__web__add")

@@ -4,11 +4,13 @@
 package mcptest
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -41,4 +43,24 @@ func Server(t testing.TB) string {
 		t.Fatalf("building the MCP test server: %v", err)
 	}
 	return bin
+}
+
+// HTTP runs the test server over streamable HTTP on a loopback port,
+// with more flags (-oauth ...), until the test ends; it returns its URL.
+func HTTP(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Server(t), append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the MCP test server said no URL: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
