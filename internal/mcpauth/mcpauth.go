@@ -24,6 +24,9 @@ import (
 	"golang.org/x/oauth2"
 )
 
+// RenewTimeout bounds a token's renewal.
+var RenewTimeout = 30 * time.Second
+
 // Login is what a login to a server leaves: the client it registered as,
 // the authorization server's token endpoint and the tokens.
 type Login struct {
@@ -172,8 +175,9 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	if l == nil || l.URL != h.url || l.Token == nil {
 		return nil, nil
 	}
-	// The renewals outlive the request that first needed them.
-	rctx := context.WithoutCancel(ctx)
+	// The renewals outlive the request that first needed them, each
+	// bounded: a token endpoint that never answers fails the request.
+	rctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Timeout: RenewTimeout})
 	h.src = &keeping{h: h, login: l, src: l.config().TokenSource(rctx, l.Token), last: l.Token.AccessToken}
 	return h.src, nil
 }
@@ -211,12 +215,20 @@ type keeping struct {
 
 func (k *keeping) Token() (*oauth2.Token, error) {
 	t, err := k.src.Token()
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
+		// The authorization server said no (the refresh token expired
+		// or was revoked): only a new login helps.
 		why := fmt.Errorf("MCP server %s: its login could not be renewed (%v): run 'zeroclaw mcp login %s'", k.h.server, err, k.h.server)
 		k.h.mu.Lock()
 		k.h.needed = why
 		k.h.mu.Unlock()
 		return nil, why
+	case err != nil:
+		// Not an answer (unreachable, too slow): the start fails and is
+		// tried again, the login kept.
+		return nil, fmt.Errorf("MCP server %s: renewing its login: %w", k.h.server, err)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

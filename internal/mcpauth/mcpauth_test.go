@@ -184,3 +184,35 @@ func TestLoginAsARegisteredClient(t *testing.T) {
 		t.Fatal("an unknown client logged in")
 	}
 }
+
+// A token endpoint that does not answer is not a login lost: the
+// connection fails once the renewal's bound has passed, and the login is
+// kept, to be tried again.
+func TestRenewalThatHangsIsNotALoginLost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srvURL := server(t, "-oauth", "-expires-in", "5s")
+	res, err := Flow{Server: "web", URL: srvURL, Open: browse(t)}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := Open(t.TempDir())
+	if err := store.Save(res.Login); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Post(strings.TrimSuffix(srvURL, "/mcp")+"/hang-token", "text/plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { RenewTimeout = d }(RenewTimeout)
+	RenewTimeout = 100 * time.Millisecond
+	h := store.Handler("web", srvURL)
+	if _, err := tools(ctx, srvURL, h); err == nil || !strings.Contains(err.Error(), "renewing its login") {
+		t.Fatalf("connected, or not saying why: %v", err)
+	}
+	if h.NeedsLogin() != nil {
+		t.Fatalf("a hung renewal marked the login lost: %v", h.NeedsLogin())
+	}
+	if l, _ := store.Load("web"); l == nil || l.Token.RefreshToken != res.Login.Token.RefreshToken {
+		t.Fatal("the login was not kept")
+	}
+}

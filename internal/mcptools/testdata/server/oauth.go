@@ -32,6 +32,7 @@ type authServer struct {
 	codes   map[string]grant
 	access  map[string]time.Time // token → expiry
 	refresh map[string]bool
+	hang    bool // the token endpoint answers nothing
 }
 
 type grant struct{ client, redirect, challenge string }
@@ -60,6 +61,12 @@ func (a *authServer) protect(mcp http.Handler) http.Handler {
 	mux.HandleFunc("GET /authorize", a.authorize)
 	mux.HandleFunc("POST /token", a.token)
 	// The admin's button: every token stops working, refresh tokens too.
+	// And the broken one: the token endpoint stops answering.
+	mux.HandleFunc("POST /hang-token", func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.hang = true
+		a.mu.Unlock()
+	})
 	mux.HandleFunc("POST /revoke-all", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.access, a.refresh = map[string]time.Time{}, map[string]bool{}
@@ -128,6 +135,13 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	hang := a.hang
+	a.mu.Unlock()
+	if hang {
+		<-r.Context().Done()
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 		return
