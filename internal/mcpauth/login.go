@@ -7,7 +7,9 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -52,7 +54,8 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 	defer ln.Close()
 	redirect := fmt.Sprintf("http://%s/callback", ln.Addr())
 	back := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(back), ReadHeaderTimeout: 10 * time.Second}
+	var state atomic.Pointer[string] // of the login under way
+	srv := &http.Server{Handler: callbackHandler(back, &state), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 
@@ -67,6 +70,12 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 		RequestRefreshToken: true,
 		Client:              hc,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			u, err := url.Parse(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			st := u.Query().Get("state")
+			state.Store(&st)
 			if err := f.Open(args.URL); err != nil {
 				return nil, err
 			}
@@ -154,13 +163,19 @@ func (l *latest) last() *oauth2.Token {
 type callback struct{ code, state, iss, err string }
 
 // callbackHandler takes the browser's return: the code, or the error.
-func callbackHandler(back chan<- callback) http.Handler {
+// Only a return with the login's state counts: another local process
+// that finds the port cannot end the login with a code of its own.
+func callbackHandler(back chan<- callback, state *atomic.Pointer[string]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/callback" {
 			http.NotFound(w, r)
 			return
 		}
 		q := r.URL.Query()
+		if want := state.Load(); want == nil || *want == "" || q.Get("state") != *want {
+			http.Error(w, "not the login under way", http.StatusBadRequest)
+			return
+		}
 		cb := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
 		msg := "You are logged in: you can close this tab and go back to zeroclaw."
 		if e := q.Get("error"); e != "" || cb.code == "" {

@@ -216,3 +216,31 @@ func TestRenewalThatHangsIsNotALoginLost(t *testing.T) {
 		t.Fatal("the login was not kept")
 	}
 }
+
+// Another local process that finds the login's port cannot end the login
+// with a code of its own: a return without the login's state is refused
+// and the real one still counts.
+func TestCallbackWithoutTheStateIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srvURL := server(t, "-oauth")
+	open := func(u string) error {
+		au, err := url.Parse(u)
+		if err != nil {
+			return err
+		}
+		forged := au.Query().Get("redirect_uri") + "?code=forged&state=guess"
+		resp, err := http.Get(forged)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			return fmt.Errorf("a forged return was taken: %s", resp.Status)
+		}
+		return browse(t)(u)
+	}
+	if _, err := (Flow{Server: "web", URL: srvURL, Open: open}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

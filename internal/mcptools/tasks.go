@@ -117,6 +117,9 @@ func (t *lineTap) end() {
 		t.on(t.line)
 	}
 	t.line, t.long = t.line[:0], false
+	if cap(t.line) > 64<<10 {
+		t.line = nil // a long line's buffer is not kept for the short ones
+	}
 }
 
 func (t *lineTap) Close() error { return t.r.Close() }
