@@ -741,6 +741,28 @@ func (srv *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationCl
 	}
 }
 
+// progressSink passes a call's progress on until the call ends.
+type progressSink struct {
+	mu   sync.Mutex
+	f    func(progress, total float64, message string)
+	done bool
+}
+
+func (p *progressSink) say(progress, total float64, message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.f(progress, total, message)
+	}
+}
+
+// close ends it, once any progress being said has been.
+func (p *progressSink) close() {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+}
+
 // relist reads the server's tools again (tools/list_changed): the next
 // turn offers the new list.
 func (srv *Server) relist(ctx context.Context) {
@@ -1170,12 +1192,17 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 			if t.srv.progress == nil {
 				t.srv.progress = map[string]func(float64, float64, string){}
 			}
-			t.srv.progress[tok] = env.Progress
+			// The SDK hands notifications over in goroutines of their
+			// own: one may come after the call's answer, and is
+			// dropped then, never said after the call's end.
+			sink := &progressSink{f: env.Progress}
+			t.srv.progress[tok] = sink.say
 			t.srv.mu.Unlock()
 			defer func() {
 				t.srv.mu.Lock()
 				delete(t.srv.progress, tok)
 				t.srv.mu.Unlock()
+				sink.close()
 			}()
 			params.SetProgressToken(tok)
 		}
