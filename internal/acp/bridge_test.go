@@ -953,6 +953,7 @@ func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
 		a := c.Agents["default"]
 		a.Risk = "full"
 		c.Agents["default"] = a
+		c.MCP.TurnWaitMs = 30000 // however slow the machine, the server is there
 		c.MCP.Servers = map[string]config.MCPServer{"q": {Command: bin}}
 	}))
 	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":{}}}}`))
@@ -980,6 +981,7 @@ func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
 func TestMCPPromptsAreAvailableCommands(t *testing.T) {
 	bin := mcptest.Server(t)
 	e := startBridge(t, runDaemon(t, func(c *config.Config) {
+		c.MCP.TurnWaitMs = 30000 // however slow the machine, the server is there
 		c.MCP.Servers = map[string]config.MCPServer{"p": {Command: bin}}
 	}))
 	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))

@@ -722,7 +722,7 @@ func TestHungMCPServerStallsNoTurn(t *testing.T) {
 // answer back to the model; status shows the server.
 func TestMCPServerToolInATurn(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, "[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	st := result(t, a.call("status", `{}`))
 	if s := st["mcpServers"].([]any)[0].(map[string]any); s["name"] != "calc" || (s["state"] != "starting" && s["state"] != "ready") {
@@ -833,7 +833,7 @@ func TestConfigureReasoning(t *testing.T) {
 // answer; a client that cannot go to a URL declines that one at once.
 func TestMCPServerQuestionsReachTheClient(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.q]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp]\nturn_wait_ms = 30000\n[mcp.servers.q]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, `{"elicitation":{"form":{},"url":{}}}`)
 	sid := newSession(t, a, "")
 	var asked []map[string]any
@@ -872,7 +872,7 @@ func TestMCPServerQuestionsReachTheClient(t *testing.T) {
 // (the last one, at its total, always), stored with the turn's events.
 func TestMCPToolProgress(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp]\nturn_wait_ms = 30000\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__p__count {}`))); res["content"] != "tool mcp__p__count returned: counted" {
@@ -900,7 +900,7 @@ func TestMCPToolProgress(t *testing.T) {
 // root the session's directory; status lists it with the session.
 func TestPerSessionMCPServerHasTheSessionsRoot(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp.servers.files]\ncommand = \""+bin+"\"\nper_session = true\n")
+	r := startWith(t, echoAgent+"risk = \"full\"\n[mcp]\nturn_wait_ms = 30000\n[mcp.servers.files]\ncommand = \""+bin+"\"\nper_session = true\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	cwd := t.TempDir()
 	res := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`}`))
@@ -920,7 +920,7 @@ func TestPerSessionMCPServerHasTheSessionsRoot(t *testing.T) {
 // server hears so; a trusted server is not asked about.
 func TestMCPSamplingAsksAndUsesTheSessionsModel(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"[mcp.servers.s]\ncommand = \""+bin+"\"\nauto_approve = [\"summarise\"]\n[mcp.servers.trusted]\ncommand = \""+bin+"\"\ntrust = true\n")
+	r := startWith(t, echoAgent+"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.s]\ncommand = \""+bin+"\"\nauto_approve = [\"summarise\"]\n[mcp.servers.trusted]\ncommand = \""+bin+"\"\ntrust = true\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	answer := func(decision string) {
@@ -958,7 +958,7 @@ func TestMCPSamplingAsksAndUsesTheSessionsModel(t *testing.T) {
 // missing argument or an unknown prompt is a clear error.
 func TestMCPPromptAsSlashCommand(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, echoAgent+"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	for _, tc := range []struct{ prompt, want string }{
@@ -981,7 +981,7 @@ func TestMCPPromptAsSlashCommand(t *testing.T) {
 // and joins the prompt; an unknown server is a clear error.
 func TestMCPResourceAttachment(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, echoAgent+"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	res := result(t, a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"read this","attachments":[{"resource":{"server":"p","uri":"test://greeting"}}]}`))
@@ -997,7 +997,7 @@ func TestMCPResourceAttachment(t *testing.T) {
 // their prompts (as the slash commands that send them) and resources.
 func TestSessionMCPListsPromptsAndResources(t *testing.T) {
 	bin := mcpServer(t)
-	r := startWith(t, echoAgent+"[mcp.servers.p]\ncommand = \""+bin+"\"\n")
+	r := startWith(t, echoAgent+"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	res := result(t, a.call("session/mcp", `{"sessionId":`+quote(sid)+`}`))

@@ -28,7 +28,7 @@ func (direct) Run(_ context.Context, _ *tool.Env, in json.RawMessage) tool.Resul
 // BenchmarkToolCall: a call of the stdio MCP server's add tool, against
 // the same add as an in-process tool, in the same run.
 func BenchmarkToolCall(b *testing.B) {
-	set := NewSet(map[string]config.MCPServer{"calc": {Command: serverB(b)}}, nil, nil)
+	set := NewSet(map[string]config.MCPServer{"calc": {Command: serverB(b)}}, nil, nil).WithTurnWait(time.Minute)
 	defer set.Close()
 	add := find(set.Tools(context.Background()), "mcp__calc__add")
 	if add == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func call(t *testing.T, ctx context.Context, tl tool.Tool, input string) tool.Re
 }
 
 func TestStdioServerToolsAndApproval(t *testing.T) {
-	set := NewSet(map[string]config.MCPServer{"calc": {Command: server(t), AutoApprove: []string{"add"}}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"calc": {Command: server(t), AutoApprove: []string{"add"}}})
 	defer set.Close()
 	if st := set.Status(); st[0].State != StateStopped {
 		t.Fatalf("before first use: %+v", st)
@@ -70,7 +71,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 
 func TestHTTPServer(t *testing.T) {
 	url := mcptest.HTTP(t)
-	set := NewSet(map[string]config.MCPServer{"web": {URL: url, Headers: map[string]string{"X-Test": "1"}, Trust: true}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"web": {URL: url, Headers: map[string]string{"X-Test": "1"}, Trust: true}})
 	defer set.Close()
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__web__add")
@@ -98,6 +99,21 @@ func settle(set *Set) {
 			<-ch
 		}
 	}
+}
+
+// firstStarted waits until the named servers' first starts have ended.
+func firstStarted(set *Set, names ...string) {
+	for _, srv := range set.servers {
+		if slices.Contains(names, srv.name) {
+			<-srv.first
+		}
+	}
+}
+
+// newSet is NewSet for a test that needs its servers ready: a turn waits
+// for their first start however slow the machine.
+func newSet(cfgs map[string]config.MCPServer) *Set {
+	return NewSet(cfgs, nil, nil).WithTurnWait(time.Minute)
 }
 
 // mu runs f with every server's lock held.
@@ -132,6 +148,7 @@ func TestBrokenServers(t *testing.T) {
 	}, nil, nil).WithTurnWait(100 * time.Millisecond)
 	defer set.Close()
 	set.Start()
+	firstStarted(set, "ok") // however slow the machine: the wait is for hung
 	ts := set.Tools(context.Background())
 	if find(ts, "mcp__hung__add") != nil || find(ts, "mcp__ok__add") == nil {
 		t.Fatalf("tools %v", ts)
@@ -160,7 +177,7 @@ func TestBrokenServers(t *testing.T) {
 // restarting (with its exit status), the turn does not wait for the
 // restart, and it comes back.
 func TestCrashedServerRestarts(t *testing.T) {
-	set := NewSet(map[string]config.MCPServer{"ok": {Command: server(t)}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"ok": {Command: server(t)}})
 	defer set.Close()
 	set.Start()
 	ts := set.Tools(context.Background())
@@ -205,7 +222,7 @@ func TestCrashedServerRestarts(t *testing.T) {
 // A server that fails at start says why: its exit status and the end of
 // its stderr, in its status and to a call.
 func TestStartFailureSaysWhy(t *testing.T) {
-	set := NewSet(map[string]config.MCPServer{"fs": {Command: server(t), Args: []string{"-fail-start", "None of the specified directories are accessible"}}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"fs": {Command: server(t), Args: []string{"-fail-start", "None of the specified directories are accessible"}}})
 	defer set.Close()
 	set.Start()
 	set.Tools(context.Background())
@@ -235,7 +252,7 @@ func serverB(b *testing.B) string { return server(b) }
 // user of the call in flight, and the server gets the answer; with no
 // one to ask, they are declined at once.
 func TestServerQuestionsReachTheUser(t *testing.T) {
-	set := NewSet(map[string]config.MCPServer{"q": {Command: server(t)}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"q": {Command: server(t)}})
 	defer set.Close()
 	ts := set.Tools(context.Background())
 	var asked []tool.Elicitation
@@ -275,7 +292,7 @@ func TestProgressAndToolsThatChange(t *testing.T) {
 	changed := make(chan string, 4)
 	relisted = func(server string) { changed <- server }
 	defer func() { relisted = nil }()
-	set := NewSet(map[string]config.MCPServer{"p": {Command: server(t)}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"p": {Command: server(t)}})
 	defer set.Close()
 	ts := set.Tools(context.Background())
 	var seen []string
@@ -308,12 +325,12 @@ func TestProgressAndToolsThatChange(t *testing.T) {
 // root; the shared set (one server for every session) tells none.
 func TestRoots(t *testing.T) {
 	dir := t.TempDir()
-	own := NewSet(map[string]config.MCPServer{"r": {Command: server(t)}}, nil, nil).WithRoot(dir)
+	own := newSet(map[string]config.MCPServer{"r": {Command: server(t)}}).WithRoot(dir)
 	defer own.Close()
 	if r := call(t, context.Background(), find(own.Tools(context.Background()), "mcp__r__roots"), `{}`); r.Output != "[file://"+dir+"]" {
 		t.Fatalf("the session's roots: %+v", r)
 	}
-	shared := NewSet(map[string]config.MCPServer{"r": {Command: server(t)}}, nil, nil)
+	shared := newSet(map[string]config.MCPServer{"r": {Command: server(t)}})
 	defer shared.Close()
 	if r := call(t, context.Background(), find(shared.Tools(context.Background()), "mcp__r__roots"), `{}`); strings.Contains(r.Output, "file://") {
 		t.Fatalf("the shared set's roots: %+v", r)

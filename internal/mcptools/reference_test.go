@@ -25,7 +25,7 @@ func TestReferenceServerEverything(t *testing.T) {
 	entry := mcptest.Reference(t, "server-everything")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	set := NewSet(map[string]config.MCPServer{"ev": {Command: "node", Args: []string{entry, "stdio"}}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"ev": {Command: "node", Args: []string{entry, "stdio"}}})
 	defer set.Close()
 	ts := set.Tools(ctx)
 	if st := set.Status()[0]; st.State != StateReady || len(st.Hidden) != 1 || st.Hidden[0].Name != "simulate-research-query" {
@@ -114,7 +114,7 @@ func TestReferenceServerFilesystem(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	set := NewSet(map[string]config.MCPServer{"fs": {Command: "node", Args: []string{entry}}}, nil, nil).WithRoot(dir)
+	set := newSet(map[string]config.MCPServer{"fs": {Command: "node", Args: []string{entry}}}).WithRoot(dir)
 	defer set.Close()
 	ts := set.Tools(ctx)
 	// The server asks for the roots once initialized and takes them in
@@ -146,7 +146,7 @@ func TestReferenceServerFilesystem(t *testing.T) {
 		t.Fatal("the server wrote outside the session's directory")
 	}
 
-	broken := NewSet(map[string]config.MCPServer{"fs": {Command: "node", Args: []string{entry, filepath.Join(dir, "no-such-dir")}}}, nil, nil)
+	broken := newSet(map[string]config.MCPServer{"fs": {Command: "node", Args: []string{entry, filepath.Join(dir, "no-such-dir")}}})
 	defer broken.Close()
 	broken.Tools(ctx)
 	if st := broken.Status()[0]; st.State != StateFailed || !strings.Contains(st.Error, "exited with status 1") ||
@@ -160,8 +160,8 @@ func TestReferenceServerMemory(t *testing.T) {
 	entry := mcptest.Reference(t, "server-memory")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	set := NewSet(map[string]config.MCPServer{"mem": {Command: "node", Args: []string{entry},
-		Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}}, nil, nil)
+	set := newSet(map[string]config.MCPServer{"mem": {Command: "node", Args: []string{entry},
+		Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}})
 	defer set.Close()
 	ts := set.Tools(ctx)
 	if r := call(t, ctx, find(ts, "mcp__mem__create_entities"), `{"entities":[{"name":"zeroclaw","entityType":"project","observations":["written in Go"]}]}`); r.IsError {
