@@ -361,7 +361,7 @@ func TestChatTmuxTwoChatsFollowAndSteer(t *testing.T) {
 }
 
 // An MCP server's prompts and resources in the chat: announced once the
-// server said, its prompt completed with Tab and expanded by the daemon,
+// server said (and a server that wants a login, with what to run), its prompt completed with Tab and expanded by the daemon,
 // its resource mentioned (@ and Tab) and attached: the echo model sees
 // the resource's text.
 func TestChatTmuxMCPPromptsAndMentions(t *testing.T) {
@@ -369,13 +369,15 @@ func TestChatTmuxMCPPromptsAndMentions(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	conf := "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \"" + mcpServer(t) + "\"\n"
+	conf := "[mcp]\nturn_wait_ms = 30000\n[mcp.servers.calc]\ncommand = \"" + mcpServer(t) + "\"\n" +
+		"[mcp.servers.web]\nurl = \"" + oauthServer(t) + "\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	startDaemon(t, env)
 	tc := startTmuxChat(t, dir, testdir.New(t))
 	tc.wait("MCP: 1 prompt(s) as /mcp__ commands, 1 resource(s) to mention")
+	tc.wait("MCP server web needs a login: run zeroclaw mcp login web")
 	tc.keys("/mcp__calc__r", "Tab")
 	tc.wait("/mcp__calc__review")
 	tc.keys("file=a.go", "Enter")

@@ -48,7 +48,7 @@ type (
 		err error
 	}
 	cmdDoneMsg struct{ quit bool }
-	mcpMsg     struct{ commands, resources []string }
+	mcpMsg     struct{ commands, resources, logins []string }
 	startedMsg struct{ err error }
 )
 
@@ -102,6 +102,8 @@ type tui struct {
 	// mcpCommands are the session's MCP servers' prompts, for Tab;
 	// mcpResources their resources as @SERVER:URI mentions.
 	mcpCommands, mcpResources []string
+	// loginSaid are the servers whose want of a login was said.
+	loginSaid map[string]bool
 }
 
 // asking is an approval or a question waiting for the person.
@@ -274,6 +276,15 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.next()
 	case mcpMsg:
+		for _, name := range msg.logins {
+			if !m.loginSaid[name] {
+				if m.loginSaid == nil {
+					m.loginSaid = map[string]bool{}
+				}
+				m.loginSaid[name] = true
+				m.out.print(m.ch.dim(fmt.Sprintf("MCP server %s needs a login: run zeroclaw mcp login %s (in another terminal); its tools answer an error until then", name, name)))
+			}
+		}
 		same := slices.Equal(m.mcpCommands, msg.commands) && slices.Equal(m.mcpResources, msg.resources)
 		m.mcpCommands, m.mcpResources = msg.commands, msg.resources
 		if !same && len(msg.commands)+len(msg.resources) > 0 {
@@ -571,7 +582,16 @@ func (m *tui) fetchMCP(sid string) {
 		refs[mention] = protocol.ResourceRef{Server: r.Server, URI: r.URI}
 	}
 	m.ch.cv.mentionable(refs)
-	m.p.Send(mcpMsg{cs, rs})
+	// The servers that want a login: the user is told what to run.
+	var logins []string
+	if st, err := m.ch.cv.c.Status(ctx); err == nil {
+		for _, s := range st.MCPServers {
+			if s.Auth == "login_required" && (!s.PerSession || s.SessionID == sid) {
+				logins = append(logins, s.Name)
+			}
+		}
+	}
+	m.p.Send(mcpMsg{cs, rs, logins})
 }
 
 // steer sends what is typed to the running turn (this chat's or another
