@@ -114,6 +114,21 @@ func TestMCPLoginEndToEnd(t *testing.T) {
 		t.Fatal("the daemon's renewed token was not kept")
 	}
 
+	// The server revokes every token: the next call is refused, says
+	// what to run, and the server wants a login again.
+	if _, err := http.Post(strings.TrimSuffix(srvURL, "/mcp")+"/revoke-all", "text/plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool mcp__web__add {"a":1,"b":1}`)
+	if code != 0 || !strings.Contains(out, "its login could not be renewed") || !strings.Contains(out, "zeroclaw mcp login web") {
+		t.Fatalf("after the revocation: exit %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "status", "--output-format", "json")
+	st.MCPServers = nil
+	if json.Unmarshal([]byte(out), &st); st.MCPServers[0].State != "failed" || st.MCPServers[0].Auth != "login_required" {
+		t.Fatalf("after the revocation: %+v", st.MCPServers[0])
+	}
+
 	if code, out, _ := runCLI(t, env, "", "mcp", "logout", "web"); code != 0 || out != "Logged out of web.\n" {
 		t.Fatalf("logout: %d %q", code, out)
 	}

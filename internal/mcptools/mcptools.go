@@ -297,6 +297,9 @@ type Server struct {
 	// only that) starts it again.
 	needsLogin bool
 	loginStamp string
+	// login gives the live connection its token (an HTTP server's, with
+	// logins kept); it says when the server wants a new login.
+	login *mcpauth.Handler
 
 	// callers are the calls in flight, latest last: a server's question
 	// (elicitation/create) goes to the session of the latest one.
@@ -468,7 +471,7 @@ func (srv *Server) ensure(ctx context.Context) {
 		srv.failLocked(fmt.Errorf("start: %w%s", err, why))
 		return
 	}
-	srv.watch = watch
+	srv.watch, srv.login = watch, login
 	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
 	srv.known, srv.everReady = srv.list, true
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))
@@ -739,6 +742,23 @@ func (srv *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationCl
 	if f != nil {
 		f(p.Progress, p.Total, p.Message)
 	}
+}
+
+// loginLost is, when the server refused cs's calls for want of a login
+// (its token revoked, its renewal refused), why: the server is then
+// failed, wanting a login, as a start refused so is; nil otherwise.
+func (srv *Server) loginLost(cs *mcp.ClientSession) error {
+	srv.mu.Lock()
+	if srv.cs != cs || srv.login == nil || srv.login.NeedsLogin() == nil {
+		srv.mu.Unlock()
+		return nil
+	}
+	why := srv.login.NeedsLogin()
+	srv.failLocked(why)
+	srv.needsLogin, srv.loginStamp = true, srv.set.logins.Stamp(srv.name)
+	srv.mu.Unlock()
+	cs.Close()
+	return why
 }
 
 // progressSink passes a call's progress on until the call ends.
@@ -1217,6 +1237,9 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s gave no answer within %s (the call was cancelled)", t.srv.name, t.remote, timeout), IsError: true}
 	case err != nil:
 		metrics.MCPCall(t.srv.name, "error")
+		if why := t.srv.loginLost(cs); why != nil {
+			return tool.Result{Output: why.Error(), IsError: true}
+		}
 		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s: %v", t.srv.name, t.remote, err), IsError: true}
 	case res.IsError:
 		metrics.MCPCall(t.srv.name, "error")
