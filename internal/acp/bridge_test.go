@@ -426,7 +426,7 @@ func TestSchemaRefusesInvalidUpdates(t *testing.T) {
 // session: a stdio server's tool runs end to end, asking first.
 func TestEditorMCPServers(t *testing.T) {
 	bin := mcptest.Server(t)
-	e := startBridge(t, runDaemon(t))
+	e := startBridge(t, runDaemon(t, func(c *config.Config) { c.MCP.TurnWaitMs = 30000 })) // however slow the machine
 	e.choose = func(map[string]any) string { return "allow_once" }
 	init := result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
 	if mc := init["agentCapabilities"].(map[string]any)["mcpCapabilities"].(map[string]any); mc["http"] != true {
@@ -713,7 +713,7 @@ func TestUnknownMetaIsAccepted(t *testing.T) {
 // MCP tool, which the bridge cannot know by its name, does.
 func TestToolCallPendingExactlyWhenApprovalFollows(t *testing.T) {
 	bin := mcptest.Server(t)
-	e := startBridge(t, runDaemon(t))
+	e := startBridge(t, runDaemon(t, func(c *config.Config) { c.MCP.TurnWaitMs = 30000 })) // however slow the machine
 	answer := "allow_once"
 	e.choose = func(map[string]any) string { return answer }
 	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
