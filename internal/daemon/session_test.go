@@ -677,6 +677,25 @@ func TestModelsAndSessionConfigure(t *testing.T) {
 // mcpServer is the MCP test server (internal/mcptools/testdata/server).
 func mcpServer(t testing.TB) string { return mcptest.Server(t) }
 
+// mcpReady waits until the MCP server name is ready, a's session open
+// already: status says so, or the session/mcpChanged its start sends
+// comes.
+func mcpReady(t *testing.T, a *peer, name string) {
+	t.Helper()
+	for {
+		for _, s := range result(t, a.call("status", `{}`))["mcpServers"].([]any) {
+			if s := s.(map[string]any); s["name"] == name && s["state"] == "ready" {
+				return
+			}
+		}
+		select {
+		case <-a.notes:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("MCP server %s never became ready", name)
+		}
+	}
+}
+
 // A configured server that hangs at start never stalls a turn: the
 // turns go on without it (waiting only in its first turn_wait_ms), the
 // other server's tools are there, and the model is told which server is
@@ -692,6 +711,7 @@ func TestHungMCPServerStallsNoTurn(t *testing.T) {
 		"[mcp.servers.calc]\ncommand = \""+bin+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
+	mcpReady(t, a, "calc") // however slow the machine: the turn's short wait is for hung
 	for _, want := range []string{"one", "two"} {
 		if res := result(t, a.call("session/prompt", prompt(sid, "hello"))); res["content"] != want {
 			t.Fatalf("a turn: %v", res)
