@@ -912,45 +912,33 @@ func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 // Close ends the process: stdin closed, then SIGTERM after 2 s, then
 // SIGKILL.
 func (p *process) Close() error {
-	if p == nil {
-		return nil
-	}
-	p.once.Do(func() {
-		p.stdin.Close()
-		for _, sig := range []os.Signal{nil, syscall.SIGTERM, os.Kill} {
-			if sig != nil {
-				p.cmd.Process.Signal(sig)
-			}
-			select {
-			case <-p.exited:
-				p.stdout.Close()
-				return
-			case <-time.After(2 * time.Second):
-			}
-		}
-		p.stdout.Close()
-	})
+	p.end(nil, syscall.SIGTERM, os.Kill)
 	return nil
 }
 
 // kill ends a process that never served: SIGTERM at once, SIGKILL after
 // 2 s.
-func (p *process) kill() {
+func (p *process) kill() { p.end(syscall.SIGTERM, os.Kill) }
+
+// end closes stdin and sends each signal in turn (nil: none), waiting up
+// to 2 s after each for the exit; once only.
+func (p *process) end(sigs ...os.Signal) {
 	if p == nil {
 		return
 	}
 	p.once.Do(func() {
 		p.stdin.Close()
-		for _, sig := range []os.Signal{syscall.SIGTERM, os.Kill} {
-			p.cmd.Process.Signal(sig)
+		defer p.stdout.Close()
+		for _, sig := range sigs {
+			if sig != nil {
+				p.cmd.Process.Signal(sig)
+			}
 			select {
 			case <-p.exited:
-				p.stdout.Close()
 				return
 			case <-time.After(2 * time.Second):
 			}
 		}
-		p.stdout.Close()
 	})
 }
 
