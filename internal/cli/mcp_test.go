@@ -7,6 +7,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,27 @@ func TestMCPLoginEndToEnd(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, env, "", "mcp", "login", "nosuch"); code != 1 || !strings.Contains(errs, `no MCP server "nosuch"`) {
 		t.Fatalf("an unknown server: %d %q", code, errs)
+	}
+}
+
+// A server's configured headers (which may hold a key) go with the
+// login's requests to the server's own host only, never to another one
+// (its authorization server elsewhere).
+func TestLoginHeadersStayWithTheServer(t *testing.T) {
+	seen := make(chan string, 2)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen <- r.Header.Get("X-Key") })
+	server, other := httptest.NewServer(h), httptest.NewServer(h)
+	defer server.Close()
+	defer other.Close()
+	c := &http.Client{Transport: withHeaders(server.URL+"/mcp", map[string]string{"X-Key": "secret"})}
+	for _, u := range []string{server.URL + "/mcp", other.URL + "/token"} {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if a, b := <-seen, <-seen; a != "secret" || b != "" {
+		t.Fatalf("the server got %q, another host %q", a, b)
 	}
 }
