@@ -443,10 +443,8 @@ func (b *Bridge) load(ctx context.Context, id string, since int64, replay bool, 
 	}
 	// Up to the attach point from the store; live from there on.
 	if replay && ns.LastSeq > since {
-		_, err := d.Replay(ctx, id, since, ns.LastSeq, func(e json.RawMessage, _ *protocol.Update) error {
-			var ev event
-			json.Unmarshal(e, &ev)
-			b.forward(&ev, true)
+		_, err := d.Replay(ctx, id, since, ns.LastSeq, func(_ json.RawMessage, u protocol.SessionUpdate) error {
+			b.forward(u, true)
 			return nil
 		})
 		if err != nil {

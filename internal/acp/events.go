@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
-
-// event is a decoded daemon session/update.
-type event = protocol.Update
 
 // fromDaemon serves the daemon connection: its session/update
 // notifications become ACP session/update, in order.
@@ -66,46 +64,46 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 	default:
 		return nil, jsonrpc.ErrMethodNotFound
 	}
-	var ev event
-	if err := json.Unmarshal(req.Params, &ev); err != nil {
+	u, err := protocol.ParseUpdate(req.Params)
+	if err != nil {
 		return nil, nil
 	}
 	b.mu.Lock()
-	live := b.live[ev.SessionID]
+	live := b.live[u.SessionID]
 	b.mu.Unlock()
 	if live {
-		b.forward(&ev, false)
+		b.forward(u, false)
 	}
 	return nil, nil
 }
 
 // sentByUs says whether a user_message came from this bridge (another
 // client's prompts and steers are shown to the editor as they come).
-func (b *Bridge) sentByUs(ev *event) bool {
+func (b *Bridge) sentByUs(clientID string) bool {
 	b.mu.Lock()
 	d := b.d
 	b.mu.Unlock()
-	return ev.ClientID == "" || (d != nil && ev.ClientID == d.Init.ClientID)
+	return clientID == "" || (d != nil && clientID == d.Init.ClientID)
 }
 
 func textContent(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
 // forward sends one daemon event to the editor; replay is true while
 // session/load replays history (the user's own messages are sent then).
-func (b *Bridge) forward(ev *event, replay bool) {
+func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 	var update map[string]any
-	meta := map[string]any{"zeroclaw": map[string]any{"seq": ev.Seq}}
-	switch ev.Type {
-	case protocol.EventAgentMessageChunk:
+	meta := map[string]any{"zeroclaw": map[string]any{"seq": u.Seq}}
+	switch ev := u.Event.(type) {
+	case protocol.AgentMessageChunkEvent:
 		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(ev.Text)}
-	case protocol.EventAgentThoughtChunk:
+	case protocol.AgentThoughtChunkEvent:
 		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(ev.Text)}
-	case protocol.EventUserMessage:
-		if !replay && b.sentByUs(ev) {
+	case protocol.UserMessageEvent:
+		if !replay && b.sentByUs(ev.ClientID) {
 			return // the editor sent it
 		}
 		update = map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}
-	case protocol.EventToolCall:
+	case protocol.ToolCallEvent:
 		// The daemon says whether it will ask: pending exactly then.
 		status := "in_progress"
 		if ev.NeedsApproval {
@@ -120,10 +118,10 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		b.mu.Lock()
 		b.calls[ev.ToolCallID] = toolCall{title: ev.Title, kind: ev.Kind}
 		if ev.Kind == protocol.KindExecute && !replay {
-			b.shells[ev.SessionID] = ev.ToolCallID
+			b.shells[u.SessionID] = ev.ToolCallID
 		}
 		b.mu.Unlock()
-	case protocol.EventToolResult:
+	case protocol.ToolResultEvent:
 		b.mu.Lock()
 		delete(b.calls, ev.ToolCallID)
 		b.mu.Unlock()
@@ -133,31 +131,28 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		}
 		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID, "status": status,
 			"content": []any{map[string]any{"type": "content", "content": textContent(ev.RawOutput)}}, "rawOutput": ev.RawOutput}
-	case protocol.EventPlan:
+	case protocol.PlanEvent:
 		entries := ev.Entries
 		if entries == nil {
 			entries = []protocol.PlanEntry{}
 		}
 		update = map[string]any{"sessionUpdate": "plan", "entries": entries}
-	case protocol.EventApprovalRequest:
+	case protocol.ApprovalRequestEvent:
 		b.mu.Lock()
 		b.approvals[ev.RequestID] = ev.ToolCallID
 		b.mu.Unlock()
 		if replay {
 			return // history: nothing to answer
 		}
-		go b.askPermission(*ev)
+		go b.askPermission(u.SessionID, ev)
 		return
-	case protocol.EventApprovalResolved:
-		if ev.Decision == "allow_once" || ev.Decision == "allow_always" {
-			update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": b.toolOf(ev.RequestID), "status": "in_progress"}
-			if update["toolCallId"] == "" {
-				return
-			}
-		} else {
+	case protocol.ApprovalResolvedEvent:
+		id := b.toolOf(ev.RequestID) // answered: forgotten, whatever the answer
+		if id == "" || !strings.HasPrefix(ev.Decision, "allow_") {
 			return
 		}
-	case protocol.EventContextUsage:
+		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress"}
+	case protocol.ContextUsageEvent:
 		if replay {
 			return
 		}
@@ -165,7 +160,7 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		if c := ev.SessionCostUSD; c != nil {
 			update["cost"] = map[string]any{"amount": *c, "currency": "USD"}
 		}
-	case protocol.EventTurnComplete:
+	case protocol.TurnCompleteEvent:
 		if ev.Notice == "" {
 			return // the prompt's answer says how it ended
 		}
@@ -173,11 +168,15 @@ func (b *Bridge) forward(ev *event, replay bool) {
 		// budget reached, the reply's token limit): ACP's stop reasons
 		// cannot say it, so it is said in the reply.
 		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}
+	case protocol.ToolProgressEvent, protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.UnknownEvent:
+		// ACP has no update for these: the editor shows the
+		// conversation, its tool calls and its plan.
+		return
 	default:
 		return
 	}
 	update["_meta"] = meta
-	b.acp.Notify("session/update", map[string]any{"sessionId": ev.SessionID, "update": update})
+	b.acp.Notify("session/update", map[string]any{"sessionId": u.SessionID, "update": update})
 }
 
 // toolCall is what the bridge keeps of a call until its result: its
@@ -202,7 +201,7 @@ var permissionOptions = []map[string]any{
 
 // askPermission turns an approval_request into session/request_permission
 // and its outcome into session/approve (cancelled: reject_once).
-func (b *Bridge) askPermission(ev event) {
+func (b *Bridge) askPermission(sessionID string, ev protocol.ApprovalRequestEvent) {
 	b.mu.Lock()
 	call, ok := b.calls[ev.ToolCallID]
 	b.mu.Unlock()
@@ -229,7 +228,7 @@ func (b *Bridge) askPermission(ev event) {
 		} `json:"outcome"`
 	}
 	err := b.acp.Call(context.Background(), "session/request_permission", map[string]any{
-		"sessionId": ev.SessionID,
+		"sessionId": sessionID,
 		"toolCall": map[string]any{"toolCallId": ev.ToolCallID, "title": call.title,
 			"kind": call.kind, "status": "pending", "rawInput": input,
 			"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}},
@@ -250,7 +249,7 @@ func (b *Bridge) askPermission(ev event) {
 		return
 	}
 	d.Approve(context.Background(), protocol.SessionApproveParams{
-		SessionID: ev.SessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason})
+		SessionID: sessionID, RequestID: ev.RequestID, Decision: decision, Reason: reason})
 }
 
 // runInTerminal runs a shell command in the editor's terminal

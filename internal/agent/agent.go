@@ -21,56 +21,6 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
-// Event is one step of a turn, as the Host receives it.
-type Event interface{ isEvent() }
-
-// MessageChunk is streamed assistant text.
-type MessageChunk struct{ Text string }
-
-// ThoughtChunk is streamed reasoning text.
-type ThoughtChunk struct{ Text string }
-
-// ToolCall is a call the model made, before it runs: its title and kind
-// for the people watching, and whether the Host will be asked to
-// approve it (exactly when an Approve for it follows).
-type ToolCall struct {
-	ID, Name      string
-	Input         json.RawMessage
-	Title, Kind   string
-	NeedsApproval bool
-}
-
-// ToolResult is what a call gave back to the model.
-type ToolResult struct {
-	ID, Name string
-	Output   string
-	IsError  bool
-}
-
-// ToolProgress is how far a running call is.
-type ToolProgress struct {
-	ID              string
-	Progress, Total float64 // Total 0: unknown
-	Message         string
-}
-
-// Plan is a plan the model published.
-type Plan struct{ Entries []tool.PlanEntry }
-
-// ContextUsage is reported after each model call: the size of its input
-// (and the parts of it read from and written to the prompt cache).
-type ContextUsage struct {
-	InputTokens, CacheReadTokens, CacheWriteTokens, MaxContextTokens int64
-}
-
-func (MessageChunk) isEvent() {}
-func (ThoughtChunk) isEvent() {}
-func (ToolCall) isEvent()     {}
-func (ToolResult) isEvent()   {}
-func (ToolProgress) isEvent() {}
-func (Plan) isEvent()         {}
-func (ContextUsage) isEvent() {}
-
 // ApprovalRequest asks the Host whether a call may run.
 type ApprovalRequest struct {
 	ToolCallID, ToolName string
@@ -97,7 +47,11 @@ type Decision struct {
 // Host is what a turn runs in: where its events go, who approves calls,
 // who answers questions, and where the transcript is kept.
 type Host interface {
-	Emit(Event)
+	// Emit reports a step of the turn as the event clients see:
+	// agent_message_chunk, agent_thought_chunk, tool_call, tool_result,
+	// tool_progress, plan, context_usage (the host adds the session's
+	// cost) and history_trimmed.
+	Emit(protocol.EventBody)
 	// Standing is a decision already taken for such a call (an "always"
 	// answer earlier in the session), if any: then no approval is asked.
 	Standing(toolName string, input json.RawMessage) (Decision, bool)
@@ -155,14 +109,6 @@ const (
 	HookPostToolUse = "PostToolUse"
 	HookStop        = "Stop"
 )
-
-// HistoryTrimmed reports a compaction of the model's view.
-type HistoryTrimmed struct {
-	DroppedMessages, KeptTurns int
-	Reason                     string
-}
-
-func (HistoryTrimmed) isEvent() {}
 
 // Context management: before a model call whose input would pass
 // CompactAt of the model's context window, older turns are left out of
@@ -258,7 +204,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
 		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
-		Plan: func(e []tool.PlanEntry) { h.Emit(Plan{Entries: e}) }}
+		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome
 	stops := 0 // times a Stop hook sent the turn on
@@ -282,10 +228,10 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			Estimate: fixed + view.ViewTokens(), Model: a.Model, MaxTokens: a.MaxTokens, Reasoning: a.Reasoning}
 		resp, used, err := a.stream(ctx, h, req, func(d provider.Delta) {
 			if d.Thought != "" {
-				h.Emit(ThoughtChunk{Text: d.Thought})
+				h.Emit(protocol.AgentThoughtChunkEvent{Text: d.Thought})
 			}
 			if d.Text != "" {
-				h.Emit(MessageChunk{Text: d.Text})
+				h.Emit(protocol.AgentMessageChunkEvent{Text: d.Text})
 			}
 		})
 		if resp != nil {
@@ -303,7 +249,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			out.StopReason, out.Err = StopError, err
 			return out
 		}
-		h.Emit(ContextUsage{InputTokens: resp.Usage.InputTokens, CacheReadTokens: resp.Usage.CacheReadTokens,
+		h.Emit(protocol.ContextUsageEvent{InputTokens: resp.Usage.InputTokens, CacheReadTokens: resp.Usage.CacheReadTokens,
 			CacheWriteTokens: resp.Usage.CacheWriteTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
 		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
 		if over := h.Budget(); over != "" {
@@ -352,12 +298,12 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 				metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
 			} else {
 				g := a.gate(h, byName, call)
-				h.Emit(ToolCall{ID: call.ID, Name: call.Name, Input: call.Input, Title: tool.Title(call.Name, call.Input),
+				h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
 					Kind: g.kind, NeedsApproval: g.ask})
 				var decision string
 				r, decision = a.call(ctx, h, env, g, call)
 				metrics.ToolCall(toolLabel(byName, call.Name), decision)
-				h.Emit(ToolResult{ID: call.ID, Name: call.Name, Output: r.Output, IsError: r.IsError})
+				h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError})
 			}
 			m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
 			for _, im := range r.Images {
@@ -428,7 +374,7 @@ func (a *Agent) compact(ctx context.Context, h Host, view provider.Transcript, b
 	}
 	next.Summary = summary
 	h.Trimmed(next, dropped, reason)
-	h.Emit(HistoryTrimmed{DroppedMessages: next.Cut, KeptTurns: next.Turns(), Reason: reason})
+	h.Emit(protocol.HistoryTrimmedEvent{DroppedMessages: next.Cut, KeptTurns: next.Turns(), Reason: reason})
 	return next
 }
 
@@ -628,7 +574,11 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		defer pmu.Unlock()
 		if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || (total > 0 && progress >= total) {
 			last = now
-			h.Emit(ToolProgress{ID: call.ID, Progress: progress, Total: total, Message: message})
+			ev := protocol.ToolProgressEvent{ToolCallID: call.ID, Progress: progress, Message: message}
+			if total > 0 {
+				ev.Total = &total
+			}
+			h.Emit(ev)
 		}
 	}
 	ce.Sample = func(ctx context.Context, sr tool.SampleRequest) (tool.SampleResult, error) {

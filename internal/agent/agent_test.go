@@ -10,13 +10,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 type host struct {
 	mu      sync.Mutex
-	events  []Event
+	events  []protocol.EventBody
 	record  []provider.Message
 	approve func(ApprovalRequest) Decision
 	asked   []ApprovalRequest
@@ -70,12 +71,12 @@ func (h *host) Budget() string {
 	return ""
 }
 
-func (h *host) Emit(e Event) {
+func (h *host) Emit(e protocol.EventBody) {
 	h.mu.Lock()
 	h.events = append(h.events, e)
 	f := h.onChunk
 	h.mu.Unlock()
-	if _, ok := e.(MessageChunk); ok && f != nil {
+	if _, ok := e.(protocol.AgentMessageChunkEvent); ok && f != nil {
 		f()
 	}
 }
@@ -111,17 +112,17 @@ func (h *host) kinds() string {
 	var s []string
 	for _, e := range h.events {
 		switch e := e.(type) {
-		case MessageChunk:
+		case protocol.AgentMessageChunkEvent:
 			s = append(s, "text")
-		case ThoughtChunk:
+		case protocol.AgentThoughtChunkEvent:
 			s = append(s, "thought")
-		case ToolCall:
+		case protocol.ToolCallEvent:
 			s = append(s, "call:"+e.Name)
-		case ToolResult:
+		case protocol.ToolResultEvent:
 			s = append(s, fmt.Sprintf("result:%s:%v", e.Name, e.IsError))
-		case Plan:
+		case protocol.PlanEvent:
 			s = append(s, "plan")
-		case ContextUsage:
+		case protocol.ContextUsageEvent:
 			s = append(s, "usage")
 		}
 	}
@@ -241,9 +242,9 @@ func TestToolCallSaysWhetherItWillAsk(t *testing.T) {
 		agentWith(c.risk, "write_file", "read_file").Run(context.Background(), h, dir, prompt)
 		var got []string
 		for _, e := range h.events {
-			if tc, ok := e.(ToolCall); ok {
+			if tc, ok := e.(protocol.ToolCallEvent); ok {
 				got = append(got, fmt.Sprintf("%s:%s:%v", tc.Name, tc.Kind, tc.NeedsApproval))
-				if tc.Title != tool.Title(tc.Name, tc.Input) {
+				if tc.Title != tool.Title(tc.Name, tc.RawInput) {
 					t.Errorf("%s: title %q", c.name, tc.Title)
 				}
 			}
@@ -323,7 +324,7 @@ func TestCompactionKeepsRequestsWithinTheWindow(t *testing.T) {
 	}
 	trims, summaries := 0, 0
 	for _, e := range h.events {
-		if tr, ok := e.(HistoryTrimmed); ok {
+		if tr, ok := e.(protocol.HistoryTrimmedEvent); ok {
 			trims++
 			if tr.DroppedMessages == 0 || tr.KeptTurns == 0 || tr.Reason != "context_window" {
 				t.Errorf("trim event %+v", tr)
@@ -470,8 +471,8 @@ func TestHooks(t *testing.T) {
 	}
 	var results []string
 	for _, e := range h.events {
-		if r, ok := e.(ToolResult); ok {
-			results = append(results, r.Output)
+		if r, ok := e.(protocol.ToolResultEvent); ok {
+			results = append(results, r.RawOutput)
 		}
 	}
 	if len(results) != 2 || !strings.Contains(results[0], "a PreToolUse hook refused it: no writes") || !strings.Contains(results[1], "[a PostToolUse hook: seen shell]") {

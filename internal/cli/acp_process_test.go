@@ -13,12 +13,13 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
-// zeroclaw acp as an editor runs it: a process on stdio that starts the
-// daemon on demand; initialize, session/new, a prompt whose reply streams
-// as session/update notifications. (Runs under Wine too: the Windows
-// binary over a named pipe.)
-func TestACPProcessOnStdio(t *testing.T) {
-	env, _, _, dir := testEnv(t, "")
+// acpCall sends one ACP request to a zeroclaw acp process and returns its
+// result and the notifications that came before it.
+type acpCall func(method string, params any) (map[string]any, []map[string]any)
+
+// startACP runs zeroclaw acp as an editor does: a process on stdio.
+func startACP(t *testing.T, env Env) acpCall {
+	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "acp")
 	cmd.Env = env.Environ
@@ -39,7 +40,6 @@ func TestACPProcessOnStdio(t *testing.T) {
 			cmd.Process.Kill()
 			t.Errorf("zeroclaw acp did not exit when its stdin closed\n%s", logs.String())
 		}
-		waitEphemeralGone(t, dir)
 	})
 	lines := make(chan map[string]any, 256)
 	go func() {
@@ -54,7 +54,7 @@ func TestACPProcessOnStdio(t *testing.T) {
 		close(lines)
 	}()
 	id := 0
-	call := func(method string, params any) (map[string]any, []map[string]any) {
+	return func(method string, params any) (map[string]any, []map[string]any) {
 		t.Helper()
 		p, _ := json.Marshal(params)
 		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, p)
@@ -78,6 +78,16 @@ func TestACPProcessOnStdio(t *testing.T) {
 			}
 		}
 	}
+}
+
+// zeroclaw acp as an editor runs it: a process on stdio that starts the
+// daemon on demand; initialize, session/new, a prompt whose reply streams
+// as session/update notifications. (Runs under Wine too: the Windows
+// binary over a named pipe.)
+func TestACPProcessOnStdio(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	t.Cleanup(func() { waitEphemeralGone(t, dir) }) // after the process's end
+	call := startACP(t, env)
 	init, _ := call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 	if init["protocolVersion"] != float64(1) {
 		t.Fatalf("initialize: %v", init)

@@ -290,9 +290,9 @@ func TestKill9MidRewind(t *testing.T) {
 	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "rw-1", "limit": 10000}, &h); err != nil {
 		t.Fatal(err)
 	}
-	var last protocol.Update
-	json.Unmarshal(h.Events[len(h.Events)-1], &last)
-	if last.Type != "rewind" || !last.Recovered || last.Turn != 1 || len(last.Restored) != n {
+	u, _ := protocol.ParseUpdate(h.Events[len(h.Events)-1])
+	last, ok := u.Event.(protocol.RewindEvent)
+	if !ok || !last.Recovered || last.Turn != 1 || len(last.Restored) != n {
 		t.Errorf("the last event %s", h.Events[len(h.Events)-1])
 	}
 }

@@ -121,7 +121,7 @@ func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptio
 			return talk.Show(ctx, c, id, env.Stdout)
 		}
 		n := 0
-		_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u *protocol.Update) error {
+		_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, _ protocol.SessionUpdate) error {
 			sep := ",\n    "
 			if n == 0 {
 				sep = "{\n  \"sessionId\": " + string(mustQuote(id)) + ",\n  \"events\": [\n    "

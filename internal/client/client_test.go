@@ -69,13 +69,13 @@ func TestReplayReadsEverythingWithinTheFrameLimit(t *testing.T) {
 	}
 	var seqs []int64
 	whole := 0
-	last, err := c.Replay(ctx, "r", 0, 0, func(ev json.RawMessage, u *protocol.Update) error {
+	last, err := c.Replay(ctx, "r", 0, 0, func(ev json.RawMessage, u protocol.SessionUpdate) error {
 		seqs = append(seqs, u.Seq)
-		if u.Type == protocol.EventToolResult {
-			if u.Cut != nil || u.RawOutput[:min(len(u.RawOutput), 1<<10)] != big[:1<<10] {
-				t.Errorf("tool_result %d not whole: %d bytes", u.Seq, len(u.RawOutput))
+		if r, ok := u.Event.(protocol.ToolResultEvent); ok {
+			if u.Cut != nil || r.RawOutput[:min(len(r.RawOutput), 1<<10)] != big[:1<<10] {
+				t.Errorf("tool_result %d not whole: %d bytes", u.Seq, len(r.RawOutput))
 			}
-			if u.RawOutput == big {
+			if r.RawOutput == big {
 				whole++
 			}
 		}
@@ -93,7 +93,7 @@ func TestReplayReadsEverythingWithinTheFrameLimit(t *testing.T) {
 		t.Fatalf("replayed %d events (last %d), %d whole tool results", len(seqs), last, whole)
 	}
 	n := 0
-	if last, err := c.Replay(ctx, "r", 10, 20, func(json.RawMessage, *protocol.Update) error { n++; return nil }); err != nil || n != 10 || last != 20 {
+	if last, err := c.Replay(ctx, "r", 10, 20, func(json.RawMessage, protocol.SessionUpdate) error { n++; return nil }); err != nil || n != 10 || last != 20 {
 		t.Fatalf("replay 10..20: %d events, last %d, %v", n, last, err)
 	}
 }

@@ -25,13 +25,15 @@ func TestTypedClientWalksASessionsLife(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var mu sync.Mutex
-	var events []protocol.Update
+	var events []protocol.SessionUpdate
 	changed := make(chan protocol.SessionChanged, 64)
 	h := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case protocol.MethodSessionUpdate:
-			var u protocol.Update
-			json.Unmarshal(req.Params, &u)
+			u, err := protocol.ParseUpdate(req.Params)
+			if err != nil {
+				t.Error(err)
+			}
 			mu.Lock()
 			events = append(events, u)
 			mu.Unlock()
@@ -65,13 +67,14 @@ func TestTypedClientWalksASessionsLife(t *testing.T) {
 	mu.Lock()
 	var kinds []string
 	for _, u := range events {
-		if u.Type == protocol.EventToolCall {
-			kinds = append(kinds, u.Kind)
+		if c, ok := u.Event.(protocol.ToolCallEvent); ok {
+			kinds = append(kinds, c.Kind)
 		}
 	}
 	last := events[len(events)-1]
+	end, _ := last.Event.(protocol.TurnCompleteEvent)
 	mu.Unlock()
-	if fmt.Sprint(kinds) != "[read]" || last.Type != protocol.EventTurnComplete || last.Outcome != protocol.OutcomeCompleted {
+	if fmt.Sprint(kinds) != "[read]" || end.Outcome != protocol.OutcomeCompleted {
 		t.Errorf("events: tool kinds %v, last %+v", kinds, last)
 	}
 	model := "echo"

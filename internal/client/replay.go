@@ -17,7 +17,7 @@ import (
 // an event the daemon cut to fit a frame is read whole with session/event
 // before fn sees it. It is the one replay of the CLI's sessions show and
 // reconnect and of the ACP bridge's session/load.
-func (c *Client) Replay(ctx context.Context, id string, since, until int64, fn func(ev json.RawMessage, u *protocol.Update) error) (int64, error) {
+func (c *Client) Replay(ctx context.Context, id string, since, until int64, fn func(ev json.RawMessage, u protocol.SessionUpdate) error) (int64, error) {
 	last := since
 	for until <= 0 || last < until {
 		var h protocol.SessionHistoryResult
@@ -25,8 +25,8 @@ func (c *Client) Replay(ctx context.Context, id string, since, until int64, fn f
 			return last, err
 		}
 		for _, ev := range h.Events {
-			var u protocol.Update
-			if err := json.Unmarshal(ev, &u); err != nil {
+			u, err := protocol.ParseUpdate(ev)
+			if err != nil {
 				return last, fmt.Errorf("session %s: event after %d: %w", id, last, err)
 			}
 			if until > 0 && u.Seq > until {
@@ -37,12 +37,12 @@ func (c *Client) Replay(ctx context.Context, id string, since, until int64, fn f
 				if err != nil {
 					return last, err
 				}
-				ev, u = whole, protocol.Update{}
-				if err := json.Unmarshal(ev, &u); err != nil {
+				ev = whole
+				if u, err = protocol.ParseUpdate(ev); err != nil {
 					return last, fmt.Errorf("session %s: event %d: %w", id, last, err)
 				}
 			}
-			if err := fn(ev, &u); err != nil {
+			if err := fn(ev, u); err != nil {
 				return last, err
 			}
 			last = u.Seq

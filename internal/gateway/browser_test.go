@@ -286,10 +286,12 @@ type phoneClient struct {
 }
 
 func startPhone(t *testing.T, ctx context.Context, sock, sid string) *phoneClient {
-	events := make(chan protocol.Update, 4096)
+	events := make(chan protocol.SessionUpdate, 4096)
 	h := jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
-		var u protocol.Update
-		if r.Method == protocol.MethodSessionUpdate && json.Unmarshal(r.Params, &u) == nil {
+		if r.Method != protocol.MethodSessionUpdate {
+			return nil, nil
+		}
+		if u, err := protocol.ParseUpdate(r.Params); err == nil {
 			select {
 			case events <- u:
 			default:
@@ -314,7 +316,7 @@ func startPhone(t *testing.T, ctx context.Context, sock, sid string) *phoneClien
 		}()
 		return done
 	}
-	wait := func(ok func(u protocol.Update) bool) {
+	wait := func(ok func(u protocol.SessionUpdate) bool) {
 		for u := range events {
 			if ok(u) {
 				return
@@ -322,11 +324,17 @@ func startPhone(t *testing.T, ctx context.Context, sock, sid string) *phoneClien
 		}
 	}
 	p.running = send("/delay 10\n/chunks 600")
-	wait(func(u protocol.Update) bool { return u.Type == protocol.EventAgentMessageChunk })
+	wait(func(u protocol.SessionUpdate) bool { return u.Type == protocol.EventAgentMessageChunk })
 	p.removed = send("queued by the phone")
-	wait(func(u protocol.Update) bool { return u.Type == protocol.EventQueueUpdate && len(u.Items) == 1 })
+	wait(func(u protocol.SessionUpdate) bool {
+		q, ok := u.Event.(protocol.QueueUpdateEvent)
+		return ok && len(q.Items) == 1
+	})
 	p.into = send("steer me in")
-	wait(func(u protocol.Update) bool { return u.Type == protocol.EventQueueUpdate && len(u.Items) == 2 })
+	wait(func(u protocol.SessionUpdate) bool {
+		q, ok := u.Event.(protocol.QueueUpdateEvent)
+		return ok && len(q.Items) == 2
+	})
 	return p
 }
 

@@ -356,10 +356,7 @@ func (s *sse) event(name string, id int64, data []byte) error {
 // update writes a session/update unless written already; it ends the
 // stream's wait at turn_complete.
 func (s *sse) update(raw json.RawMessage) {
-	var u struct {
-		Seq  int64  `json:"seq"`
-		Type string `json:"type"`
-	}
+	var u protocol.EventHeader // passed on as it came: its members need no decoding
 	if json.Unmarshal(raw, &u) != nil || u.Seq <= s.written {
 		return
 	}
@@ -444,7 +441,7 @@ func (g *Gateway) prompt(w http.ResponseWriter, r *http.Request, peer, id string
 	w.WriteHeader(http.StatusOK)
 	s.rc.Flush()
 	if resume >= 0 {
-		_, err := c.Replay(ctx, id, resume, 0, func(ev json.RawMessage, _ *protocol.Update) error {
+		_, err := c.Replay(ctx, id, resume, 0, func(ev json.RawMessage, _ protocol.SessionUpdate) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.update(ev)

@@ -1,14 +1,18 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 )
 
 // The members of each session/update type beyond the ones every event
-// has (sessionId, seq, type), one Go type per event type: the daemon
-// encodes these, and the published schema is generated from them.
-// Update decodes any of them for a client.
+// has (sessionId, seq, type, turnId), one Go type per event type: the
+// daemon (and the agent) build events as these, encoded as they are;
+// the published schema is generated from them; and ParseUpdate decodes a
+// received event into the same type, so every reader switches on Go
+// types and a new event is one type and one entry of Events.
 
 // EventHeader is what every session/update has; the members of its
 // type follow (Events).
@@ -21,6 +25,12 @@ type EventHeader struct {
 	TurnID string `json:"turnId,omitempty"`
 }
 
+// EventBody is one event's own members: one of the types of Events.
+type EventBody interface {
+	// EventType is the event's type on the wire (EventToolCall, ...).
+	EventType() string
+}
+
 // Event pairs an event type with the Go type of its members.
 type Event struct {
 	Type   string
@@ -28,24 +38,114 @@ type Event struct {
 }
 
 // Events lists every event type the daemon emits, with its members:
-// the one list the capabilities and the schema come from.
-var Events = []Event{
-	{EventAgentMessageChunk, reflect.TypeFor[TextEvent]()},
-	{EventAgentThoughtChunk, reflect.TypeFor[TextEvent]()},
-	{EventToolCall, reflect.TypeFor[ToolCallEvent]()},
-	{EventToolResult, reflect.TypeFor[ToolResultEvent]()},
-	{EventApprovalRequest, reflect.TypeFor[ApprovalRequestEvent]()},
-	{EventApprovalResolved, reflect.TypeFor[ApprovalResolvedEvent]()},
-	{EventPlan, reflect.TypeFor[PlanEvent]()},
-	{EventContextUsage, reflect.TypeFor[ContextUsageEvent]()},
-	{EventTurnComplete, reflect.TypeFor[TurnCompleteEvent]()},
-	{EventUserMessage, reflect.TypeFor[UserMessageEvent]()},
-	{EventHistoryTrimmed, reflect.TypeFor[HistoryTrimmedEvent]()},
-	{EventRewind, reflect.TypeFor[RewindEvent]()},
-	{EventHook, reflect.TypeFor[HookEvent]()},
-	{EventQueueUpdate, reflect.TypeFor[QueueUpdateEvent]()},
-	{EventToolProgress, reflect.TypeFor[ToolProgressEvent]()},
+// the one list the capabilities, the schema and ParseUpdate come from.
+var Events = events(
+	AgentMessageChunkEvent{},
+	AgentThoughtChunkEvent{},
+	ToolCallEvent{},
+	ToolResultEvent{},
+	ApprovalRequestEvent{},
+	ApprovalResolvedEvent{},
+	PlanEvent{},
+	ContextUsageEvent{},
+	TurnCompleteEvent{},
+	UserMessageEvent{},
+	HistoryTrimmedEvent{},
+	RewindEvent{},
+	HookEvent{},
+	QueueUpdateEvent{},
+	ToolProgressEvent{},
+)
+
+func events(bodies ...EventBody) []Event {
+	out := make([]Event, len(bodies))
+	for i, b := range bodies {
+		out[i] = Event{b.EventType(), reflect.TypeOf(b)}
+	}
+	return out
 }
+
+// eventTypes finds an event type's Go type.
+var eventTypes = func() map[string]reflect.Type {
+	m := make(map[string]reflect.Type, len(Events))
+	for _, e := range Events {
+		m[e.Type] = e.Fields
+	}
+	return m
+}()
+
+// SessionUpdate is a session/update as a client reads it (ParseUpdate):
+// the members every event has, the cut marker of an event the daemon
+// shortened to fit a frame (session/event reads it whole), and the
+// event's own members as its own type, a value of one of the types of
+// Events, or UnknownEvent for a type this build does not know.
+type SessionUpdate struct {
+	EventHeader
+	Cut   *CutInfo
+	Event EventBody
+}
+
+// UnknownEvent is an event of a type this build does not know (a newer
+// daemon's): its members, as they came.
+type UnknownEvent struct {
+	Type   string
+	Fields json.RawMessage
+}
+
+// EventType implements EventBody.
+func (u UnknownEvent) EventType() string { return u.Type }
+
+// ParseUpdate decodes one session/update's params: its type is looked up
+// in Events and its members decoded into that type's Go type. A member
+// of the wrong JSON type is an error; an unknown event type is not (it
+// is an UnknownEvent).
+func ParseUpdate(raw []byte) (SessionUpdate, error) {
+	var head struct {
+		EventHeader
+		Cut *CutInfo `json:"cut"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return SessionUpdate{}, fmt.Errorf("session/update: %w", err)
+	}
+	u := SessionUpdate{EventHeader: head.EventHeader, Cut: head.Cut}
+	t, ok := eventTypes[head.Type]
+	if !ok {
+		u.Event = UnknownEvent{Type: head.Type, Fields: bytes.Clone(raw)}
+		return u, nil
+	}
+	v := reflect.New(t)
+	if err := json.Unmarshal(raw, v.Interface()); err != nil {
+		return SessionUpdate{}, fmt.Errorf("session/update %s (seq %d): %w", head.Type, head.Seq, err)
+	}
+	u.Event = v.Elem().Interface().(EventBody)
+	return u, nil
+}
+
+// List is s, or an empty list for none: a list member is always a list
+// on the wire ([]), never null.
+func List[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// EventType of each event.
+func (AgentMessageChunkEvent) EventType() string { return EventAgentMessageChunk }
+func (AgentThoughtChunkEvent) EventType() string { return EventAgentThoughtChunk }
+func (ToolCallEvent) EventType() string          { return EventToolCall }
+func (ToolResultEvent) EventType() string        { return EventToolResult }
+func (ApprovalRequestEvent) EventType() string   { return EventApprovalRequest }
+func (ApprovalResolvedEvent) EventType() string  { return EventApprovalResolved }
+func (PlanEvent) EventType() string              { return EventPlan }
+func (ContextUsageEvent) EventType() string      { return EventContextUsage }
+func (TurnCompleteEvent) EventType() string      { return EventTurnComplete }
+func (UserMessageEvent) EventType() string       { return EventUserMessage }
+func (HistoryTrimmedEvent) EventType() string    { return EventHistoryTrimmed }
+func (RewindEvent) EventType() string            { return EventRewind }
+func (HookEvent) EventType() string              { return EventHook }
+func (QueueUpdateEvent) EventType() string       { return EventQueueUpdate }
+func (ToolProgressEvent) EventType() string      { return EventToolProgress }
 
 // ToolProgressEvent is tool_progress: a running tool said how far it is
 // (an MCP server's notifications/progress), at most five times a second
@@ -94,8 +194,8 @@ type RewindEvent struct {
 	Files        bool     `json:"files"`
 	Conversation bool     `json:"conversation"`
 	Turns        []int    `json:"turns,omitempty"` // the turns undone (redone)
-	Restored     []string `json:"restored,omitempty"`
-	Removed      []string `json:"removed,omitempty"`
+	Restored     []string `json:"restored"`
+	Removed      []string `json:"removed"`
 	// Overwritten are the conflicts a forced rewind overwrote.
 	Overwritten []RewindConflict `json:"overwritten,omitempty"`
 	// Recovered: a crash interrupted it; the daemon finished it at start.
@@ -113,9 +213,13 @@ type UserMessageEvent struct {
 	ClientName string `json:"clientName,omitempty"`
 }
 
-// TextEvent is agent_message_chunk, agent_thought_chunk and
-// user_message: streamed text, or the prompt as the session took it.
-type TextEvent struct {
+// AgentMessageChunkEvent is agent_message_chunk: streamed reply text.
+type AgentMessageChunkEvent struct {
+	Text string `json:"text"`
+}
+
+// AgentThoughtChunkEvent is agent_thought_chunk: streamed reasoning.
+type AgentThoughtChunkEvent struct {
 	Text string `json:"text"`
 }
 

@@ -373,11 +373,11 @@ var Decisions = []string{DecisionAllowOnce, DecisionAllowAlways, DecisionAllowAl
 
 // SessionNewParams are the params of session/new.
 type SessionNewParams struct {
-	AgentAlias   string `json:"agentAlias"`
-	Cwd          string `json:"cwd"`
-	SessionID    string `json:"sessionId"`
-	Mode         string `json:"mode"`
-	KeepSiblings bool   `json:"keep_siblings"`
+	AgentAlias   string `json:"agentAlias,omitempty"`
+	Cwd          string `json:"cwd,omitempty"`
+	SessionID    string `json:"sessionId,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+	KeepSiblings bool   `json:"keep_siblings,omitempty"`
 	// MCPServers are more MCP servers for this session only (an editor's,
 	// through ACP): started on its first use, stopped with the session.
 	MCPServers []MCPServerSpec `json:"mcpServers,omitempty"`
@@ -600,7 +600,7 @@ type SessionApproveParams struct {
 	SessionID string `json:"sessionId"`
 	RequestID string `json:"requestId"`
 	Decision  string `json:"decision"`
-	Reason    string `json:"reason"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // SessionApproveResult is the result of session/approve.
@@ -612,11 +612,11 @@ type SessionApproveResult struct {
 
 // SessionListParams are the params of session/list.
 type SessionListParams struct {
-	Offset int `json:"offset"`
-	Limit  int `json:"limit"`
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
 	// Cursor continues from a page's nextCursor (keyset paging: cheap on
 	// any number of sessions); when set, offset is ignored.
-	Cursor string `json:"cursor"`
+	Cursor string `json:"cursor,omitempty"`
 	// Query keeps the sessions whose title, id or cwd contains it (ASCII
 	// letters in any case); it pages by cursor only, without a total.
 	Query string `json:"query,omitempty"`
@@ -697,8 +697,8 @@ type SessionListResult struct {
 // SessionHistoryParams are the params of session/history.
 type SessionHistoryParams struct {
 	SessionID string `json:"sessionId"`
-	SinceSeq  int64  `json:"sinceSeq"`
-	Limit     int    `json:"limit"`
+	SinceSeq  int64  `json:"sinceSeq,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
 }
 
 // SessionHistoryResult is the result of session/history: the events'
@@ -714,11 +714,11 @@ type SessionHistoryResult struct {
 // sent in parts. The first part has no uploadId; the answer gives one.
 // The part with final:true stores the file and answers with it.
 type FileUploadParams struct {
-	UploadID string `json:"uploadId"`
+	UploadID string `json:"uploadId,omitempty"`
 	DataB64  string `json:"dataB64"`
-	Final    bool   `json:"final"`
-	Filename string `json:"filename"`
-	MimeType string `json:"mimeType"`
+	Final    bool   `json:"final,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
 }
 
 // FileUploadResult answers a part: the upload's id and the bytes received
@@ -756,7 +756,7 @@ type FileAttachResult struct {
 type SessionEventParams struct {
 	SessionID string `json:"sessionId"`
 	Seq       int64  `json:"seq"`
-	Offset    int64  `json:"offset"`
+	Offset    int64  `json:"offset,omitempty"`
 }
 
 // SessionEventResult is a part of one stored event's params (the JSON as
@@ -797,68 +797,6 @@ type PlanEntry struct {
 	Priority string `json:"priority"`
 }
 
-// Update is a session/update's params decoded for a client: the common
-// members and the fields of every event type (each type fills its own;
-// see docs/protocol.md).
-type Update struct {
-	SessionID string `json:"sessionId"`
-	Seq       int64  `json:"seq"`
-	Type      string `json:"type"`
-
-	Text       string `json:"text"`       // chunks, user_message
-	ToolCallID string `json:"toolCallId"` // tool_call, tool_result, approval_request
-	Name       string `json:"name"`       // tool_call, tool_result
-	Title      string `json:"title"`      // tool_call
-	Kind       string `json:"kind"`       // tool_call
-	// NeedsApproval (tool_call): an approval_request for the call follows.
-	NeedsApproval bool            `json:"needsApproval"`
-	RawInput      json.RawMessage `json:"rawInput"`  // tool_call, approval_request
-	RawOutput     string          `json:"rawOutput"` // tool_result
-	IsError       bool            `json:"isError"`   // tool_result
-	RequestID     string          `json:"requestId"` // approval_request, approval_resolved
-	ToolName      string          `json:"toolName"`  // approval_request
-	Summary       string          `json:"summary"`   // approval_request
-	Rule          string          `json:"rule"`      // approval_request
-	TimeoutSecs   int             `json:"timeoutSecs"`
-	Decision      string          `json:"decision"` // approval_resolved
-	By            string          `json:"by"`       // approval_resolved
-	Entries       []PlanEntry     `json:"entries"`  // plan
-	Outcome       string          `json:"outcome"`  // turn_complete
-	// context_usage
-	InputTokens      int64      `json:"inputTokens"`
-	MaxContextTokens int64      `json:"maxContextTokens"`
-	CacheReadTokens  int64      `json:"cacheReadTokens"`
-	CacheWriteTokens int64      `json:"cacheWriteTokens"`
-	SessionCostUSD   *float64   `json:"sessionCostUsd"`
-	StopReason       string     `json:"stopReason"`
-	Content          string     `json:"content"`
-	Error            *ErrorInfo `json:"error"`
-	Notice           string     `json:"notice"` // turn_complete
-	Cut              *CutInfo   `json:"cut"`    // set when the event was cut to fit a frame
-	// rewind
-	Turn         int              `json:"turn"`
-	Undo         bool             `json:"undo"`
-	Files        bool             `json:"files"`
-	Conversation bool             `json:"conversation"`
-	Turns        []int            `json:"turns"`
-	Restored     []string         `json:"restored"`
-	Removed      []string         `json:"removed"`
-	Overwritten  []RewindConflict `json:"overwritten"`
-	Recovered    bool             `json:"recovered"`
-	// queue_update
-	Items []QueueItem `json:"items"`
-	// tool_progress
-	Progress float64  `json:"progress"`
-	Total    *float64 `json:"total"`
-	Message  string   `json:"message"`
-	// every event of a turn
-	TurnID string `json:"turnId"`
-	// user_message (its sender), approval_resolved (who answered)
-	Steered    bool   `json:"steered"`
-	ClientID   string `json:"clientId"`
-	ClientName string `json:"clientName"`
-}
-
 // CheckpointFile is one file a turn changed.
 type CheckpointFile struct {
 	Path string `json:"path"` // relative to the session's directory
@@ -879,7 +817,7 @@ type Checkpoint struct {
 	Files     []CheckpointFile `json:"files"`
 	// Uncaptured are changed paths whose earlier content was not kept
 	// (larger than max_file_bytes, excluded, outside the directory).
-	Uncaptured []string `json:"uncaptured,omitempty"`
+	Uncaptured []string `json:"uncaptured"`
 	// Rewound: a rewind undid the turn's changes to the files.
 	Rewound bool `json:"rewound,omitempty"`
 }
@@ -917,11 +855,11 @@ type RewindConflict struct {
 type SessionRewindResult struct {
 	SessionID string           `json:"sessionId"`
 	Rewound   bool             `json:"rewound"`
-	Restored  []string         `json:"restored,omitempty"`
-	Removed   []string         `json:"removed,omitempty"`
+	Restored  []string         `json:"restored"`
+	Removed   []string         `json:"removed"`
 	Conflicts []RewindConflict `json:"conflicts,omitempty"`
 	// Turns are the turns it undid (redid, for an undo).
-	Turns []int `json:"turns,omitempty"`
+	Turns []int `json:"turns"`
 }
 
 // SessionDiffParams are session/diff's.

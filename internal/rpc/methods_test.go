@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +9,9 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// docs/protocol.md describes every method of the table, and describes
-// no method the table lacks: a method heading names methods served.
+// docs/protocol.md has a heading for every method of the table (a "###"
+// line under "## Methods" that names it), and none for a method the
+// table lacks.
 func TestProtocolDocNamesEveryMethod(t *testing.T) {
 	b, err := os.ReadFile("../../docs/protocol.md")
 	if err != nil {
@@ -21,7 +21,6 @@ func TestProtocolDocNamesEveryMethod(t *testing.T) {
 	methods := Methods()
 	section := doc[strings.Index(doc, "\n## Methods\n"):]
 	section = section[:strings.Index(section[1:], "\n## ")+1]
-	named := regexp.MustCompile("`([a-z]+/[a-z_]+|[a-z]+)[` ]")
 	headed := map[string]bool{}
 	for _, l := range strings.Split(section, "\n") {
 		h, ok := strings.CutPrefix(l, "### ")
@@ -38,15 +37,8 @@ func TestProtocolDocNamesEveryMethod(t *testing.T) {
 		}
 	}
 	for _, m := range methods {
-		if headed[m] {
-			continue
-		}
-		found := false
-		for _, n := range named.FindAllStringSubmatch(doc, -1) {
-			found = found || n[1] == m
-		}
-		if !found {
-			t.Errorf("docs/protocol.md does not describe %s", m)
+		if !headed[m] {
+			t.Errorf("docs/protocol.md has no heading for %s", m)
 		}
 	}
 	if methods[0] != protocol.MethodInitialize || len(methods) != len(byName) {
@@ -59,5 +51,39 @@ func TestProtocolDocNamesEveryMethod(t *testing.T) {
 	}
 	if OwnerOnly(protocol.MethodStatus) || OwnerOnly("nope") {
 		t.Error("status or an unknown method is owner-only")
+	}
+}
+
+// The lists docs/protocol.md gives are the code's: initialize's events
+// (protocol.Events, in order) and approval_request's options
+// (protocol.Decisions).
+func TestProtocolDocListsAreTheCodes(t *testing.T) {
+	b, err := os.ReadFile("../../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, `"events":[`)
+	if i < 0 {
+		t.Fatal("initialize's events are not listed")
+	}
+	list := doc[i+len(`"events":[`):]
+	list = list[:strings.Index(list, "]")]
+	if want := `"` + strings.Join(protocol.EventTypes, `","`) + `"`; list != want {
+		t.Errorf("initialize's events in docs/protocol.md:\n%s\nthe code's:\n%s", list, want)
+	}
+	i = strings.Index(doc, "`approval_request.options` lists the ")
+	if i < 0 {
+		t.Fatal("approval_request.options is not described")
+	}
+	sentence := doc[i : i+strings.Index(doc[i:], ")")]
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven"}
+	if !strings.Contains(sentence, " "+words[len(protocol.Decisions)]+" decisions") {
+		t.Errorf("the options' count: %q (the code has %d)", sentence, len(protocol.Decisions))
+	}
+	for _, d := range protocol.Decisions {
+		if !strings.Contains(sentence, "`"+d+"`") {
+			t.Errorf("the options lack %s: %q", d, sentence)
+		}
 	}
 }

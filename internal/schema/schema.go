@@ -4,7 +4,8 @@
 // to its params and result, and an "events" map from each event type to
 // the whole of its notification's params. Types are inferred by
 // github.com/google/jsonschema-go (a field without omitempty is
-// required; a pointer or a slice may be null), then opened: objects
+// required; a pointer may be null, a slice may not: a list is always a
+// list), then opened: objects
 // allow members the schema does not name, so a client generated from it
 // keeps working when the protocol adds one.
 package schema
@@ -64,7 +65,27 @@ func infer(t reflect.Type) (map[string]any, error) {
 		return nil, err
 	}
 	open(v)
+	lists(v)
 	return v, nil
+}
+
+// lists makes every list a list: a member that is a Go slice is an
+// array, never null (present as [] when it has nothing; a member that
+// may be absent is optional instead).
+func lists(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if t, ok := v["type"].([]any); ok && len(t) == 2 && t[0] == "null" && t[1] == "array" {
+			v["type"] = "array"
+		}
+		for _, c := range v {
+			lists(c)
+		}
+	case []any:
+		for _, c := range v {
+			lists(c)
+		}
+	}
 }
 
 // open drops "additionalProperties": false everywhere.

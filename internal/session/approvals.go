@@ -98,8 +98,8 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	s.emit(protocol.EventApprovalRequest, mustJSON(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
-		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule}))
+	s.emit(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule})
 
 	var expired <-chan time.Time
 	if secs > 0 {
@@ -120,7 +120,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if ans.by != nil {
 		resolved.ClientID, resolved.ClientName = ans.by.ID(), ans.by.Name()
 	}
-	s.emit(protocol.EventApprovalResolved, mustJSON(resolved))
+	s.emit(resolved)
 
 	switch ans.decision {
 	case "allow_always":

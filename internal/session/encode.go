@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
-	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // encodeEvent builds the params of one session/update:
@@ -32,6 +31,17 @@ func encodeEvent(quotedID []byte, seq int64, typ, turn string, fields []byte) []
 		return b
 	}
 	return append(b, '}')
+}
+
+// eventFields is an event's members as a JSON object.
+func eventFields(ev protocol.EventBody) []byte {
+	switch e := ev.(type) {
+	case protocol.AgentMessageChunkEvent:
+		return textFields(e.Text)
+	case protocol.AgentThoughtChunkEvent:
+		return textFields(e.Text)
+	}
+	return mustJSON(ev)
 }
 
 // textFields is {"text":<s>} without going through reflection: the
@@ -72,17 +82,4 @@ func mustJSON(v any) []byte {
 		panic("session: cannot encode event: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// planEvent is a plan's event (the tool's entries and the wire's are the
-// same shape; each package keeps its own type).
-func planEvent(entries []tool.PlanEntry) protocol.PlanEvent {
-	var ev protocol.PlanEvent
-	if entries != nil {
-		ev.Entries = make([]protocol.PlanEntry, len(entries))
-		for i, e := range entries {
-			ev.Entries[i] = protocol.PlanEntry(e)
-		}
-	}
-	return ev
 }

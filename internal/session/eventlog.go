@@ -12,10 +12,10 @@ import (
 // written, and is delivered to the attached clients only once its write
 // has committed; a failed write breaks the session until mend.
 
-// emit records one event; fields is its JSON object beyond the common
-// members. It returns the event's seq, or 0 when nothing can be written
-// (the session is closed or its writes failed).
-func (s *Session) emit(typ string, fields []byte) int64 {
+// emit records one event. It returns the event's seq, or 0 when nothing
+// can be written (the session is closed or its writes failed).
+func (s *Session) emit(ev protocol.EventBody) int64 {
+	typ, fields := ev.EventType(), eventFields(ev)
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	if s.fenced || s.failure() != nil {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,7 +45,7 @@ type exportTurn struct {
 }
 
 // exportItem is one thing a turn did: kind text, thought, tool, plan,
-// approval, rewind or note.
+// approval, steer, hook, rewind or note.
 type exportItem struct {
 	Kind     string          `json:"kind"`
 	Text     string          `json:"text,omitempty"`
@@ -110,62 +111,71 @@ func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*
 			break
 		}
 		for _, ev := range evs {
-			var u protocol.Update
-			if json.Unmarshal(ev.Body, &u) != nil {
-				continue
+			u, err := protocol.ParseUpdate(ev.Body)
+			if err != nil {
+				return nil, fmt.Errorf("session %s: %w", rec.ID, err)
 			}
-			switch u.Type {
-			case protocol.EventUserMessage:
-				turn = &exportTurn{N: len(doc.Turns) + 1, Seq: u.Seq, StartedMs: started[u.Seq], Prompt: u.Text}
-				doc.Turns = append(doc.Turns, turn)
-			case protocol.EventAgentMessageChunk:
-				it := item("text")
-				it.Text += u.Text
-			case protocol.EventAgentThoughtChunk:
-				it := item("thought")
-				it.Text += u.Text
-			case protocol.EventToolCall:
-				it := item("tool")
-				it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = u.Name, u.Kind, u.Title, u.ToolCallID, u.RawInput
-				calls[u.ToolCallID] = it
-			case protocol.EventToolResult:
-				if it := calls[u.ToolCallID]; it != nil {
-					it.Output, it.IsError = u.RawOutput, u.IsError
+			switch e := u.Event.(type) {
+			case protocol.UserMessageEvent:
+				if e.Steered {
+					item("steer").Text = "steered: " + e.Text
+					continue
 				}
-			case protocol.EventApprovalRequest:
+				turn = &exportTurn{N: len(doc.Turns) + 1, Seq: u.Seq, StartedMs: started[u.Seq], Prompt: e.Text}
+				doc.Turns = append(doc.Turns, turn)
+			case protocol.AgentMessageChunkEvent:
+				item("text").Text += e.Text
+			case protocol.AgentThoughtChunkEvent:
+				item("thought").Text += e.Text
+			case protocol.ToolCallEvent:
+				it := item("tool")
+				it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = e.Name, e.Kind, e.Title, e.ToolCallID, e.RawInput
+				calls[e.ToolCallID] = it
+			case protocol.ToolResultEvent:
+				if it := calls[e.ToolCallID]; it != nil {
+					it.Output, it.IsError = e.RawOutput, e.IsError
+				}
+			case protocol.ToolProgressEvent, protocol.QueueUpdateEvent:
+				// How far a call was, what waited: live state, not the
+				// conversation's.
+			case protocol.ApprovalRequestEvent:
 				it := item("approval")
-				it.Text, it.CallID, it.Tool = u.Summary, u.ToolCallID, u.ToolName
-			case protocol.EventApprovalResolved:
+				it.Text, it.CallID, it.Tool = e.Summary, e.ToolCallID, e.ToolName
+			case protocol.ApprovalResolvedEvent:
 				it := item("approval")
-				it.Decision, it.Text = u.Decision, "by "+u.By
-			case protocol.EventPlan:
+				it.Decision, it.Text = e.Decision, "by "+e.By
+			case protocol.PlanEvent:
 				var b strings.Builder
-				for _, e := range u.Entries {
+				for _, e := range e.Entries {
 					fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
 				}
 				item("plan").Text = b.String()
-			case protocol.EventContextUsage:
+			case protocol.ContextUsageEvent:
 				if turn != nil {
-					turn.InputTokens, turn.SessionCostUSD = u.InputTokens, u.SessionCostUSD
+					turn.InputTokens, turn.SessionCostUSD = e.InputTokens, e.SessionCostUSD
 				}
-			case protocol.EventHistoryTrimmed:
-				var h protocol.HistoryTrimmedEvent
-				json.Unmarshal(ev.Body, &h)
-				item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", h.DroppedMessages, h.Reason)
-			case protocol.EventRewind:
+			case protocol.HistoryTrimmedEvent:
+				item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", e.DroppedMessages, e.Reason)
+			case protocol.HookEvent:
+				it := item("hook")
+				it.Text = hookLine(e)
+				it.IsError = e.Outcome != "ok"
+			case protocol.RewindEvent:
 				it := item("rewind")
-				what := "rewound to before turn " + fmt.Sprint(u.Turn)
-				if u.Undo {
+				what := "rewound to before turn " + fmt.Sprint(e.Turn)
+				if e.Undo {
 					what = "undid the last rewind"
 				}
-				it.Text = fmt.Sprintf("%s: %d files restored, %d removed (files %v, conversation %v)", what, len(u.Restored), len(u.Removed), u.Files, u.Conversation)
-			case protocol.EventTurnComplete:
+				it.Text = fmt.Sprintf("%s: %d files restored, %d removed (files %v, conversation %v)", what, len(e.Restored), len(e.Removed), e.Files, e.Conversation)
+			case protocol.TurnCompleteEvent:
 				if turn != nil {
-					turn.Outcome, turn.StopReason, turn.Notice = u.Outcome, u.StopReason, u.Notice
-					if u.Error != nil {
-						turn.Error = u.Error.Message
+					turn.Outcome, turn.StopReason, turn.Notice = e.Outcome, e.StopReason, e.Notice
+					if e.Error != nil {
+						turn.Error = e.Error.Message
 					}
 				}
+			default: // a newer daemon's event: said, not lost
+				item("note").Text = "event " + u.Type
 			}
 		}
 		since = evs[len(evs)-1].Seq
@@ -191,6 +201,20 @@ func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*
 		out = b.String()
 	}
 	return &protocol.SessionExportResult{Format: format, Content: out}, nil
+}
+
+// hookLine says what a hook did: "PreToolUse hook `cmd` (shell):
+// blocked in 12 ms: reason".
+func hookLine(e protocol.HookEvent) string {
+	s := e.Event + " hook `" + e.Command + "`"
+	if e.ToolName != "" {
+		s += " (" + e.ToolName + ")"
+	}
+	s += fmt.Sprintf(": %s in %d ms", e.Outcome, e.DurationMs)
+	if why := cmp.Or(e.Reason, e.Error); why != "" {
+		s += ": " + why
+	}
+	return s
 }
 
 // fence is a code fence longer than any run of backticks in s.

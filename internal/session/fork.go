@@ -66,11 +66,17 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 			if ev.Seq > at {
 				break
 			}
-			switch ev.Type {
-			case protocol.EventUserMessage:
-				open = ev.Seq
-				turns++
-			case protocol.EventTurnComplete:
+			u, err := protocol.ParseUpdate(ev.Body)
+			if err != nil {
+				return nil, fmt.Errorf("session %s: %w", src.ID, err)
+			}
+			switch e := u.Event.(type) {
+			case protocol.UserMessageEvent:
+				if !e.Steered { // a steer joins the turn it steers
+					open = ev.Seq
+					turns++
+				}
+			case protocol.TurnCompleteEvent:
 				open = 0
 			}
 		}

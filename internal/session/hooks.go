@@ -44,8 +44,8 @@ func (s *Session) runHooks(ctx context.Context, event string, in hook.Input) age
 	rank := map[string]int{"": 0, "allow": 1, "ask": 2, "deny": 3}
 	for _, h := range hs {
 		res := r.Run(ctx, h, in)
-		s.emit(protocol.EventHook, mustJSON(protocol.HookEvent{Event: event, Command: h.Command, Outcome: res.Outcome,
-			DurationMs: res.Duration.Milliseconds(), Reason: res.Reason, Error: res.Error, ToolName: in.ToolName}))
+		s.emit(protocol.HookEvent{Event: event, Command: h.Command, Outcome: res.Outcome,
+			DurationMs: res.Duration.Milliseconds(), Reason: res.Reason, Error: res.Error, ToolName: in.ToolName})
 		if res.Outcome != "ok" && res.Outcome != "blocked" {
 			s.m.log.Warn("a hook failed", "sessionId", s.id, "event", event, "command", h.Command, "err", res.Error)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -14,32 +13,14 @@ import (
 // The session as the agent's Host: where a turn's events, transcript
 // and requests to the prompting client go.
 
-// Emit implements agent.Host.
-func (s *Session) Emit(e agent.Event) {
-	switch e := e.(type) {
-	case agent.MessageChunk:
-		s.emit(protocol.EventAgentMessageChunk, textFields(e.Text))
-	case agent.ThoughtChunk:
-		s.emit(protocol.EventAgentThoughtChunk, textFields(e.Text))
-	case agent.ToolCall:
-		s.emit(protocol.EventToolCall, mustJSON(protocol.ToolCallEvent{ToolCallID: e.ID, Name: e.Name, Title: e.Title, Kind: e.Kind,
-			NeedsApproval: e.NeedsApproval, RawInput: e.Input}))
-	case agent.ToolResult:
-		s.emit(protocol.EventToolResult, mustJSON(protocol.ToolResultEvent{ToolCallID: e.ID, Name: e.Name, RawOutput: e.Output, IsError: e.IsError}))
-	case agent.ToolProgress:
-		ev := protocol.ToolProgressEvent{ToolCallID: e.ID, Progress: e.Progress, Message: e.Message}
-		if e.Total > 0 {
-			ev.Total = &e.Total
-		}
-		s.emit(protocol.EventToolProgress, mustJSON(ev))
-	case agent.Plan:
-		s.emit(protocol.EventPlan, mustJSON(planEvent(e.Entries)))
-	case agent.HistoryTrimmed:
-		s.emit(protocol.EventHistoryTrimmed, mustJSON(protocol.HistoryTrimmedEvent{DroppedMessages: e.DroppedMessages, KeptTurns: e.KeptTurns, Reason: e.Reason}))
-	case agent.ContextUsage:
-		s.emit(protocol.EventContextUsage, mustJSON(protocol.ContextUsageEvent{InputTokens: e.InputTokens, MaxContextTokens: e.MaxContextTokens,
-			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, SessionCostUSD: s.spentCost()}))
+// Emit implements agent.Host: the agent's events are the wire's; the
+// session adds what it alone knows (the cost so far).
+func (s *Session) Emit(e protocol.EventBody) {
+	if u, ok := e.(protocol.ContextUsageEvent); ok {
+		u.SessionCostUSD = s.spentCost()
+		e = u
 	}
+	s.emit(e)
 }
 
 // Record implements agent.Host: the transcript grows in place (appended

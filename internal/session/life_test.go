@@ -42,36 +42,41 @@ func (a *answering) Notify(method string, params any) error {
 }
 
 // events drains c and returns the session/update params it got so far.
-func (c *conn) events(t *testing.T) []protocol.Update {
+func (c *conn) events(t *testing.T) []protocol.SessionUpdate {
 	t.Helper()
 	c.drain(t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []protocol.Update
+	var out []protocol.SessionUpdate
 	for _, f := range c.frames {
-		var m struct{ Params protocol.Update }
+		var m struct{ Params json.RawMessage }
 		json.Unmarshal(f, &m)
-		out = append(out, m.Params)
+		u, err := protocol.ParseUpdate(m.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
 	}
 	return out
 }
 
-// waitFor drains c until an event of type typ arrives after the first
+// waitFor drains c until an event of type T arrives after the first
 // skip events, and returns it.
-func (c *conn) waitFor(t *testing.T, typ string, skip int) protocol.Update {
+func waitFor[T protocol.EventBody](t *testing.T, c *conn, skip int) T {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
 		evs := c.events(t)
 		for _, e := range evs[min(skip, len(evs)):] {
-			if e.Type == typ {
+			if e, ok := e.Event.(T); ok {
 				return e
 			}
 		}
 		select {
 		case <-c.pending:
 		case <-deadline:
-			t.Fatalf("no %s event", typ)
+			var none T
+			t.Fatalf("no %s event", none.EventType())
 		}
 	}
 }
@@ -93,16 +98,16 @@ func TestApprovalsAskThenStand(t *testing.T) {
 	})
 	cl, c := h.client(t, "c1")
 	h.open(t, cl, "s")
-	ask := func(prompt, decision string) (protocol.Update, protocol.SessionPromptResult) {
+	ask := func(prompt, decision string) (protocol.ToolCallEvent, protocol.SessionPromptResult) {
 		t.Helper()
 		skip := len(c.events(t))
 		done, err := h.m.Prompt(cl, "s", prompt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		call := c.waitFor(t, protocol.EventToolCall, skip)
+		call := waitFor[protocol.ToolCallEvent](t, c, skip)
 		if call.NeedsApproval && decision != "" {
-			req := c.waitFor(t, protocol.EventApprovalRequest, skip)
+			req := waitFor[protocol.ApprovalRequestEvent](t, c, skip)
 			if req.ToolCallID != call.ToolCallID || req.Kind != call.Kind {
 				t.Errorf("approval_request %+v for call %+v", req, call)
 			}
@@ -145,9 +150,9 @@ func TestApprovalsAskThenStand(t *testing.T) {
 	if !strings.Contains(r.Content, "edit_file was not run") {
 		t.Errorf("unanswered: %+v", r)
 	}
-	var resolved protocol.Update
+	var resolved protocol.ApprovalResolvedEvent
 	for _, e := range c.events(t) {
-		if e.Type == protocol.EventApprovalResolved {
+		if e, ok := e.Event.(protocol.ApprovalResolvedEvent); ok {
 			resolved = e
 		}
 	}

@@ -493,7 +493,7 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 		queue = s.queueItems()
 	}
 	s.mu.Unlock()
-	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: files,
+	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: protocol.List(files),
 		Provider: cr.Provider, Model: cr.Model, ProviderURL: cr.URL, Risk: cr.Risk, ContextWindow: cr.ContextWindow, Reasoning: cr.Reasoning,
 		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted, Queue: queue}, nil, nil
 }

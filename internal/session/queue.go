@@ -71,7 +71,7 @@ func (s *Session) queueChanged() {
 	s.mu.Lock()
 	items := s.queueItems()
 	s.mu.Unlock()
-	s.emit(protocol.EventQueueUpdate, mustJSON(protocol.QueueUpdateEvent{Items: items}))
+	s.emit(protocol.QueueUpdateEvent{Items: items})
 }
 
 // run runs j and then every queued prompt, one turn at a time.
@@ -142,7 +142,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 
 	s.inTurn(turnID)
 	defer s.inTurn("")
-	seq := s.emit(protocol.EventUserMessage, mustJSON(userMessage(j.prompt, j.client, false)))
+	seq := s.emit(userMessage(j.prompt, j.client, false))
 	var out agent.Outcome
 	if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
 		// Refused by a hook: the model is not called.
@@ -197,7 +197,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if err := s.mend(); err != nil {
 		return res
 	}
-	last := s.emit(protocol.EventTurnComplete, mustJSON(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice}))
+	last := s.emit(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice})
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}

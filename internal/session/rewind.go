@@ -111,7 +111,7 @@ func (m *Manager) Checkpoints(ctx context.Context, c *Client, id string) (*proto
 	res := &protocol.SessionCheckpointsResult{SessionID: id, Checkpoints: []protocol.Checkpoint{}}
 	for _, t := range cp.Turns() {
 		res.Checkpoints = append(res.Checkpoints, protocol.Checkpoint{Turn: t.N, Title: t.Title, Seq: t.Seq, StartedMs: t.StartedMs,
-			Files: wireFiles(t.Changes), Uncaptured: t.Uncaptured, Rewound: t.Rewound})
+			Files: wireFiles(t.Changes), Uncaptured: protocol.List(t.Uncaptured), Rewound: t.Rewound})
 	}
 	return res, nil
 }
@@ -177,6 +177,7 @@ func (m *Manager) Rewind(ctx context.Context, c *Client, p protocol.SessionRewin
 	conv := p.Conversation == nil || *p.Conversation
 	var res checkpoint.Result
 	ev := protocol.RewindEvent{Turn: p.Turn, Undo: p.Undo, Files: files, Conversation: conv}
+	done := &protocol.SessionRewindResult{SessionID: s.id, Rewound: true, Restored: []string{}, Removed: []string{}, Turns: []int{}}
 	if p.Undo {
 		res, err = cp.Undo(p.Force)
 		if err != nil {
@@ -211,7 +212,7 @@ func (m *Manager) Rewind(ctx context.Context, c *Client, p protocol.SessionRewin
 			}
 		}
 		if !files && !cut {
-			return &protocol.SessionRewindResult{SessionID: s.id, Rewound: true}, nil // the conversation is there already
+			return done, nil // the conversation is there already
 		}
 		res, err = cp.Rewind(p.Turn, opts)
 		if err != nil {
@@ -224,18 +225,18 @@ func (m *Manager) Rewind(ctx context.Context, c *Client, p protocol.SessionRewin
 		}
 		ev.Conversation = cut
 		if res.Noop && !cut {
-			return &protocol.SessionRewindResult{SessionID: s.id, Rewound: true}, nil
+			return done, nil
 		}
 	}
-	out := &protocol.SessionRewindResult{SessionID: s.id, Rewound: res.Rewound, Restored: res.Restored, Removed: res.Removed, Turns: res.Turns}
+	out := &protocol.SessionRewindResult{SessionID: s.id, Rewound: res.Rewound, Restored: protocol.List(res.Restored), Removed: protocol.List(res.Removed), Turns: protocol.List(res.Turns)}
 	for _, c := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, protocol.RewindConflict(c))
 	}
 	if !res.Rewound {
 		return out, nil // nothing done, nothing appended
 	}
-	ev.Turns, ev.Restored, ev.Removed, ev.Overwritten = res.Turns, res.Restored, res.Removed, out.Conflicts
-	last := s.emit(protocol.EventRewind, mustJSON(ev))
+	ev.Turns, ev.Restored, ev.Removed, ev.Overwritten = res.Turns, out.Restored, out.Removed, out.Conflicts
+	last := s.emit(ev)
 	if err := s.committed(ctx, last); err != nil {
 		return nil, err
 	}
@@ -342,7 +343,7 @@ func (s *Session) recoverRewind(ctx context.Context) {
 	if err := s.load(ctx); err != nil {
 		s.m.log.Error("an interrupted rewind's session could not be read", "sessionId", s.id, "err", err)
 	}
-	ev := protocol.RewindEvent{Undo: res.Undo, Turns: res.Turns, Restored: res.Restored, Removed: res.Removed, Recovered: true, Files: true}
+	ev := protocol.RewindEvent{Undo: res.Undo, Turns: res.Turns, Restored: protocol.List(res.Restored), Removed: protocol.List(res.Removed), Recovered: true, Files: true}
 	if len(res.Turns) > 0 {
 		ev.Turn = res.Turns[0]
 	}
@@ -354,7 +355,7 @@ func (s *Session) recoverRewind(ctx context.Context) {
 			ev.Conversation = s.cutConversation(cc.From) == nil
 		}
 	}
-	s.emit(protocol.EventRewind, mustJSON(ev))
+	s.emit(ev)
 	s.m.log.Warn("a rewind interrupted by the daemon's end was finished", "sessionId", s.id, "turns", res.Turns, "err", err)
 }
 

@@ -95,8 +95,8 @@ func (c *conn) seqs(t *testing.T) []int64 {
 	var out []int64
 	for _, f := range c.frames {
 		var m struct {
-			Method string          `json:"method"`
-			Params protocol.Update `json:"params"`
+			Method string               `json:"method"`
+			Params protocol.EventHeader `json:"params"`
 		}
 		if err := json.Unmarshal(f, &m); err != nil || m.Method != "session/update" {
 			t.Fatalf("frame %s: %v", f, err)

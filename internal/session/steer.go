@@ -42,7 +42,7 @@ func (s *Session) Steers(final bool) []provider.Message {
 	s.mu.Unlock()
 	var out []provider.Message
 	for _, x := range st {
-		s.emit(protocol.EventUserMessage, mustJSON(userMessage(x.text, x.client, true)))
+		s.emit(userMessage(x.text, x.client, true))
 		out = append(out, provider.Message{Role: provider.RoleUser, Text: x.text, Images: x.images})
 	}
 	return out

@@ -158,16 +158,16 @@ func (ch *chat) showRecent(ctx context.Context, ns *protocol.SessionNewResult) {
 		}
 		reply.Reset()
 	}
-	ch.cv.c.Replay(ctx, ns.SessionID, max(0, ns.LastSeq-4000), ns.LastSeq, func(_ json.RawMessage, u *protocol.Update) error {
-		switch u.Type {
-		case protocol.EventUserMessage:
+	ch.cv.c.Replay(ctx, ns.SessionID, max(0, ns.LastSeq-4000), ns.LastSeq, func(_ json.RawMessage, u protocol.SessionUpdate) error {
+		switch e := u.Event.(type) {
+		case protocol.UserMessageEvent:
 			flush()
-			ex = append(ex, exchange{prompt: u.Text})
+			ex = append(ex, exchange{prompt: e.Text})
 			if len(ex) > 3 {
 				ex = ex[1:]
 			}
-		case protocol.EventAgentMessageChunk:
-			reply.WriteString(u.Text)
+		case protocol.AgentMessageChunkEvent:
+			reply.WriteString(e.Text)
 		}
 		return nil
 	})

@@ -34,9 +34,9 @@ import (
 // talk to it with messages, so input is read while a turn streams.
 
 type (
-	evMsg      struct{ u *update }
+	evMsg      struct{ u update }
 	approveMsg struct {
-		u     *update
+		u     *approval
 		reply chan [2]string
 	}
 	elicitMsg struct {
@@ -108,7 +108,7 @@ type tui struct {
 
 // asking is an approval or a question waiting for the person.
 type asking struct {
-	approval *update
+	approval *approval
 	reply    chan [2]string
 	detail   string // the command or diff shown with an approval
 	elicit   *elicitMsg
@@ -655,10 +655,10 @@ func loadHistory(path string) []string {
 }
 
 // Event implements chatUI (on the turn's goroutine).
-func (m *tui) Event(u *update) { m.p.Send(evMsg{u}) }
+func (m *tui) Event(u update) { m.p.Send(evMsg{u}) }
 
 // Approve implements chatUI: it waits for the person's keys.
-func (m *tui) Approve(u *update) (string, string) {
+func (m *tui) Approve(u *approval) (string, string) {
 	switch m.approve {
 	case "all":
 		return "allow_once", ""
@@ -688,98 +688,106 @@ func (m *tui) Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
 }
 
 // event shows one session event.
-func (m *tui) event(u *update) tea.Cmd {
+func (m *tui) event(u update) tea.Cmd {
 	ch := m.ch
-	mine := u.ClientID == m.me
-	switch u.Type {
-	case protocol.EventUserMessage:
+	switch e := u.Event.(type) {
+	case protocol.UserMessageEvent:
 		m.flush()
+		mine := e.ClientID == m.me
+		who := fromWhom(e.ClientID, e.ClientName)
 		switch {
-		case u.Steered && mine:
-			m.out.print(ch.steerLine(u.Text, ""))
-		case u.Steered:
-			m.out.print(ch.steerLine(u.Text, fromWhom(u)))
-		case u.ClientID != "" && !mine:
-			m.out.print(ch.promptLine(u.Text) + " " + ch.dim("· from "+fromWhom(u)))
-			m.other = fromWhom(u)
+		case e.Steered && mine:
+			m.out.print(ch.steerLine(e.Text, ""))
+		case e.Steered:
+			m.out.print(ch.steerLine(e.Text, who))
+		case e.ClientID != "" && !mine:
+			m.out.print(ch.promptLine(e.Text) + " " + ch.dim("· from "+who))
+			m.other = who
 		default:
-			m.out.print(ch.promptLine(u.Text))
+			m.out.print(ch.promptLine(e.Text))
 		}
-	case protocol.EventQueueUpdate:
-		m.dq = u.Items
-	case protocol.EventAgentMessageChunk:
+	case protocol.QueueUpdateEvent:
+		m.dq = e.Items
+	case protocol.AgentMessageChunkEvent:
 		m.waiting = false
 		m.flushThought()
-		m.live.WriteString(u.Text)
+		m.live.WriteString(e.Text)
 		m.settle()
-	case protocol.EventAgentThoughtChunk:
+	case protocol.AgentThoughtChunkEvent:
 		m.waiting = false
-		m.thought.WriteString(u.Text)
-	case protocol.EventToolCall:
+		m.thought.WriteString(e.Text)
+	case protocol.ToolCallEvent:
 		m.waiting = false
 		m.flush()
-		m.out.print(ch.tuiStyle().toolCallLine(u, max(m.width-len(u.Name)-4, 40)))
-	case protocol.EventToolResult:
+		m.out.print(ch.tuiStyle().toolCallLine(e, max(m.width-len(e.Name)-4, 40)))
+	case protocol.ToolResultEvent:
 		m.progress = ""
-		m.out.print(ch.tuiStyle().toolResultLine(u, max(m.width-6, 40)))
-	case protocol.EventToolProgress:
-		m.progress = progressLine(u)
-	case protocol.EventPlan:
+		m.out.print(ch.tuiStyle().toolResultLine(e, max(m.width-6, 40)))
+	case protocol.ToolProgressEvent:
+		m.progress = progressLine(e)
+	case protocol.PlanEvent:
 		m.flush()
-		m.out.print(ch.tuiStyle().planLines(u.Entries))
-	case protocol.EventApprovalResolved:
+		m.out.print(ch.tuiStyle().planLines(e.Entries))
+	case protocol.ApprovalResolvedEvent:
 		// Answered here: the ask is closed already. Elsewhere (another
 		// client first, the timeout, a cancel): withdrawn, and said.
-		if !(u.By == "client" && mine) && m.withdraw(u.RequestID) {
+		if !(e.By == "client" && e.ClientID == m.me) && m.withdraw(e.RequestID) {
 			switch {
-			case u.By == "timeout":
+			case e.By == "timeout":
 				m.out.print(ch.dim(timedOut))
-			case u.By == "client":
-				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(u), u.Decision)))
+			case e.By == "client":
+				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(e.ClientID, e.ClientName), e.Decision)))
 			}
 		}
-	case protocol.EventContextUsage:
+	case protocol.ContextUsageEvent:
 		ch.mu.Lock()
-		ch.tokens = [2]int64{u.InputTokens, u.MaxContextTokens}
-		if c := u.SessionCostUSD; c != nil {
+		ch.tokens = [2]int64{e.InputTokens, e.MaxContextTokens}
+		if c := e.SessionCostUSD; c != nil {
 			ch.cost = fmt.Sprintf("$%.4f", *c)
 		}
 		ch.mu.Unlock()
-	case protocol.EventHistoryTrimmed:
+	case protocol.HistoryTrimmedEvent:
 		m.out.print(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
-	case protocol.EventTurnComplete:
+	case protocol.HookEvent:
+		if e.Outcome != "ok" {
+			m.out.print(ch.dim(hookNote(e)))
+		}
+	case protocol.TurnCompleteEvent:
 		m.flush()
 		if m.other != "" {
-			if note := stopNote(protocol.SessionPromptResult{StopReason: u.StopReason, Notice: u.Notice, Error: u.Error}); note != "" {
+			if note := stopNote(protocol.SessionPromptResult{StopReason: e.StopReason, Notice: e.Notice, Error: e.Error}); note != "" {
 				m.out.print(ch.dim(note))
 			}
 		}
 		m.other = ""
+	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.UnknownEvent:
+		// Asked through Approve; a rewind is said by the command that
+		// made it; a newer daemon's event is not shown.
 	}
 	return nil
 }
 
 // progressLine says how far a tool is: "2/3 step 2", "40% ...".
-func progressLine(u *update) string {
+func progressLine(e protocol.ToolProgressEvent) string {
 	var s string
 	switch {
-	case u.Total != nil && *u.Total > 0:
-		s = strconv.FormatFloat(u.Progress, 'f', -1, 64) + "/" + strconv.FormatFloat(*u.Total, 'f', -1, 64)
+	case e.Total != nil && *e.Total > 0:
+		s = strconv.FormatFloat(e.Progress, 'f', -1, 64) + "/" + strconv.FormatFloat(*e.Total, 'f', -1, 64)
 	default:
-		s = strconv.FormatFloat(u.Progress, 'f', -1, 64)
+		s = strconv.FormatFloat(e.Progress, 'f', -1, 64)
 	}
-	if u.Message != "" {
-		s += " " + mdterm.Safe(strings.ReplaceAll(u.Message, "\n", " "))
+	if e.Message != "" {
+		s += " " + mdterm.Safe(strings.ReplaceAll(e.Message, "\n", " "))
 	}
 	return s
 }
 
 // fromWhom names a client for the person: its name and id.
-func fromWhom(u *update) string {
-	if u.ClientName == "" {
-		return cmp.Or(u.ClientID, "another client")
+func fromWhom(id, name string) string {
+	if name == "" {
+		return cmp.Or(id, "another client")
 	}
-	return u.ClientName + " (" + u.ClientID + ")"
+	return name + " (" + id + ")"
 }
 
 // flush prints what streamed so far above the view.
@@ -879,7 +887,7 @@ func (m *tui) withdraw(requestID string) bool {
 // approvalDetail is what an approval shows, by the tool's kind: the
 // whole command of one that executes, the change of an edit (a whole
 // file's content, or old replaced by new) as a coloured diff.
-func (m *tui) approvalDetail(u *update) string {
+func (m *tui) approvalDetail(u *approval) string {
 	var in struct {
 		Command string  `json:"command"`
 		Path    string  `json:"path"`

@@ -38,8 +38,11 @@ type event struct {
 	answer chan protocol.ElicitationResult
 }
 
-// update is a decoded session/update.
-type update = protocol.Update
+// update is a decoded session/update; approval an approval_request.
+type (
+	update   = protocol.SessionUpdate
+	approval = protocol.ApprovalRequestEvent
+)
 
 // handler feeds the daemon's notifications and requests to events.
 func handler(events chan<- event, onMCP func(sessionID string)) jsonrpc.Handler {
@@ -84,13 +87,12 @@ type renderer struct {
 	c         *client.Client
 	sessionID string
 	lastSeq   int64
-	midLine   bool    // text output has an unfinished line
-	last      *update // the last turn_complete seen
+	midLine   bool // text output has an unfinished line
 	// mine is the turn this client's prompt started (its user_message
 	// names this client); done holds the turns seen to complete since
 	// the prompt was sent, by id.
 	mine string
-	done map[string]*update
+	done map[string]*protocol.TurnCompleteEvent
 	// onlyMine: show only the prompt's own turn (zeroclaw prompt), not
 	// another client's turn that runs before it.
 	onlyMine bool
@@ -106,9 +108,9 @@ type renderer struct {
 // chatUI is a full-screen chat's side of the renderer.
 type chatUI interface {
 	// Event shows one event (never an approval_request).
-	Event(u *update)
+	Event(u update)
 	// Approve asks the person and returns the decision and reason.
-	Approve(u *update) (decision, reason string)
+	Approve(a *approval) (decision, reason string)
 	// Elicit asks an ask_user or poll question.
 	Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult
 }
@@ -125,89 +127,93 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 		return false
 	}
-	var u update
-	if err := json.Unmarshal(ev.update, &u); err != nil || u.SessionID != r.sessionID {
+	u, err := protocol.ParseUpdate(ev.update)
+	if err != nil || u.SessionID != r.sessionID {
 		return false
 	}
 	if u.Seq <= r.lastSeq {
 		return false // already shown (a replay after reconnect)
 	}
 	r.lastSeq = u.Seq
-	switch u.Type {
-	case protocol.EventUserMessage:
-		if !u.Steered && r.c != nil && u.ClientID != "" && u.ClientID == r.c.Init.ClientID {
+	switch e := u.Event.(type) {
+	case protocol.UserMessageEvent:
+		if !e.Steered && r.c != nil && e.ClientID != "" && e.ClientID == r.c.Init.ClientID {
 			r.mine = u.TurnID
 		}
-	case protocol.EventTurnComplete:
+	case protocol.TurnCompleteEvent:
 		if r.done == nil {
-			r.done = map[string]*update{}
+			r.done = map[string]*protocol.TurnCompleteEvent{}
 		}
-		r.done[u.TurnID] = &u
+		r.done[u.TurnID] = &e
 	}
 	if r.onlyMine && u.TurnID != "" && u.TurnID != r.mine {
 		return false // another client's turn, before this prompt's
 	}
 	if r.ui != nil {
-		if u.Type == protocol.EventApprovalRequest {
+		switch e := u.Event.(type) {
+		case protocol.ApprovalRequestEvent:
 			// Asked without holding up the events: another client may
 			// answer first (approval_resolved then withdraws the ask).
 			go func() {
-				if decision, reason := r.ui.Approve(&u); decision != "" {
-					r.answer(ctx, u, decision, reason)
+				if decision, reason := r.ui.Approve(&e); decision != "" {
+					r.answer(ctx, e.RequestID, decision, reason)
 				}
 			}()
-		} else {
-			r.ui.Event(&u)
-		}
-		if u.Type == protocol.EventTurnComplete {
-			r.last = &u
+		case protocol.TurnCompleteEvent:
+			r.ui.Event(u)
 			return true
+		default:
+			r.ui.Event(u)
 		}
 		return false
 	}
 	if r.format == "ndjson" {
 		fmt.Fprintf(r.out, "%s\n", ev.update)
 	}
-	if r.thinking && u.Type != protocol.EventAgentThoughtChunk {
+	if _, ok := u.Event.(protocol.AgentThoughtChunkEvent); r.thinking && !ok {
 		r.thinking = false
 		r.note("\n")
 	}
-	switch u.Type {
-	case protocol.EventAgentMessageChunk:
+	switch e := u.Event.(type) {
+	case protocol.AgentMessageChunkEvent:
 		if r.format == "text" {
-			io.WriteString(r.out, u.Text)
-			r.midLine = !strings.HasSuffix(u.Text, "\n")
+			io.WriteString(r.out, e.Text)
+			r.midLine = !strings.HasSuffix(e.Text, "\n")
 		}
-	case protocol.EventAgentThoughtChunk:
+	case protocol.AgentThoughtChunkEvent:
 		if !r.thinking {
 			r.endLine()
 			r.thinking = true
 		}
 		if r.color {
-			r.note("\x1b[2;3m%s\x1b[0m", u.Text)
+			r.note("\x1b[2;3m%s\x1b[0m", e.Text)
 		} else {
-			r.note("%s", u.Text)
+			r.note("%s", e.Text)
 		}
-	case protocol.EventToolCall:
+	case protocol.ToolCallEvent:
 		r.endLine()
-		r.note("%s\n", plainStyle.toolCallLine(&u, 120))
-	case protocol.EventToolResult:
-		r.note("%s\n", plainStyle.toolResultLine(&u, 160))
-	case protocol.EventPlan:
+		r.note("%s\n", plainStyle.toolCallLine(e, 120))
+	case protocol.ToolResultEvent:
+		r.note("%s\n", plainStyle.toolResultLine(e, 160))
+	case protocol.PlanEvent:
 		r.endLine()
-		if len(u.Entries) > 0 {
-			r.note("%s\n", plainStyle.planLines(u.Entries))
+		if len(e.Entries) > 0 {
+			r.note("%s\n", plainStyle.planLines(e.Entries))
 		}
-	case protocol.EventApprovalRequest:
+	case protocol.ApprovalRequestEvent:
 		r.endLine()
-		r.decide(ctx, u)
-	case protocol.EventApprovalResolved:
-		if u.By == "timeout" {
+		r.decide(ctx, e)
+	case protocol.ApprovalResolvedEvent:
+		if e.By == "timeout" {
 			r.note("%s\n", timedOut)
 		}
-	case protocol.EventTurnComplete:
+	case protocol.HookEvent:
+		if e.Outcome != "ok" {
+			r.endLine()
+			r.note("%s\n", hookNote(e))
+		}
+	case protocol.TurnCompleteEvent:
 		r.endLine()
-		r.last = &u
 		return true
 	}
 	return false
@@ -227,7 +233,7 @@ func (r *renderer) endLine() {
 	}
 }
 
-func (r *renderer) decide(ctx context.Context, u update) {
+func (r *renderer) decide(ctx context.Context, u approval) {
 	decision := "reject_once"
 	reason := ""
 	switch r.approve {
@@ -262,18 +268,18 @@ func (r *renderer) decide(ctx context.Context, u update) {
 			break
 		}
 	}
-	r.answer(ctx, u, decision, reason)
+	r.answer(ctx, u.RequestID, decision, reason)
 }
 
 // answer sends the decision off this goroutine: the reply needs the
 // connection's read loop, which may be waiting for us to take the next
 // event.
-func (r *renderer) answer(ctx context.Context, u update, decision, reason string) {
+func (r *renderer) answer(ctx context.Context, requestID, decision, reason string) {
 	go func() {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		r.c.Approve(cctx, protocol.SessionApproveParams{
-			SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Reason: reason})
+			SessionID: r.sessionID, RequestID: requestID, Decision: decision, Reason: reason})
 	}()
 }
 
@@ -598,7 +604,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		}()
 	}
 	var res protocol.SessionPromptResult
-	r.mine, r.done, r.last = "", map[string]*update{}, nil
+	r.mine, r.done = "", map[string]*protocol.TurnCompleteEvent{}
 	send(cv.c)
 	// Events after startSeq belong to this prompt: if a reconnect finds
 	// none, the daemon never had the prompt (it restarted between turns)
@@ -624,7 +630,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		reconnected = true
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ *protocol.Update) error {
+		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ protocol.SessionUpdate) error {
 			r.handle(ctx, event{update: e})
 			complete = r.mine != "" && r.done[r.mine] != nil
 			return nil
@@ -668,7 +674,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			go cv.c.Cancel(ctx, sid)
 		case <-cv.c.Done():
 			if gotResult {
-				r.done[res.TurnID] = &update{} // the answer came: what is missing is gone with the connection
+				r.done[res.TurnID] = &protocol.TurnCompleteEvent{} // the answer came: what is missing is gone with the connection
 				continue
 			}
 			if err := lost(); err != nil {
@@ -794,17 +800,17 @@ func Prompt(ctx context.Context, env Env, o PromptOptions) error {
 // shows in bounded memory.
 func Show(ctx context.Context, c *client.Client, id string, w io.Writer) error {
 	r := &renderer{out: w, errw: w, format: "text", sessionID: id}
-	_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u *protocol.Update) error {
-		if u.Type == protocol.EventUserMessage {
+	_, err := c.Replay(ctx, id, 0, 0, func(e json.RawMessage, u protocol.SessionUpdate) error {
+		switch ev := u.Event.(type) {
+		case protocol.UserMessageEvent:
 			r.endLine()
-			fmt.Fprintf(w, "> %s\n", u.Text)
-		}
-		if u.Type != protocol.EventApprovalRequest { // history: nothing to answer
-			r.handle(ctx, event{update: e})
-		} else {
+			fmt.Fprintf(w, "> %s\n", ev.Text)
+		case protocol.ApprovalRequestEvent: // history: nothing to answer
 			r.lastSeq = u.Seq
-			fmt.Fprintf(w, "  (approval asked: %s)\n", u.Summary)
+			fmt.Fprintf(w, "  (approval asked: %s)\n", ev.Summary)
+			return nil
 		}
+		r.handle(ctx, event{update: e})
 		return nil
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package talk
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -37,18 +38,18 @@ func (ch *chat) tuiStyle() eventStyle {
 }
 
 // toolCallLine: the tool's name and what the call is about (toolLine).
-func (st eventStyle) toolCallLine(u *update, width int) string {
-	return st.tool("⚙ "+u.Name) + " " + st.safe(toolLine(u.Kind, u.RawInput, width))
+func (st eventStyle) toolCallLine(e protocol.ToolCallEvent, width int) string {
+	return st.tool("⚙ "+e.Name) + " " + st.safe(toolLine(e.Kind, e.RawInput, width))
 }
 
 // toolResultLine: a mark for success or failure and the output's first
 // lines.
-func (st eventStyle) toolResultLine(u *update, width int) string {
+func (st eventStyle) toolResultLine(e protocol.ToolResultEvent, width int) string {
 	mark := st.ok("  " + st.okMark + " ")
-	if u.IsError {
+	if e.IsError {
 		mark = st.bad("  " + st.badMark + " ")
 	}
-	return mark + st.dim(st.safe(firstLines(u.RawOutput, 3, width)))
+	return mark + st.dim(st.safe(firstLines(e.RawOutput, 3, width)))
 }
 
 // planLines: one line per entry, its box saying how far it is.
@@ -65,6 +66,15 @@ func (st eventStyle) planLines(entries []protocol.PlanEntry) string {
 		fmt.Fprintf(&b, "%s %s\n", box, st.safe(e.Content))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// hookNote says what a hook that did not simply pass did.
+func hookNote(e protocol.HookEvent) string {
+	s := fmt.Sprintf("  hook %s (%s) %s", e.Event, mdterm.Safe(firstLines(e.Command, 1, 60)), e.Outcome)
+	if why := cmp.Or(e.Reason, e.Error); why != "" {
+		s += ": " + mdterm.Safe(firstLines(why, 2, 200))
+	}
+	return s
 }
 
 // timedOut is what an approval nobody answered in time says.

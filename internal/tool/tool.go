@@ -109,12 +109,8 @@ type SampleResult struct {
 	Text, Model, StopReason string
 }
 
-// PlanEntry is one entry of a plan.
-type PlanEntry struct {
-	Content  string `json:"content"`
-	Status   string `json:"status"`
-	Priority string `json:"priority"`
-}
+// PlanEntry is one entry of a plan: the plan event's.
+type PlanEntry = protocol.PlanEntry
 
 // Env is what a tool may use of the session that runs it.
 type Env struct {
