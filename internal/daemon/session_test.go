@@ -989,16 +989,23 @@ func TestMCPPromptAsSlashCommand(t *testing.T) {
 			t.Errorf("%q: %v", tc.prompt, res["content"])
 		}
 	}
-	if e := a.call("session/prompt", prompt(sid, "/mcp__p__review")); errCode(e) != -32602 || !strings.Contains(fmt.Sprint(e), "needs file") {
-		t.Errorf("a missing argument: %v", e)
+	// The prompt is taken at once and read in its turn: one that cannot
+	// be read fails its turn, saying why.
+	failed := func(res map[string]any, want string) bool {
+		e, _ := res["error"].(map[string]any)
+		return res["stopReason"] == "error" && e != nil && strings.Contains(e["message"].(string), want)
 	}
-	if e := a.call("session/prompt", prompt(sid, "/mcp__p__nope x")); errCode(e) != -32602 || !strings.Contains(fmt.Sprint(e), "no MCP server") {
-		t.Errorf("an unknown prompt: %v", e)
+	if res := result(t, a.call("session/prompt", prompt(sid, "/mcp__p__review"))); !failed(res, "needs file") {
+		t.Errorf("a missing argument: %v", res)
+	}
+	if res := result(t, a.call("session/prompt", prompt(sid, "/mcp__p__nope x"))); !failed(res, "no MCP server") {
+		t.Errorf("an unknown prompt: %v", res)
 	}
 }
 
 // An MCP server's resource attached to a prompt is read from the server
-// and joins the prompt; an unknown server is a clear error.
+// (in the turn) and joins the prompt; an unknown server fails the turn
+// with a clear error.
 func TestMCPResourceAttachment(t *testing.T) {
 	bin := mcpServer(t)
 	r := startWith(t, echoAgent+"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.p]\ncommand = \""+bin+"\"\n")
@@ -1008,8 +1015,9 @@ func TestMCPResourceAttachment(t *testing.T) {
 	if res["content"] != "echo: read this\n\n[Resource: test://greeting]\nhello from a resource" {
 		t.Fatalf("a resource attached: %v", res["content"])
 	}
-	if e := a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"x","attachments":[{"resource":{"server":"nope","uri":"test://greeting"}}]}`); errCode(e) != -32602 {
-		t.Errorf("an unknown server: %v", e)
+	res = result(t, a.call("session/prompt", `{"sessionId":`+quote(sid)+`,"prompt":"x","attachments":[{"resource":{"server":"nope","uri":"test://greeting"}}]}`))
+	if e, _ := res["error"].(map[string]any); res["stopReason"] != "error" || e == nil || e["message"] != `attachments: test://greeting: no MCP server "nope" for this session` {
+		t.Errorf("an unknown server: %v", res)
 	}
 }
 

@@ -64,9 +64,12 @@ type Conn struct {
 	mu      sync.Mutex
 	pending map[string]chan *Response // keyed by ID.key
 
-	ctx      context.Context // ends when the connection does
-	cancel   context.CancelFunc
-	later    sync.WaitGroup
+	ctx    context.Context // ends when the connection does
+	cancel context.CancelFunc
+	later  sync.WaitGroup
+	// inflight cancels each request answered Later, by id
+	// ($/cancelRequest).
+	inflight map[string]context.CancelCauseFunc
 	done     chan struct{}
 	readDone chan struct{} // closed when the peer can send nothing more
 	doneOnce sync.Once
@@ -92,8 +95,8 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 		rwc: rwc, r: NewReader(rwc, opts.MaxFrame),
 		handler: h, log: log, prefix: prefix,
 		maxQueue: opts.MaxQueue, stall: opts.StallTimeout,
-		pending: map[string]chan *Response{},
-		ctx:     ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
+		pending: map[string]chan *Response{}, inflight: map[string]context.CancelCauseFunc{},
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
 	if c.maxQueue <= 0 {
 		c.maxQueue = DefaultMaxQueue
@@ -216,17 +219,72 @@ func (c *Conn) dispatch(line []byte) {
 }
 
 func (c *Conn) serve(req *Request) {
+	if req.Method == MethodCancelRequest {
+		c.cancelRequest(req)
+		return
+	}
 	result, err := c.handler.Handle(c.ctx, req)
 	if later, ok := result.(Later); ok && err == nil {
+		// Its own context: it ends with the connection, or with the
+		// peer's $/cancelRequest for its id.
+		ctx, cancel := context.WithCancelCause(c.ctx)
+		var key string
+		if !req.IsNotification() {
+			key = req.ID.key()
+			c.mu.Lock()
+			c.inflight[key] = cancel
+			c.mu.Unlock()
+		}
 		c.later.Add(1)
 		go func() {
 			defer c.later.Done()
-			res, err := later(c.ctx)
+			res, err := later(ctx)
+			if err != nil && errors.Is(context.Cause(ctx), ErrRequestCancelled) {
+				err = &Error{Code: CodeRequestCancelled, Message: "request cancelled ($/cancelRequest)"}
+			}
+			if key != "" {
+				c.mu.Lock()
+				delete(c.inflight, key)
+				c.mu.Unlock()
+			}
+			cancel(nil)
 			c.reply(req, res, err)
 		}()
 		return
 	}
 	c.reply(req, result, err)
+}
+
+// MethodCancelRequest is the LSP family's request cancellation
+// (vscode-jsonrpc sends it): params {id}, the id of a request of the
+// peer still running here. The Conn serves it itself, on the read loop.
+const MethodCancelRequest = "$/cancelRequest"
+
+// ErrRequestCancelled is the cause of a request's context cancelled by
+// the peer's $/cancelRequest.
+var ErrRequestCancelled = errors.New("jsonrpc: request cancelled by the peer")
+
+// cancelRequest cancels the context of the running request named by
+// params.id. A request that has been answered already, or was answered
+// at once, is not running: nothing happens. As a request it is answered
+// {"cancelled":bool}.
+func (c *Conn) cancelRequest(req *Request) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	found := false
+	if json.Unmarshal(req.Params, &p) == nil && validID(p.ID) {
+		c.mu.Lock()
+		cancel := c.inflight[ID{raw: p.ID}.key()]
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel(ErrRequestCancelled)
+			found = true
+		}
+	}
+	if !req.IsNotification() {
+		c.reply(req, map[string]bool{"cancelled": found}, nil)
+	}
 }
 
 // Then is a result that runs After once the response has been written (or

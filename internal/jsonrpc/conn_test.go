@@ -116,6 +116,8 @@ func TestEnvelope(t *testing.T) {
 	}{
 		{"not json", `{"jsonrpc":"2.0",`, `{"error":{"code":-32700,"message":"parse error: unexpected end of JSON input"},"id":null,"jsonrpc":"2.0"}`},
 		{"garbage", `hello`, `{"error":{"code":-32700,"message":"parse error: invalid character 'h' looking for beginning of value"},"id":null,"jsonrpc":"2.0"}`},
+		{"LSP framing", `Content-Length: 52`, `{"error":{"code":-32700,"message":"parse error: this endpoint speaks NDJSON (one JSON object per line), not LSP framing (Content-Length headers)"},"id":null,"jsonrpc":"2.0"}`},
+		{"LSP framing, any case", `content-length:52` + "\r", `{"error":{"code":-32700,"message":"parse error: this endpoint speaks NDJSON (one JSON object per line), not LSP framing (Content-Length headers)"},"id":null,"jsonrpc":"2.0"}`},
 		{"batch", `[{"jsonrpc":"2.0","method":"echo","id":1}]`, `{"error":{"code":-32600,"message":"invalid request: batch arrays are not supported"},"id":null,"jsonrpc":"2.0"}`},
 		{"empty batch", `[]`, `{"error":{"code":-32600,"message":"invalid request: batch arrays are not supported"},"id":null,"jsonrpc":"2.0"}`},
 		{"scalar", `42`, `{"error":{"code":-32600,"message":"invalid request: frame must be a JSON object"},"id":null,"jsonrpc":"2.0"}`},
@@ -525,5 +527,34 @@ func TestOversizedCompleteLineClosesWithoutReadingOn(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the connection waits for another line instead of closing")
+	}
+}
+
+// $/cancelRequest (vscode-jsonrpc's, as a notification or a request)
+// cancels the named running request, which answers -32800; the others
+// run on; a request answered already, or unknown, is left alone.
+func TestCancelRequest(t *testing.T) {
+	release := make(chan struct{})
+	_, p := startConn(t, echoHandler(release), Options{})
+	p.send(`{"jsonrpc":"2.0","method":"slow","id":"a"}`)
+	p.send(`{"jsonrpc":"2.0","method":"slow","id":7}`)
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"}}`)
+	if got := canon(t, p.next("the cancelled request")); got != `{"error":{"code":-32800,"message":"request cancelled ($/cancelRequest)"},"id":"a","jsonrpc":"2.0"}` {
+		t.Fatalf("got %s", got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a"},"id":"c1"}`)
+	if got := canon(t, p.next("a second cancel")); got != `{"id":"c1","jsonrpc":"2.0","result":{"cancelled":false}}` {
+		t.Fatalf("got %s", got)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7},"id":"c2"}`)
+	a, b := canon(t, p.next("cancel 7")), canon(t, p.next("cancel 7"))
+	if !strings.Contains(a+b, `{"id":"c2","jsonrpc":"2.0","result":{"cancelled":true}}`) || !strings.Contains(a+b, `"code":-32800`) {
+		t.Fatalf("got %s and %s", a, b)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"slow","id":8}`)
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"8"}}`) // "8" is not 8
+	close(release)
+	if got := canon(t, p.next("the request left alone")); got != `{"id":8,"jsonrpc":"2.0","result":"slow done"}` {
+		t.Fatalf("got %s", got)
 	}
 }

@@ -13,6 +13,9 @@ const (
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
+	// CodeRequestCancelled answers a request the peer cancelled
+	// ($/cancelRequest), as LSP does.
+	CodeRequestCancelled = -32800
 )
 
 // Error is a JSON-RPC error object. It is also a Go error, so a handler can

@@ -123,6 +123,9 @@ func jsonString(raw json.RawMessage) (string, bool) {
 // classify applies the envelope rules of the protocol to one frame. The
 // message it returns does not alias line, which the framer reuses.
 func classify(line []byte) (message, *verdict) {
+	if lspHeader(line) {
+		return message{}, &verdict{reply: &Error{Code: CodeParseError, Message: "parse error: this endpoint speaks NDJSON (one JSON object per line), not LSP framing (Content-Length headers)"}}
+	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
@@ -250,4 +253,13 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 		return nil, fmt.Errorf("error.message is not a string")
 	}
 	return &Error{Code: n, Message: s, Data: m["data"]}, nil
+}
+
+// lspHeader reports whether a line is an LSP-style frame header
+// ("Content-Length: 123", in any case): a client that frames as LSP
+// does is told what this endpoint speaks instead of "parse error".
+func lspHeader(line []byte) bool {
+	const h = "content-length:"
+	line = bytes.TrimLeft(line, " \t\r")
+	return len(line) >= len(h) && bytes.EqualFold(line[:len(h)], []byte(h))
 }

@@ -2,15 +2,19 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
+	"sync"
 
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// method is one entry of the method table: the name, what it may be
-// called by, and its handler. A new method is one entry here and its
-// handler; initialize's capabilities and the unknown-method answer come
+// method is one entry of the method table, built from a typed function
+// by def (or defWait): the entry decodes the params into the function's
+// P, maps its errors through the one table (wire), and says where it
+// runs. A new method is one entry here and its function; initialize's
+// capabilities, the unknown-method answer and the schema (P and R) come
 // from the table.
 type method struct {
 	name string
@@ -21,7 +25,113 @@ type method struct {
 	// ownerOnly: only the daemon's own user may call it, on its socket
 	// (so never a gateway client, whose uid is unknown): -32003 else.
 	ownerOnly bool
-	handle    func(b *binding, ctx context.Context, req *jsonrpc.Request) (any, error)
+	// inline says whether a call runs on the connection's read loop (it
+	// never waits: initialize, the answers to a running turn, upload
+	// parts); every other call runs on a goroutine of its own, so the
+	// read loop never waits.
+	inline func(p any) bool
+	// decode decodes the params and names the session they concern
+	// ("": none).
+	decode func(raw json.RawMessage) (p any, session string, err error)
+	run    func(ctx context.Context, b *binding, p any) (any, error)
+	// after runs once the answer is written (shutdown's stop).
+	after func(b *binding)
+}
+
+// handler is a method's function: its params decoded, its result or an
+// error of any layer (wire maps it).
+type handler[P, R any] func(b *binding, ctx context.Context, p *P) (*R, error)
+
+// waiting is a result that comes later: the function took the call (in
+// its session's order) and the answer is what wait returns.
+type waiting func(ctx context.Context) (any, error)
+
+// noParams is the params of a method that takes none.
+type noParams struct{}
+
+// option tunes an entry.
+type option func(*method)
+
+var (
+	// ownerOnly: only the daemon's own user, on its socket.
+	ownerOnly option = func(m *method) { m.ownerOnly = true }
+	// inline: always on the read loop.
+	inline option = func(m *method) { m.inline = func(any) bool { return true } }
+	// optionalSession: the params' sessionId may be absent.
+	optionalSession option = func(m *method) { m.decode = decoder(m.params, false) }
+)
+
+// inlineIf: on the read loop when ok says so of the params.
+func inlineIf[P any](ok func(*P) bool) option {
+	return func(m *method) { m.inline = func(p any) bool { return ok(p.(*P)) } }
+}
+
+// then runs f once the answer is written.
+func then(f func(*binding)) option { return func(m *method) { m.after = f } }
+
+// def makes a method's entry from its function.
+func def[P, R any](name string, h handler[P, R], opts ...option) method {
+	m := entry[P, R](name)
+	m.run = func(ctx context.Context, b *binding, p any) (any, error) {
+		r, err := h(b, ctx, p.(*P))
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m
+}
+
+// defWait makes the entry of a method whose answer comes later (a
+// prompt's, when its turn ends): h takes the call and returns the wait.
+func defWait[P, R any](name string, h func(b *binding, ctx context.Context, p *P) (waiting, error), opts ...option) method {
+	m := entry[P, R](name)
+	m.run = func(ctx context.Context, b *binding, p any) (any, error) {
+		w, err := h(b, ctx, p.(*P))
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m
+}
+
+func entry[P, R any](name string) method {
+	m := method{name: name, result: typeOf[R](), inline: func(any) bool { return false }}
+	if t := typeOf[P](); t != typeOf[noParams]() {
+		m.params = t
+	}
+	m.decode = decoder(typeOf[P](), true)
+	return m
+}
+
+// decoder decodes params into a new t; a t with a SessionID member names
+// the session, required unless told otherwise.
+func decoder(t reflect.Type, sessionRequired bool) func(json.RawMessage) (any, string, error) {
+	if t == nil {
+		t = typeOf[noParams]()
+	}
+	sf, hasSession := t.FieldByName("SessionID")
+	return func(raw json.RawMessage) (any, string, error) {
+		v := reflect.New(t)
+		if err := protocol.Decode(raw, v.Interface()); err != nil {
+			return nil, "", err
+		}
+		sid := ""
+		if hasSession {
+			sid = v.Elem().FieldByIndex(sf.Index).String()
+			if sid == "" && sessionRequired {
+				return nil, "", &protocol.ParamsError{Field: "sessionId", Reason: "is required"}
+			}
+		}
+		return v.Interface(), sid, nil
+	}
 }
 
 // table lists every method served, in the order initialize's
@@ -30,43 +140,49 @@ var table []method
 
 func init() {
 	table = []method{
-		{name: protocol.MethodInitialize, params: typeOf[protocol.InitializeParams](), result: typeOf[protocol.InitializeResult](), handle: (*binding).initialize},
-		{name: protocol.MethodStatus, result: typeOf[protocol.StatusResult](), handle: func(b *binding, _ context.Context, _ *jsonrpc.Request) (any, error) { return b.status(), nil }},
-		{name: protocol.MethodShutdown, result: typeOf[protocol.ShutdownResult](), ownerOnly: true, handle: (*binding).shutdownReq},
-		{name: protocol.MethodReload, result: typeOf[protocol.ReloadResult](), ownerOnly: true, handle: (*binding).reloadReq},
-		{name: protocol.MethodGatewayPair, result: typeOf[protocol.GatewayPairResult](), ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodGatewayTokens, result: typeOf[protocol.GatewayTokensResult](), ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodGatewayRevoke, params: typeOf[protocol.GatewayRevokeParams](), result: typeOf[protocol.GatewayRevokeResult](), ownerOnly: true, handle: (*binding).gateway},
-		{name: protocol.MethodSessionNew, params: typeOf[protocol.SessionNewParams](), result: typeOf[protocol.SessionNewResult](), handle: (*binding).sessionNew},
-		{name: protocol.MethodSessionPrompt, params: typeOf[protocol.SessionPromptParams](), result: typeOf[protocol.SessionPromptResult](), handle: (*binding).sessionPrompt},
-		{name: protocol.MethodSessionCancel, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCancelResult](), handle: (*binding).sessionCancel},
-		{name: protocol.MethodSessionClose, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCloseResult](), handle: (*binding).sessionClose},
-		{name: protocol.MethodSessionApprove, params: typeOf[protocol.SessionApproveParams](), result: typeOf[protocol.SessionApproveResult](), handle: (*binding).sessionApprove},
-		{name: protocol.MethodSessionList, params: typeOf[protocol.SessionListParams](), result: typeOf[protocol.SessionListResult](), handle: (*binding).sessionList},
-		{name: protocol.MethodSessionHistory, params: typeOf[protocol.SessionHistoryParams](), result: typeOf[protocol.SessionHistoryResult](), handle: (*binding).sessionHistory},
-		{name: protocol.MethodSessionDelete, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionDeleteResult](), handle: (*binding).sessionDelete},
-		{name: protocol.MethodSessionEvent, params: typeOf[protocol.SessionEventParams](), result: typeOf[protocol.SessionEventResult](), handle: (*binding).sessionEvent},
-		{name: protocol.MethodSessionGet, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionInfo](), handle: (*binding).sessionGet},
-		{name: protocol.MethodSessionCompact, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCompactResult](), handle: (*binding).sessionCompact},
-		{name: protocol.MethodSessionConfigure, params: typeOf[protocol.SessionConfigureParams](), result: typeOf[protocol.SessionConfigureResult](), handle: (*binding).sessionConfigure},
-		{name: protocol.MethodModels, params: typeOf[protocol.ModelsParams](), result: typeOf[protocol.ModelsResult](), handle: (*binding).models},
-		{name: protocol.MethodFileAttach, params: typeOf[protocol.FileAttachParams](), result: typeOf[protocol.FileAttachResult](), handle: (*binding).fileAttach},
-		{name: protocol.MethodFileUpload, params: typeOf[protocol.FileUploadParams](), result: typeOf[protocol.FileUploadResult](), handle: (*binding).fileUpload},
-		{name: protocol.MethodSessionRename, params: typeOf[protocol.SessionRenameParams](), result: typeOf[protocol.SessionInfo](), handle: (*binding).sessionRename},
-		{name: protocol.MethodSessionWatch, result: typeOf[protocol.SessionWatchResult](), handle: (*binding).sessionWatch},
-		{name: protocol.MethodSessionSteer, params: typeOf[protocol.SessionSteerParams](), result: typeOf[protocol.SessionSteerResult](), handle: (*binding).sessionSteer},
-		{name: protocol.MethodSessionQueue, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueue},
-		{name: protocol.MethodSessionQueueRemove, params: typeOf[protocol.SessionQueueRemoveParams](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueueRemove},
-		{name: protocol.MethodSessionQueueClear, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionQueueResult](), handle: (*binding).sessionQueueClear},
-		{name: protocol.MethodSessionQueueSteer, params: typeOf[protocol.SessionQueueRemoveParams](), result: typeOf[protocol.SessionSteerResult](), handle: (*binding).sessionQueueSteer},
-		{name: protocol.MethodSessionCheckpoints, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionCheckpointsResult](), handle: (*binding).sessionCheckpoints},
-		{name: protocol.MethodSessionRewind, params: typeOf[protocol.SessionRewindParams](), result: typeOf[protocol.SessionRewindResult](), handle: (*binding).sessionRewind},
-		{name: protocol.MethodSessionDiff, params: typeOf[protocol.SessionDiffParams](), result: typeOf[protocol.SessionDiffResult](), handle: (*binding).sessionDiff},
-		{name: protocol.MethodSessionFork, params: typeOf[protocol.SessionForkParams](), result: typeOf[protocol.SessionForkResult](), handle: (*binding).sessionFork},
-		{name: protocol.MethodPermissionsList, params: typeOf[protocol.PermissionsListParams](), result: typeOf[protocol.PermissionsListResult](), ownerOnly: true, handle: (*binding).permissionsList},
-		{name: protocol.MethodPermissionsRevoke, params: typeOf[protocol.PermissionsRevokeParams](), result: typeOf[protocol.PermissionsRevokeResult](), ownerOnly: true, handle: (*binding).permissionsRevoke},
-		{name: protocol.MethodSessionMCP, params: typeOf[protocol.SessionRef](), result: typeOf[protocol.SessionMCPResult](), handle: (*binding).sessionMCP},
-		{name: protocol.MethodSessionExport, params: typeOf[protocol.SessionExportParams](), result: typeOf[protocol.SessionExportResult](), handle: (*binding).sessionExport},
+		def(protocol.MethodInitialize, (*binding).initialize, inline),
+		def(protocol.MethodStatus, (*binding).statusReq),
+		def(protocol.MethodShutdown, (*binding).shutdownReq, ownerOnly, then(func(b *binding) {
+			if b.srv.shutdown != nil {
+				b.srv.shutdown()
+			}
+		})),
+		def(protocol.MethodReload, (*binding).reloadReq, ownerOnly),
+		def(protocol.MethodGatewayPair, (*binding).gatewayPair, ownerOnly),
+		def(protocol.MethodGatewayTokens, (*binding).gatewayTokens, ownerOnly),
+		def(protocol.MethodGatewayRevoke, (*binding).gatewayRevoke, ownerOnly),
+		def(protocol.MethodSessionNew, (*binding).sessionNew, optionalSession),
+		defWait[protocol.SessionPromptParams, protocol.SessionPromptResult](protocol.MethodSessionPrompt, (*binding).sessionPrompt),
+		def(protocol.MethodSessionCancel, (*binding).sessionCancel, inline),
+		def(protocol.MethodSessionClose, (*binding).sessionClose),
+		def(protocol.MethodSessionApprove, (*binding).sessionApprove, inline),
+		def(protocol.MethodSessionList, (*binding).sessionList),
+		def(protocol.MethodSessionHistory, (*binding).sessionHistory),
+		def(protocol.MethodSessionDelete, (*binding).sessionDelete),
+		def(protocol.MethodSessionEvent, (*binding).sessionEvent),
+		def(protocol.MethodSessionGet, (*binding).sessionGet),
+		def(protocol.MethodSessionCompact, (*binding).sessionCompact),
+		def(protocol.MethodSessionConfigure, (*binding).sessionConfigure),
+		def(protocol.MethodModels, (*binding).models),
+		def(protocol.MethodFileAttach, (*binding).fileAttach),
+		def(protocol.MethodFileUpload, (*binding).fileUpload, inline),
+		def(protocol.MethodSessionRename, (*binding).sessionRename),
+		def(protocol.MethodSessionWatch, (*binding).sessionWatch),
+		// A steer joins the running turn at once; one with attachments
+		// stores them (and reads resources) first, off the read loop.
+		def(protocol.MethodSessionSteer, (*binding).sessionSteer, inlineIf(func(p *protocol.SessionSteerParams) bool { return len(p.Attachments) == 0 })),
+		def(protocol.MethodSessionQueue, (*binding).sessionQueue),
+		def(protocol.MethodSessionQueueRemove, (*binding).sessionQueueRemove),
+		def(protocol.MethodSessionQueueClear, (*binding).sessionQueueClear),
+		def(protocol.MethodSessionQueueSteer, (*binding).sessionQueueSteer),
+		def(protocol.MethodSessionCheckpoints, (*binding).sessionCheckpoints),
+		def(protocol.MethodSessionRewind, (*binding).sessionRewind),
+		def(protocol.MethodSessionDiff, (*binding).sessionDiff),
+		def(protocol.MethodSessionFork, (*binding).sessionFork),
+		def(protocol.MethodPermissionsList, (*binding).permissionsList, ownerOnly),
+		def(protocol.MethodPermissionsRevoke, (*binding).permissionsRevoke, ownerOnly),
+		def(protocol.MethodSessionMCP, (*binding).sessionMCP),
+		def(protocol.MethodSessionExport, (*binding).sessionExport),
 	}
 	byName = make(map[string]*method, len(table))
 	for i := range table {
@@ -90,10 +206,125 @@ func Methods() []string {
 	return out
 }
 
-// OwnerOnly reports whether only the daemon's own user may call name.
+// OwnerOnly reports whether name is only the daemon's own user's.
 func OwnerOnly(name string) bool {
 	m := byName[name]
 	return m != nil && m.ownerOnly
 }
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// lanes keep one connection's calls about one session in the order they
+// came: each is taken (run until it answers, or until it returns what it
+// waits for) only after the one before it, so a session/prompt sent
+// right behind its session/new finds the session attached. Calls about
+// other sessions, or none, never wait on a lane.
+type lanes struct {
+	mu   sync.Mutex
+	tail map[string]chan struct{} // closed when the last call of the lane is taken
+}
+
+// ticket is one call's place in its lane.
+type ticket struct {
+	l          *lanes
+	key        string
+	prev, mine chan struct{}
+}
+
+// busy reports whether a call of session key is still to be taken.
+func (l *lanes) busy(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tail[key] != nil
+}
+
+// enter takes the next place in key's lane (nil for no session).
+func (l *lanes) enter(key string) *ticket {
+	if key == "" {
+		return nil
+	}
+	mine := make(chan struct{})
+	l.mu.Lock()
+	if l.tail == nil {
+		l.tail = map[string]chan struct{}{}
+	}
+	prev := l.tail[key]
+	l.tail[key] = mine
+	l.mu.Unlock()
+	return &ticket{l: l, key: key, prev: prev, mine: mine}
+}
+
+// wait waits until the call before it was taken (or ctx ends).
+func (t *ticket) wait(ctx context.Context) error {
+	if t == nil || t.prev == nil {
+		return nil
+	}
+	select {
+	case <-t.prev:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// leave lets the next call of the lane go: at once when this one was
+// taken, else once the one before it is (the order holds even when a
+// call gives up waiting).
+func (t *ticket) leave() {
+	if t == nil {
+		return
+	}
+	done := func() {
+		close(t.mine)
+		t.l.mu.Lock()
+		if t.l.tail[t.key] == t.mine {
+			delete(t.l.tail, t.key)
+		}
+		t.l.mu.Unlock()
+	}
+	if t.prev == nil {
+		done()
+		return
+	}
+	select {
+	case <-t.prev:
+		done()
+	default:
+		go func() { <-t.prev; done() }()
+	}
+}
+
+// call runs one call of m with its decoded params p: on the read loop
+// when m says so and its session's lane is empty, else on its own
+// goroutine, after the calls before it about the same session.
+func (b *binding) call(ctx context.Context, m *method, p any, sid string) (any, error) {
+	if m.inline(p) && (sid == "" || !b.lanes.busy(sid)) {
+		res, err := m.run(ctx, b, p)
+		return b.answer(m, res, err)
+	}
+	t := b.lanes.enter(sid)
+	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+		if err := t.wait(ctx); err != nil {
+			t.leave()
+			return nil, err
+		}
+		res, err := m.run(ctx, b, p)
+		t.leave()
+		if w, ok := res.(waiting); ok && err == nil {
+			res, err = w(ctx)
+		}
+		return b.answer(m, res, err)
+	}), nil
+}
+
+// answer is a call's answer: its error through the one table, its
+// result with what runs after it is written.
+func (b *binding) answer(m *method, res any, err error) (any, error) {
+	if err != nil {
+		return nil, wire(err)
+	}
+	if m.after != nil {
+		return jsonrpc.Then{Result: res, After: func() { m.after(b) }}, nil
+	}
+	return res, nil
+}

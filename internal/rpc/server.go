@@ -190,6 +190,8 @@ type binding struct {
 	clientID    string
 	caps        protocol.ClientCapabilities
 	uploads     map[string]*attach.Upload // file/upload in progress
+
+	lanes lanes // the calls about each session, in order
 }
 
 // minFrame is the smallest frame limit a client may announce: every
@@ -220,21 +222,20 @@ func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 	if m.ownerOnly && b.peer.UID != os.Geteuid() {
 		return nil, errOwnerOnly(req.Method)
 	}
-	res, err := m.handle(b, ctx, req)
-	return res, wire(err)
-}
-
-func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.InitializeParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
+	p, sid, err := m.decode(req.Params)
+	if err != nil {
 		return nil, wire(err)
 	}
+	return b.call(ctx, m, p, sid)
+}
+
+func (b *binding) initialize(_ context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	if p.ProtocolVersion != nil && *p.ProtocolVersion != protocol.Version {
 		return nil, errVersion(*p.ProtocolVersion)
 	}
 	id := p.ClientID
 	if id != "" && !session.ValidID(id) {
-		return nil, wire(&protocol.ParamsError{Field: "clientId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"})
+		return nil, &protocol.ParamsError{Field: "clientId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
 	}
 	b.mu.Lock()
 	if id == "" {
@@ -268,7 +269,7 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 	}
 	b.mu.Unlock()
 	b.srv.log.Info("client initialized", "peer", b.peer.Label, "clientId", id, "client", name)
-	return protocol.InitializeResult{
+	return &protocol.InitializeResult{
 		ProtocolVersion: protocol.Version,
 		ServerVersion:   b.srv.version,
 		ServerPID:       b.srv.pid,
@@ -276,6 +277,11 @@ func (b *binding) initialize(_ context.Context, req *jsonrpc.Request) (any, erro
 		MaxFrameBytes:   b.srv.cfg.Daemon.MaxFrameBytes,
 		Capabilities:    protocol.Capabilities{Methods: Methods(), Events: events},
 	}, nil
+}
+
+func (b *binding) statusReq(context.Context, *noParams) (*protocol.StatusResult, error) {
+	st := b.status()
+	return &st, nil
 }
 
 func (b *binding) status() protocol.StatusResult {
@@ -350,18 +356,15 @@ func (s *Server) gatewayURLOrEmpty() string {
 	return s.gatewayURL()
 }
 
-func (b *binding) shutdownReq(context.Context, *jsonrpc.Request) (any, error) {
+// shutdownReq answers shutdown; the stop is asked once the answer is on
+// the wire (the table's then), or it would close this connection before
+// the client hears it.
+func (b *binding) shutdownReq(context.Context, *noParams) (*protocol.ShutdownResult, error) {
 	b.srv.log.Info("shutdown requested", "peer", b.peer.Label)
-	// Stop only once the answer is on the wire, or the stop would close
-	// this connection before the client hears it.
-	return jsonrpc.Then{Result: protocol.ShutdownResult{ShuttingDown: true}, After: func() {
-		if b.srv.shutdown != nil {
-			b.srv.shutdown()
-		}
-	}}, nil
+	return &protocol.ShutdownResult{ShuttingDown: true}, nil
 }
 
-func (b *binding) reloadReq(context.Context, *jsonrpc.Request) (any, error) {
+func (b *binding) reloadReq(context.Context, *noParams) (*protocol.ReloadResult, error) {
 	if b.srv.reload == nil {
 		return nil, jsonrpc.ErrMethodNotFound
 	}

@@ -16,12 +16,7 @@ import (
 )
 
 // sessionNew serves session/new.
-func (b *binding) sessionNew(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionNewParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (b *binding) sessionNew(ctx context.Context, p *protocol.SessionNewParams) (*protocol.SessionNewResult, error) {
 	if b.peer.Remote {
 		for _, sp := range p.MCPServers {
 			if sp.Command != "" {
@@ -29,72 +24,68 @@ func (b *binding) sessionNew(ctx context.Context, req *jsonrpc.Request) (any, er
 			}
 		}
 	}
-	return m.New(ctx, b.client, p)
+	return b.srv.sessions.New(ctx, b.client, *p)
 }
 
-// sessionPrompt serves session/prompt.
-func (b *binding) sessionPrompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionPromptParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
+// sessionPrompt serves session/prompt: it checks and queues the prompt
+// (attachments stored, in the session's order), and the answer comes
+// when its turn ends. A $/cancelRequest for it gives the prompt up as
+// session/cancel would: its answer is then the cancelled turn's.
+func (b *binding) sessionPrompt(ctx context.Context, p *protocol.SessionPromptParams) (waiting, error) {
 	if p.Prompt == nil {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
-	text, images, err := b.withAttachments(ctx, p.SessionID, *p.Prompt, p.Attachments)
+	if err := b.refusePaths("attachments", p.Attachments); err != nil {
+		return nil, err
+	}
+	var files []protocol.Attachment
+	var resources []protocol.ResourceRef
+	for _, a := range p.Attachments {
+		if a.Resource != nil {
+			resources = append(resources, *a.Resource) // read in the turn
+		} else {
+			files = append(files, a)
+		}
+	}
+	text, images, err := b.withFiles(ctx, *p.Prompt, files)
 	if err != nil {
 		return nil, err
 	}
-	done, err := m.Prompt(b.client, p.SessionID, text, images...)
+	pending, err := b.srv.sessions.Submit(b.client, p.SessionID, session.Input{Text: text, Images: images, Resources: resources})
 	if err != nil {
 		return nil, err
 	}
-	// The turn runs on; this connection's read loop does not wait. A
-	// stopping daemon waits for these answers to be written.
+	// A stopping daemon waits for these answers to be written.
 	b.srv.prompts.Add(1)
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
 		select {
-		case res := <-done:
-			// The final text can be longer than the client's frame:
-			// then it is cut; turn_complete (session/event) has it whole.
-			var out any = res
-			if raw, err := jsonrpc.Marshal(res); err == nil {
-				out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-len(req.ID.Raw())-64))
-			}
-			return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}, nil
+		case res := <-pending.Done:
+			return b.promptAnswer(res), nil
 		case <-ctx.Done():
+		}
+		if !errors.Is(context.Cause(ctx), jsonrpc.ErrRequestCancelled) {
 			b.srv.prompts.Add(-1)
 			return nil, ctx.Err() // the connection is gone; the turn goes on
 		}
-	}), nil
+		pending.Withdraw()
+		return b.promptAnswer(<-pending.Done), nil
+	}, nil
 }
 
-// withAttachments stores a prompt's attachments: the text with their
+// promptAnswer is a prompt's answer: cut to the client's frame when its
+// final text is longer (turn_complete, read with session/event, has it
+// whole).
+func (b *binding) promptAnswer(res protocol.SessionPromptResult) any {
+	var out any = res
+	if raw, err := jsonrpc.Marshal(res); err == nil {
+		out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-128))
+	}
+	return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}
+}
+
+// withFiles stores a prompt's (or steer's) files: the text with their
 // markers, and the images among them.
-func (b *binding) withAttachments(ctx context.Context, sid, text string, att []protocol.Attachment) (string, []session.Image, error) {
-	if err := b.refusePaths("attachments", att); err != nil {
-		return "", nil, err
-	}
-	// An MCP server's resources are read now: a text one joins the
-	// prompt, a binary one is attached as its bytes.
-	var rest []protocol.Attachment
-	for _, a := range att {
-		if a.Resource == nil {
-			rest = append(rest, a)
-			continue
-		}
-		rt, blob, mime, err := b.srv.sessions.ReadResource(ctx, b.client, sid, a.Resource.Server, a.Resource.URI)
-		if err != nil {
-			return "", nil, wire(err)
-		}
-		if blob != nil {
-			rest = append(rest, protocol.Attachment{DataB64: base64.StdEncoding.EncodeToString(blob), MimeType: mime, Filename: path.Base(a.Resource.URI)})
-			continue
-		}
-		text = strings.TrimLeft(text+"\n\n[Resource: "+a.Resource.URI+"]\n"+rt, "\n")
-	}
-	att = rest
+func (b *binding) withFiles(ctx context.Context, text string, att []protocol.Attachment) (string, []session.Image, error) {
 	if len(att) == 0 {
 		return text, nil, nil
 	}
@@ -113,160 +104,109 @@ func (b *binding) withAttachments(ctx context.Context, sid, text string, att []p
 	return text, images, nil
 }
 
-// sessionMCP serves session/mcp.
-func (b *binding) sessionMCP(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
+// withAttachments stores a steer's attachments: an MCP server's
+// resources are read now (a text one joins the text, a binary one is
+// attached as its bytes), the files stored.
+func (b *binding) withAttachments(ctx context.Context, sid, text string, att []protocol.Attachment) (string, []session.Image, error) {
+	if err := b.refusePaths("attachments", att); err != nil {
+		return "", nil, err
 	}
-	// It asks the servers: off the connection's read loop.
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := b.srv.sessions.MCPOffers(ctx, b.client, p.SessionID)
-		return res, wire(err)
-	}), nil
+	var rest []protocol.Attachment
+	for _, a := range att {
+		if a.Resource == nil {
+			rest = append(rest, a)
+			continue
+		}
+		rt, blob, mime, err := b.srv.sessions.ReadResource(ctx, b.client, sid, a.Resource.Server, a.Resource.URI)
+		if err != nil {
+			return "", nil, err
+		}
+		if blob != nil {
+			rest = append(rest, protocol.Attachment{DataB64: base64.StdEncoding.EncodeToString(blob), MimeType: mime, Filename: path.Base(a.Resource.URI)})
+			continue
+		}
+		text = strings.TrimLeft(text+"\n\n[Resource: "+a.Resource.URI+"]\n"+rt, "\n")
+	}
+	return b.withFiles(ctx, text, rest)
+}
+
+// sessionMCP serves session/mcp.
+func (b *binding) sessionMCP(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionMCPResult, error) {
+	return b.srv.sessions.MCPOffers(ctx, b.client, p.SessionID)
 }
 
 // sessionCancel serves session/cancel.
-func (b *binding) sessionCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	ok, err := m.Cancel(b.client, p.SessionID)
+func (b *binding) sessionCancel(_ context.Context, p *protocol.SessionRef) (*protocol.SessionCancelResult, error) {
+	ok, err := b.srv.sessions.Cancel(b.client, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	return protocol.SessionCancelResult{SessionID: p.SessionID, Cancelled: ok}, nil
+	return &protocol.SessionCancelResult{SessionID: p.SessionID, Cancelled: ok}, nil
 }
 
-// sessionClose serves session/close.
-func (b *binding) sessionClose(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+// sessionClose serves session/close: it waits for a running turn to stop.
+func (b *binding) sessionClose(_ context.Context, p *protocol.SessionRef) (*protocol.SessionCloseResult, error) {
+	if err := b.srv.sessions.Close(b.client, p.SessionID); err != nil {
 		return nil, err
 	}
-	// Closing waits for a running turn to stop: off the read loop.
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		if err := m.Close(b.client, p.SessionID); err != nil {
-			return nil, wire(err)
-		}
-		return protocol.SessionCloseResult{SessionID: p.SessionID, Closed: true}, nil
-	}), nil
+	return &protocol.SessionCloseResult{SessionID: p.SessionID, Closed: true}, nil
 }
 
 // sessionDelete serves session/delete.
-func (b *binding) sessionDelete(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
+func (b *binding) sessionDelete(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionDeleteResult, error) {
+	if err := b.srv.sessions.Delete(ctx, p.SessionID); err != nil {
 		return nil, err
 	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		if err := m.Delete(ctx, p.SessionID); err != nil {
-			return nil, wire(err)
-		}
-		return protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
-	}), nil
+	return &protocol.SessionDeleteResult{SessionID: p.SessionID, Deleted: true}, nil
 }
 
 // sessionApprove serves session/approve.
-func (b *binding) sessionApprove(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionApproveParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	ok, err := m.Approve(b.client, p)
+func (b *binding) sessionApprove(_ context.Context, p *protocol.SessionApproveParams) (*protocol.SessionApproveResult, error) {
+	ok, err := b.srv.sessions.Approve(b.client, *p)
 	if err != nil {
 		return nil, err
 	}
-	return protocol.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Accepted: ok}, nil
+	return &protocol.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Accepted: ok}, nil
 }
 
 // sessionList serves session/list.
-func (b *binding) sessionList(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionListParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
-	return m.List(ctx, p)
+func (b *binding) sessionList(ctx context.Context, p *protocol.SessionListParams) (*protocol.SessionListResult, error) {
+	return b.srv.sessions.List(ctx, *p)
 }
 
 // sessionConfigure serves session/configure.
-func (b *binding) sessionConfigure(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionConfigureParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return m.Configure(ctx, b.client, p)
+func (b *binding) sessionConfigure(ctx context.Context, p *protocol.SessionConfigureParams) (*protocol.SessionConfigureResult, error) {
+	return b.srv.sessions.Configure(ctx, b.client, *p)
 }
 
 // models serves models.
-func (b *binding) models(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.ModelsParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := m.Models(ctx, p.AgentAlias)
-		return res, wire(err)
-	}), nil
+func (b *binding) models(ctx context.Context, p *protocol.ModelsParams) (*protocol.ModelsResult, error) {
+	return b.srv.sessions.Models(ctx, p.AgentAlias)
 }
 
 // sessionCompact serves session/compact.
-func (b *binding) sessionCompact(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := m.Compact(ctx, b.client, p.SessionID)
-		return res, wire(err)
-	}), nil
+func (b *binding) sessionCompact(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionCompactResult, error) {
+	return b.srv.sessions.Compact(ctx, b.client, p.SessionID)
 }
 
 // sessionRename serves session/rename.
-func (b *binding) sessionRename(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRenameParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := m.Rename(ctx, p.SessionID, p.Title)
-		return res, wire(err)
-	}), nil
+func (b *binding) sessionRename(ctx context.Context, p *protocol.SessionRenameParams) (*protocol.SessionInfo, error) {
+	return b.srv.sessions.Rename(ctx, p.SessionID, p.Title)
 }
 
 // sessionWatch serves session/watch.
-func (b *binding) sessionWatch(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	m.Watch(b.client)
-	return protocol.SessionWatchResult{Watching: true}, nil
+func (b *binding) sessionWatch(context.Context, *noParams) (*protocol.SessionWatchResult, error) {
+	b.srv.sessions.Watch(b.client)
+	return &protocol.SessionWatchResult{Watching: true}, nil
 }
 
 // sessionGet serves session/get.
-func (b *binding) sessionGet(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return m.Get(ctx, p.SessionID)
+func (b *binding) sessionGet(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionInfo, error) {
+	return b.srv.sessions.Get(ctx, p.SessionID)
 }
 
 // fileAttach serves file/attach.
-func (b *binding) fileAttach(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.FileAttachParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (b *binding) fileAttach(ctx context.Context, p *protocol.FileAttachParams) (*protocol.FileAttachResult, error) {
 	entries := append(p.Files, p.Attachments...)
 	if len(entries) == 0 {
 		return nil, &protocol.ParamsError{Field: "files", Reason: "at least one file is required"}
@@ -274,42 +214,26 @@ func (b *binding) fileAttach(ctx context.Context, req *jsonrpc.Request) (any, er
 	if err := b.refusePaths("files", entries); err != nil {
 		return nil, err
 	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		files, err := b.srv.uploads.SaveAll(ctx, entries)
-		if err != nil {
-			return nil, wire(attachError(err))
-		}
-		return protocol.FileAttachResult{Files: files}, nil
-	}), nil
+	files, err := b.srv.uploads.SaveAll(ctx, entries)
+	if err != nil {
+		return nil, attachError(err)
+	}
+	return &protocol.FileAttachResult{Files: files}, nil
 }
 
 // fileUpload serves file/upload.
-func (b *binding) fileUpload(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.FileUploadParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
-	return b.upload(p)
+func (b *binding) fileUpload(_ context.Context, p *protocol.FileUploadParams) (*protocol.FileUploadResult, error) {
+	return b.upload(*p)
 }
 
 // sessionHistory serves session/history.
-func (b *binding) sessionHistory(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionHistoryParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return m.History(ctx, p, b.conn.PeerMaxFrame())
+func (b *binding) sessionHistory(ctx context.Context, p *protocol.SessionHistoryParams) (*protocol.SessionHistoryResult, error) {
+	return b.srv.sessions.History(ctx, *p, b.conn.PeerMaxFrame())
 }
 
 // sessionEvent serves session/event.
-func (b *binding) sessionEvent(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	m := b.srv.sessions
-	var p protocol.SessionEventParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return m.Event(ctx, p, b.conn.PeerMaxFrame())
+func (b *binding) sessionEvent(ctx context.Context, p *protocol.SessionEventParams) (*protocol.SessionEventResult, error) {
+	return b.srv.sessions.Event(ctx, *p, b.conn.PeerMaxFrame())
 }
 
 // maxUploads bounds the uploads one connection may have open at once.
@@ -317,7 +241,7 @@ const maxUploads = 4
 
 // upload takes one part of a file sent in parts. Parts are taken in the
 // read loop, in order; an upload left open dies with its connection.
-func (b *binding) upload(p protocol.FileUploadParams) (any, error) {
+func (b *binding) upload(p protocol.FileUploadParams) (*protocol.FileUploadResult, error) {
 	data, err := base64.StdEncoding.DecodeString(p.DataB64)
 	if err != nil {
 		return nil, &protocol.ParamsError{Field: "dataB64", Reason: "is not base64: " + err.Error()}
@@ -353,7 +277,7 @@ func (b *binding) upload(p protocol.FileUploadParams) (any, error) {
 		u.Abort()
 		return nil, &protocol.ParamsError{Field: "dataB64", Reason: err.Error()}
 	}
-	res := protocol.FileUploadResult{UploadID: u.ID, ReceivedBytes: u.Bytes()}
+	res := &protocol.FileUploadResult{UploadID: u.ID, ReceivedBytes: u.Bytes()}
 	if p.Final {
 		drop()
 		f, err := u.Finish(p.Filename, p.MimeType)
@@ -374,84 +298,34 @@ func attachError(err error) error {
 	return err
 }
 
-// decodeRef decodes params that must name a session.
-func decodeRef(req *jsonrpc.Request, v any, id *string) error {
-	if err := protocol.Decode(req.Params, v); err != nil {
-		return err
-	}
-	if *id == "" {
-		return &protocol.ParamsError{Field: "sessionId", Reason: "is required"}
-	}
-	return nil
-}
-
 // sessionCheckpoints serves session/checkpoints.
-func (b *binding) sessionCheckpoints(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	res, err := b.srv.sessions.Checkpoints(ctx, b.client, p.SessionID)
-	return res, wire(err)
+func (b *binding) sessionCheckpoints(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionCheckpointsResult, error) {
+	return b.srv.sessions.Checkpoints(ctx, b.client, p.SessionID)
 }
 
-// sessionRewind serves session/rewind: files are written, so it runs off
-// the connection's read loop.
-func (b *binding) sessionRewind(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionRewindParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := b.srv.sessions.Rewind(ctx, b.client, p)
-		return res, wire(err)
-	}), nil
+// sessionRewind serves session/rewind.
+func (b *binding) sessionRewind(ctx context.Context, p *protocol.SessionRewindParams) (*protocol.SessionRewindResult, error) {
+	return b.srv.sessions.Rewind(ctx, b.client, *p)
 }
 
 // sessionDiff serves session/diff.
-func (b *binding) sessionDiff(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionDiffParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := b.srv.sessions.Diff(ctx, b.client, p)
-		return res, wire(err)
-	}), nil
+func (b *binding) sessionDiff(ctx context.Context, p *protocol.SessionDiffParams) (*protocol.SessionDiffResult, error) {
+	return b.srv.sessions.Diff(ctx, b.client, *p)
 }
 
-// sessionFork serves session/fork: it copies the history, off the read
-// loop.
-func (b *binding) sessionFork(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionForkParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := b.srv.sessions.Fork(ctx, b.client, p)
-		return res, wire(err)
-	}), nil
+// sessionFork serves session/fork.
+func (b *binding) sessionFork(ctx context.Context, p *protocol.SessionForkParams) (*protocol.SessionForkResult, error) {
+	return b.srv.sessions.Fork(ctx, b.client, *p)
 }
 
 // sessionExport serves session/export.
-func (b *binding) sessionExport(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionExportParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	return jsonrpc.Later(func(ctx context.Context) (any, error) {
-		res, err := b.srv.sessions.Export(ctx, p)
-		return res, wire(err)
-	}), nil
+func (b *binding) sessionExport(ctx context.Context, p *protocol.SessionExportParams) (*protocol.SessionExportResult, error) {
+	return b.srv.sessions.Export(ctx, *p)
 }
 
 // permissionsList serves permissions/list.
-func (b *binding) permissionsList(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.PermissionsListParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
-	res := protocol.PermissionsListResult{Rules: []protocol.PermissionRule{}}
+func (b *binding) permissionsList(_ context.Context, p *protocol.PermissionsListParams) (*protocol.PermissionsListResult, error) {
+	res := &protocol.PermissionsListResult{Rules: []protocol.PermissionRule{}}
 	for _, r := range b.srv.sessions.Permissions(p.Cwd) {
 		res.Rules = append(res.Rules, protocol.PermissionRule{ID: r.ID, Tool: r.Tool, Pattern: r.Pattern, Decision: r.Decision, Dir: r.Dir, Origin: r.Origin})
 	}
@@ -460,11 +334,7 @@ func (b *binding) permissionsList(ctx context.Context, req *jsonrpc.Request) (an
 
 // permissionsRevoke serves permissions/revoke: a stored answer goes (the
 // config's rules are the config's to change).
-func (b *binding) permissionsRevoke(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.PermissionsRevokeParams
-	if err := protocol.Decode(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (b *binding) permissionsRevoke(_ context.Context, p *protocol.PermissionsRevokeParams) (*protocol.PermissionsRevokeResult, error) {
 	if p.ID == "" {
 		return nil, &protocol.ParamsError{Field: "id", Reason: "is required (zeroclaw permissions list shows them)"}
 	}
@@ -475,15 +345,11 @@ func (b *binding) permissionsRevoke(ctx context.Context, req *jsonrpc.Request) (
 	if err != nil {
 		return nil, err
 	}
-	return protocol.PermissionsRevokeResult{ID: p.ID, Revoked: ok}, nil
+	return &protocol.PermissionsRevokeResult{ID: p.ID, Revoked: ok}, nil
 }
 
 // sessionSteer serves session/steer.
-func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionSteerParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
+func (b *binding) sessionSteer(ctx context.Context, p *protocol.SessionSteerParams) (*protocol.SessionSteerResult, error) {
 	if p.Prompt == nil || (strings.TrimSpace(*p.Prompt) == "" && len(p.Attachments) == 0) {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
@@ -492,49 +358,28 @@ func (b *binding) sessionSteer(ctx context.Context, req *jsonrpc.Request) (any, 
 		return nil, err
 	}
 	p.Prompt = &text
-	res, err := b.srv.sessions.Steer(ctx, b.client, p, images...)
-	return res, wire(err)
+	return b.srv.sessions.Steer(ctx, b.client, *p, images...)
 }
 
 // sessionQueue serves session/queue.
-func (b *binding) sessionQueue(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	res, err := b.srv.sessions.Queue(b.client, p.SessionID)
-	return res, wire(err)
+func (b *binding) sessionQueue(_ context.Context, p *protocol.SessionRef) (*protocol.SessionQueueResult, error) {
+	return b.srv.sessions.Queue(b.client, p.SessionID)
 }
 
 // sessionQueueRemove serves session/queue/remove.
-func (b *binding) sessionQueueRemove(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionQueueRemoveParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
+func (b *binding) sessionQueueRemove(_ context.Context, p *protocol.SessionQueueRemoveParams) (*protocol.SessionQueueResult, error) {
 	if p.ID == "" {
-		return nil, wire(&protocol.ParamsError{Field: "id", Reason: "is required (session/queue/clear removes them all)"})
+		return nil, &protocol.ParamsError{Field: "id", Reason: "is required (session/queue/clear removes them all)"}
 	}
-	res, err := b.srv.sessions.QueueRemove(b.client, p.SessionID, p.ID)
-	return res, wire(err)
+	return b.srv.sessions.QueueRemove(b.client, p.SessionID, p.ID)
 }
 
 // sessionQueueClear serves session/queue/clear.
-func (b *binding) sessionQueueClear(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionRef
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	res, err := b.srv.sessions.QueueRemove(b.client, p.SessionID, "")
-	return res, wire(err)
+func (b *binding) sessionQueueClear(_ context.Context, p *protocol.SessionRef) (*protocol.SessionQueueResult, error) {
+	return b.srv.sessions.QueueRemove(b.client, p.SessionID, "")
 }
 
 // sessionQueueSteer serves session/queue/steer.
-func (b *binding) sessionQueueSteer(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p protocol.SessionQueueRemoveParams
-	if err := decodeRef(req, &p, &p.SessionID); err != nil {
-		return nil, err
-	}
-	res, err := b.srv.sessions.QueueSteer(b.client, p.SessionID, p.ID)
-	return res, wire(err)
+func (b *binding) sessionQueueSteer(_ context.Context, p *protocol.SessionQueueRemoveParams) (*protocol.SessionSteerResult, error) {
+	return b.srv.sessions.QueueSteer(b.client, p.SessionID, p.ID)
 }

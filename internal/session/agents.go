@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
@@ -77,17 +79,51 @@ func (s *Session) refreshAgent() {
 	s.agent, s.instructions = a, files
 }
 
+// prepare reads what a prompt names, when its turn starts: an MCP
+// server's prompt it starts with becomes that prompt's text; the MCP
+// resources attached are read, a text one joined to the prompt, a binary
+// one stored and attached as a file is.
+func (s *Session) prepare(ctx context.Context, j *job) error {
+	text, err := s.expandMCPPrompt(ctx, j.prompt)
+	if err != nil {
+		return err
+	}
+	for _, r := range j.resources {
+		rt, blob, mime, err := s.m.readResource(ctx, s, r.Server, r.URI)
+		if err != nil {
+			return fmt.Errorf("attachments: %s: %w", r.URI, err)
+		}
+		if blob == nil {
+			text = strings.TrimLeft(text+"\n\n[Resource: "+r.URI+"]\n"+rt, "\n")
+			continue
+		}
+		if s.m.uploads == nil {
+			return fmt.Errorf("attachments: %s: no place to keep a binary resource", r.URI)
+		}
+		f, err := s.m.uploads.Put(blob, mime)
+		if err != nil {
+			return fmt.Errorf("attachments: %s: %w", r.URI, err)
+		}
+		text = strings.TrimLeft(text+"\n\n"+f.Marker, "\n")
+		if strings.HasPrefix(f.MimeType, "image/") {
+			j.images = append(j.images, provider.Image{MimeType: f.MimeType, Path: f.Path})
+		}
+	}
+	j.prompt = text
+	return nil
+}
+
 // expandMCPPrompt makes a prompt that starts with an MCP server's prompt
 // as a slash command ("/mcp__SERVER__PROMPT args") that prompt's text,
 // with what follows its first line kept after it; another prompt is
 // returned as it is.
-func (s *Session) expandMCPPrompt(text string) (string, error) {
+func (s *Session) expandMCPPrompt(ctx context.Context, text string) (string, error) {
 	if !strings.HasPrefix(text, "/mcp__") {
 		return text, nil
 	}
 	first, rest, _ := strings.Cut(text, "\n")
 	command, args, _ := strings.Cut(first, " ")
-	ctx, cancel := context.WithTimeout(s.m.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s.mu.Lock()
 	own := s.mcp
@@ -95,7 +131,7 @@ func (s *Session) expandMCPPrompt(text string) (string, error) {
 	for _, set := range []*mcptools.Set{own, s.m.conf().mcp} {
 		out, ok, err := set.Prompt(ctx, strings.TrimPrefix(command, "/"), args)
 		if err != nil {
-			return "", &protocol.ParamsError{Field: "prompt", Reason: err.Error()}
+			return "", fmt.Errorf("%s: %w", command, err)
 		}
 		if ok {
 			if rest != "" {
@@ -104,7 +140,7 @@ func (s *Session) expandMCPPrompt(text string) (string, error) {
 			return out, nil
 		}
 	}
-	return "", &protocol.ParamsError{Field: "prompt", Reason: fmt.Sprintf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)}
+	return "", fmt.Errorf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)
 }
 
 // MCPOffers serves session/mcp: the prompts and resources of the
@@ -133,6 +169,17 @@ func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri s
 	if err != nil {
 		return "", nil, "", err
 	}
+	text, blob, mime, err = m.readResource(ctx, s, server, uri)
+	if errors.Is(err, errNoServer) {
+		err = &protocol.ParamsError{Field: "attachments", Reason: err.Error()}
+	}
+	return text, blob, mime, err
+}
+
+// errNoServer: no MCP server of that name serves the session.
+var errNoServer = errors.New("no MCP server")
+
+func (m *Manager) readResource(ctx context.Context, s *Session, server, uri string) (text string, blob []byte, mime string, err error) {
 	s.mu.Lock()
 	own := s.mcp
 	s.mu.Unlock()
@@ -142,7 +189,7 @@ func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri s
 			return text, blob, mime, err
 		}
 	}
-	return "", nil, "", &protocol.ParamsError{Field: "attachments", Reason: fmt.Sprintf("no MCP server %q for this session", server)}
+	return "", nil, "", fmt.Errorf("%w %q for this session", errNoServer, server)
 }
 
 // addMCP gives the session its own MCP servers, once (a session attached

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
@@ -58,6 +59,9 @@ type Manager struct {
 	// channel closes when the old session can write nothing more. No id
 	// is loaded again before then: one live session per id, always.
 	closing map[string]chan struct{}
+	// opening holds the ids being loaded or created (outside mu); their
+	// channel closes when the session is live (or failed to be).
+	opening map[string]chan struct{}
 
 	pmu       sync.Mutex
 	providers map[string]provider.Provider
@@ -187,7 +191,7 @@ func NewManager(o Options) (*Manager, error) {
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
 		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads,
-		live: map[string]*Session{}, closing: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
+		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -434,48 +438,89 @@ func (m *Manager) awaitClosed(ctx context.Context, id string) error {
 
 // open attaches c to the live session p names, or loads or creates it.
 // At the limit it returns a session to unload first (and no result).
+// What is slow (the store's record, the instructions read from the
+// directory, a new session's row) is done outside m.mu, with the id
+// reserved meanwhile (opening): the session is only inserted under it.
 func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewParams) (*protocol.SessionNewResult, *Session, error) {
+	fresh := p.SessionID == "" // a new id: nothing stored has it
+	if fresh {
+		p.SessionID = protocol.NewID("ses_", 8)
+	}
+	m.mu.Lock()
+	for {
+		if m.closing[p.SessionID] != nil {
+			m.mu.Unlock()
+			return nil, nil, fmt.Errorf("%w: session %s is closing; try again", ErrBusy, p.SessionID)
+		}
+		if s, live := m.live[p.SessionID]; live {
+			defer m.mu.Unlock()
+			return m.attachLocked(c, s, true, false, "")
+		}
+		ch := m.opening[p.SessionID]
+		if ch == nil {
+			break
+		}
+		m.mu.Unlock() // another call opens it: attach to what it opens
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		m.mu.Lock()
+	}
+	if len(m.live)+len(m.opening) >= m.conf().cfg.Daemon.MaxSessions {
+		defer m.mu.Unlock()
+		if v := m.victimLocked(); v != nil {
+			m.startClosingLocked(v)
+			return nil, v, nil
+		}
+		return nil, nil, fmt.Errorf("%w: %d live sessions (daemon.max_sessions), each running or attached; close one first", ErrLimit, len(m.live))
+	}
+	opened := make(chan struct{})
+	m.opening[p.SessionID] = opened
+	m.mu.Unlock()
+
+	s, rec, err := m.build(ctx, c, p, fresh)
+
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closing[p.SessionID] != nil {
-		return nil, nil, fmt.Errorf("%w: session %s is closing; try again", ErrBusy, p.SessionID)
+	delete(m.opening, p.SessionID)
+	close(opened)
+	if err != nil {
+		return nil, nil, err
 	}
-	s, live := m.live[p.SessionID]
-	resumed := live
-	interrupted := false
-	if !live {
-		var rec *store.Session
-		if p.SessionID != "" {
-			r, err := m.store.GetSession(ctx, p.SessionID)
-			switch {
-			case err == nil:
-				rec = r
-			case !errors.Is(err, store.ErrNotFound):
-				return nil, nil, err
-			}
-		}
-		if len(m.live) >= m.conf().cfg.Daemon.MaxSessions {
-			if v := m.victimLocked(); v != nil {
-				m.startClosingLocked(v)
-				return nil, v, nil
-			}
-			return nil, nil, fmt.Errorf("%w: %d live sessions (daemon.max_sessions), each running or attached; close one first", ErrLimit, len(m.live))
-		}
-		var err error
-		if rec != nil {
-			s, err = m.resumeLocked(ctx, rec)
-			resumed, interrupted = true, rec.State == store.StateInterrupted
-		} else {
-			s, err = m.createLocked(c, p)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		m.live[s.id] = s
-		source := "startup"
-		if rec != nil {
-			source = "resume"
-		}
+	m.live[s.id] = s
+	source := "startup"
+	if rec != nil {
+		source = "resume"
+	}
+	return m.attachLocked(c, s, rec != nil, rec != nil && rec.State == store.StateInterrupted, source)
+}
+
+// build loads the stored session p names, or creates it: outside m.mu,
+// its id reserved.
+func (m *Manager) build(ctx context.Context, c *Client, p protocol.SessionNewParams, fresh bool) (*Session, *store.Session, error) {
+	if fresh {
+		s, err := m.create(c, p)
+		return s, nil, err
+	}
+	rec, err := m.store.GetSession(ctx, p.SessionID)
+	switch {
+	case err == nil:
+		s, err := m.resume(ctx, rec)
+		return s, rec, err
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, nil, err
+	}
+	s, err := m.create(c, p)
+	return s, nil, err
+}
+
+// attachLocked attaches c to s and describes it (source: why a session
+// just loaded starts, for its SessionStart hooks; "" for one live
+// already).
+func (m *Manager) attachLocked(c *Client, s *Session, resumed, interrupted bool, source string) (*protocol.SessionNewResult, *Session, error) {
+	if source != "" {
 		if len(s.hooks(hook.SessionStart, "")) > 0 {
 			go s.runHooks(m.ctx, hook.SessionStart, hook.Input{Source: source})
 		}
@@ -585,11 +630,8 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
 }
 
-func (m *Manager) createLocked(c *Client, p protocol.SessionNewParams) (*Session, error) {
+func (m *Manager) create(c *Client, p protocol.SessionNewParams) (*Session, error) {
 	id := p.SessionID
-	if id == "" {
-		id = protocol.NewID("ses_", 8)
-	}
 	cwd := p.Cwd
 	if cwd == "" {
 		var err error
@@ -633,18 +675,61 @@ func (m *Manager) notLive(id string) error {
 // Prompt queues a prompt (with the images the daemon stored for it) and
 // returns a channel that yields its result.
 func (m *Manager) Prompt(c *Client, id, prompt string, images ...Image) (<-chan protocol.SessionPromptResult, error) {
+	p, err := m.Submit(c, id, Input{Text: prompt, Images: images})
+	if err != nil {
+		return nil, err
+	}
+	return p.Done, nil
+}
+
+// Input is a prompt as a client sent it: its text, the images attached
+// (files the daemon stored), and MCP resources to read into it.
+type Input struct {
+	Text      string
+	Images    []Image
+	Resources []protocol.ResourceRef
+}
+
+// Pending is a prompt the session took: Done answers when its turn ends.
+type Pending struct {
+	Done <-chan protocol.SessionPromptResult
+	s    *Session
+	j    *job
+}
+
+// Submit queues a prompt. It only checks and queues: what the prompt
+// names (an MCP server's prompt, its resources) is read when its turn
+// starts, so no client waits on a server to have its prompt taken.
+func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 	s, err := m.lookup(c, id)
 	if err != nil {
 		return nil, err
 	}
-	if prompt, err = s.expandMCPPrompt(prompt); err != nil {
-		return nil, err
-	}
-	j := &job{prompt: prompt, images: providerImages(images), client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	j := &job{prompt: in.Text, images: providerImages(in.Images), resources: in.Resources, client: c, done: make(chan protocol.SessionPromptResult, 1)}
 	if err := s.enqueue(j); err != nil {
 		return nil, err
 	}
-	return j.done, nil
+	return &Pending{Done: j.done, s: s, j: j}, nil
+}
+
+// Withdraw gives the prompt up: removed from the queue while it waits
+// (answered cancelled), its turn cancelled while (or as soon as) it
+// runs, as session/cancel would.
+func (p *Pending) Withdraw() {
+	s, j := p.s, p.j
+	s.mu.Lock()
+	if i := slices.Index(s.pending, j); i >= 0 {
+		s.pending = slices.Delete(s.pending, i, i+1)
+		s.mu.Unlock()
+		j.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
+		s.queueChanged()
+		return
+	}
+	j.withdrawn = true
+	if s.current == j && s.cancel != nil {
+		s.cancel(nil)
+	}
+	s.mu.Unlock()
 }
 
 // Image is an image attached to a prompt: a file the daemon stored.

@@ -131,10 +131,15 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	turnID := protocol.NewID("turn_", 8)
 	res.TurnID = turnID
 	s.mu.Lock()
-	s.cancel, s.turnClient = cancel, j.client
+	s.cancel, s.turnClient, s.current = cancel, j.client, j
 	s.turnID, s.steers, s.steerClosed = turnID, nil, false
 	fresh := len(s.history.Messages) == 0
+	if j.withdrawn {
+		cancel(nil) // given up before it ran: it ends at once, cancelled
+	}
 	s.mu.Unlock()
+	// What the prompt names is read now, in the turn (cancelled with it).
+	perr := s.prepare(ctx, j)
 	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
 	if fresh {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
@@ -144,7 +149,12 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	defer s.inTurn("")
 	seq := s.emit(userMessage(j.prompt, j.client, false))
 	var out agent.Outcome
-	if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
+	if perr != nil {
+		out = agent.Outcome{StopReason: agent.StopError, Err: perr}
+		if ctx.Err() != nil {
+			out = agent.Outcome{StopReason: agent.StopCancelled}
+		}
+	} else if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
 		// Refused by a hook: the model is not called.
 		out = agent.Outcome{StopReason: protocol.StopBlocked, Notice: "a UserPromptSubmit hook refused the prompt: " + v.Reason}
 	} else {
@@ -176,7 +186,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
 	}
 	s.mu.Lock()
-	s.cancel, s.turnClient = nil, nil
+	s.cancel, s.turnClient, s.current = nil, nil, nil
 	// Steers the turn took but never showed the model (it failed or was
 	// cancelled first) are not lost: they are the next turn.
 	left := s.steers

@@ -13,7 +13,7 @@ import (
 // Resuming a stored session: its transcript read and repaired (results
 // for calls a crash or a fence left open) before its first turn.
 
-func (m *Manager) resumeLocked(ctx context.Context, rec *store.Session) (*Session, error) {
+func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, error) {
 	s, err := m.newSession(rec.ID, rec.AgentAlias, rec.Mode, rec.Cwd, rec.Owner)
 	if err != nil {
 		return nil, err

@@ -376,12 +376,12 @@ func (m *Manager) RecoverRewinds(ctx context.Context) {
 			m.log.Warn("an interrupted rewind of a session that is gone", "sessionId", e.Name(), "err", err)
 			continue
 		}
-		m.mu.Lock()
-		s, err := m.resumeLocked(ctx, rec)
+		s, err := m.resume(ctx, rec)
 		if err == nil {
+			m.mu.Lock()
 			m.live[s.id] = s
+			m.mu.Unlock()
 		}
-		m.mu.Unlock()
 		if err != nil {
 			m.log.Error("an interrupted rewind's session could not be loaded", "sessionId", e.Name(), "err", err)
 			continue

@@ -85,6 +85,7 @@ type Session struct {
 	cp         *checkpoint.Store // its turns' checkpoints, once opened
 	running    bool
 	cancel     context.CancelCauseFunc
+	current    *job // the prompt whose turn runs
 	turnClient *Client
 	pending    []*job
 	approvals  map[string]*approval
@@ -128,9 +129,15 @@ type job struct {
 	id     string // q_<hex>: its place in the queue, for session/queue
 	prompt string
 	images []provider.Image
-	client *Client
-	queued time.Time
-	done   chan protocol.SessionPromptResult
+	// resources are MCP resources to read into the prompt when its turn
+	// starts (never before it is queued: the queue takes prompts at once).
+	resources []protocol.ResourceRef
+	client    *Client
+	queued    time.Time
+	done      chan protocol.SessionPromptResult
+	// withdrawn: its caller gave up on it (a cancelled request): its
+	// turn is cancelled as soon as it runs; s.mu guards it.
+	withdrawn bool
 }
 
 type approval struct {

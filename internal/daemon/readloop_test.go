@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
+	"github.com/zeroclaw/zeroclaw/internal/transport"
+)
+
+// A connection's read loop never waits on a slow call: one connection
+// sends, in one write, a session/new for a session whose id is still
+// closing (its turn's command ignores SIGTERM, so the close waits for
+// the SIGKILL), a session/prompt for that session naming an MCP prompt
+// of a server that never answers, then a status and a session/cancel of
+// another session. The status and the cancel are answered first; the
+// session/new and the prompt (which waits behind its session/new: calls
+// about one session keep their order) come after.
+func TestReadLoopNeverWaits(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh")
+	}
+	cwd := t.TempDir()
+	gate := filepath.Join(t.TempDir(), "never")
+	r := startWith(t, echoAgent+`risk = "full"
+[mcp]
+turn_wait_ms = 200
+[mcp.servers.slow]
+command = "`+mcptest.Server(t)+`"
+args = ["-start-gate", "`+gate+`"]
+`)
+	a := connect(t, r.dirs.Endpoint, "")
+	closing := result(t, a.call("session/new", `{"sessionId":"closing","cwd":`+quote(cwd)+`}`))["sessionId"].(string)
+	other := result(t, a.call("session/new", `{"sessionId":"other","keep_siblings":true}`))["sessionId"].(string)
+	// A turn whose command says when it got SIGTERM, and goes on.
+	a.send("session/prompt", prompt(closing, toolLine("shell", `{"command":"trap 'touch got-term' TERM; touch started; while :; do sleep 0.05; done"}`)))
+	waitFile(t, filepath.Join(cwd, "started"))
+	a.send("session/close", `{"sessionId":"closing"}`)
+	waitFile(t, filepath.Join(cwd, "got-term")) // the close has begun
+
+	nc, err := transport.Dial(t.Context(), r.dirs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	frames := []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`,
+		`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"sessionId":"closing","keep_siblings":true}}`,
+		`{"jsonrpc":"2.0","id":"prompt","method":"session/prompt","params":{"sessionId":"closing","prompt":"/mcp__slow__review file=a.go"}}`,
+		`{"jsonrpc":"2.0","id":"status","method":"status","params":{}}`,
+		`{"jsonrpc":"2.0","id":"cancel","method":"session/cancel","params":{"sessionId":"` + other + `"}}`,
+	}
+	if _, err := nc.Write([]byte(strings.Join(frames, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	answers := map[string]map[string]any{}
+	br := bufio.NewReader(nc)
+	for len(answers) < 5 {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("after %v: %v", order, err)
+		}
+		var m map[string]any
+		json.Unmarshal(line, &m)
+		id, ok := m["id"]
+		if !ok || m["method"] != nil {
+			continue // an event
+		}
+		key, _ := id.(string)
+		if key == "" {
+			key = "init"
+		}
+		order = append(order, key)
+		answers[key] = m
+	}
+	if got := strings.Join(order, " "); got != "init status cancel new prompt" && got != "init cancel status new prompt" {
+		t.Errorf("answered in the order %v, want status and cancel before the slow ones", order)
+	}
+	// session/cancel of another session: answered (it is not this
+	// connection's: refused, at once).
+	if answers["cancel"]["error"] == nil && answers["cancel"]["result"] == nil {
+		t.Errorf("cancel: %v", answers["cancel"])
+	}
+	if res, _ := answers["new"]["result"].(map[string]any); res == nil || res["resumed"] != true {
+		t.Errorf("session/new of the closed session: %v", answers["new"])
+	}
+	// The MCP prompt is read in the turn: the server never answered,
+	// so the turn failed, saying why.
+	res, _ := answers["prompt"]["result"].(map[string]any)
+	if res == nil || res["stopReason"] != "error" || !strings.Contains(res["error"].(map[string]any)["message"].(string), "/mcp__slow__review") {
+		t.Errorf("prompt: %v", answers["prompt"])
+	}
+}
+
+// waitFile waits for a file a command makes.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// $/cancelRequest (vscode-jsonrpc's) of a running session/prompt ends its
+// turn as session/cancel does, and the prompt answers cancelled; of a
+// queued one, removes it from the queue (answered cancelled) while the
+// running turn goes on.
+func TestCancelRequestOfAPrompt(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	lastID := func() string {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return fmt.Sprint(a.nextID)
+	}
+	running := a.send("session/prompt", prompt(sid, "/delay 50\n/chunks 100000"))
+	runningID := lastID()
+	a.until("agent_message_chunk")
+	queued := a.send("session/prompt", prompt(sid, "never run"))
+	queuedID := lastID()
+	for {
+		ev := a.until("queue_update")
+		if items, _ := ev["items"].([]any); len(items) == 1 {
+			break
+		}
+	}
+	notify := func(id string) {
+		if _, err := a.nc.Write([]byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":` + id + `}}` + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify(queuedID)
+	if res := result(t, a.wait(queued, "the queued prompt")); res["stopReason"] != "cancelled" {
+		t.Errorf("the queued prompt: %v", res)
+	}
+	notify(runningID)
+	if res := result(t, a.wait(running, "the running prompt")); res["stopReason"] != "cancelled" {
+		t.Errorf("the running prompt: %v", res)
+	}
+	if tc := a.until("turn_complete"); tc["outcome"] != "cancelled" {
+		t.Errorf("turn_complete: %v", tc)
+	}
+	for _, ev := range a.snapshot() {
+		if ev["type"] == "user_message" && ev["text"] == "never run" {
+			t.Error("the withdrawn prompt ran")
+		}
+	}
+}
