@@ -6,8 +6,9 @@ import (
 	"os"
 
 	"github.com/zeroclaw/zeroclaw/internal/cli"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 )
 
 func main() {
-	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.OSEnv()))
+	os.Exit(cli.Main(context.Background(), os.Args[1:], console.OS()))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/acp"
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -40,28 +41,28 @@ when none answers); sessions outlive the editor.`}
 	// An unknown word: the error envelope of the seed under json.
 	jsonOut := fs.String("output-format", "text", "text or json (of errors)")
 	fs.MarkHidden("output-format")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		if len(args) > 0 {
 			msg := fmt.Sprintf("unknown acp subcommand %q (try: zeroclaw acp, zeroclaw acp status)", args[0])
 			if *jsonOut == "json" {
 				b, _ := json.Marshal(map[string]any{"type": "error", "kind": "unsupported_acp_invocation", "exit_code": 1, "message": msg})
 				fmt.Fprintln(env.Stderr, string(b))
-				return exitf(1, "")
+				return console.Exitf(1, "")
 			}
-			return exitf(1, "%s", msg)
+			return console.Exitf(1, "%s", msg)
 		}
 		return runACP(ctx, env, g.configDir, *agentAlias, *noStart)
 	})
 	st := &cobra.Command{Use: "status", Short: "say whether and how ACP is served", Args: noArgs}
 	format := st.Flags().String("output-format", "text", "text or json")
-	st.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	st.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		return runACPStatus(env, g.configDir, *format)
 	})
 	c.AddCommand(st)
 	return c
 }
 
-func runACP(ctx context.Context, env Env, configDir, agentAliasValue string, noStartValue bool) error {
+func runACP(ctx context.Context, env console.Env, configDir, agentAliasValue string, noStartValue bool) error {
 	agentAlias, noStart := &agentAliasValue, &noStartValue
 	log := newLogger(env.Stderr, env.Getenv)
 	dial := func(ctx context.Context, h jsonrpc.Handler, caps *protocol.ClientCapabilities, editor string) (*client.Client, error) {
@@ -78,7 +79,7 @@ func runACP(ctx context.Context, env Env, configDir, agentAliasValue string, noS
 	return nil
 }
 
-func runACPStatus(env Env, configDir, formatValue string) error {
+func runACPStatus(env console.Env, configDir, formatValue string) error {
 	format := &formatValue
 	if err := outputFormat(*format); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
@@ -18,7 +19,7 @@ import (
 type acpCall func(method string, params any) (map[string]any, []map[string]any)
 
 // startACP runs zeroclaw acp as an editor does: a process on stdio.
-func startACP(t *testing.T, env Env) acpCall {
+func startACP(t *testing.T, env console.Env) acpCall {
 	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "acp")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/talk"
 )
 
@@ -24,12 +25,12 @@ approvals with the command or diff shown. With stdin not a terminal it reads one
 	cwd := fs.String("cwd", "", "working directory of new sessions (default: the current one)")
 	approve := fs.String("approve", "ask", "approvals: ask, all, none")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		if err := approveMode(*approve); err != nil {
 			return err
 		}
 		if *cont && *sessionID != "" {
-			return exitf(2, "--continue and --session exclude each other")
+			return console.Exitf(2, "--continue and --session exclude each other")
 		}
 		dir, err := absDir(*cwd)
 		if err != nil {

@@ -6,12 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/console"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 
 	"github.com/spf13/cobra"
 
@@ -28,22 +29,9 @@ var Version = "0.1.0-dev"
 // any command runs: -ldflags has set Version by then).
 func init() { talk.Version = Version }
 
-// Env is what a command may touch: its streams and environment.
-type Env = talk.Env
-
-// OSEnv returns the process's real streams and environment.
-func OSEnv() Env {
-	return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Environ: os.Environ()}
-}
-
-// exitError carries an exit code out of a command.
-type exitError = talk.ExitError
-
-func exitf(code int, format string, args ...any) error { return talk.Exitf(code, format, args...) }
-
 // globals are the flags every command takes, and the command's Env.
 type globals struct {
-	env       Env
+	env       console.Env
 	configDir string
 	// ran is set once a command's own code starts: an error before it is
 	// a usage error (exit 2), after it the command's.
@@ -84,7 +72,7 @@ to it from the terminal, editors (ACP), browsers (the gateway) and scripts.`,
 
 // run adapts a command body to cobra: it marks the start of the
 // command's own code (errors before are usage errors).
-func run(g *globals, f func(ctx context.Context, env Env, args []string) error) func(*cobra.Command, []string) error {
+func run(g *globals, f func(ctx context.Context, env console.Env, args []string) error) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
 		g.ran = true
 		return f(c.Context(), g.env, args)
@@ -104,7 +92,7 @@ func usageErr(c *cobra.Command, format string, args ...any) error {
 }
 
 // Main runs the command line and returns the process exit code.
-func Main(ctx context.Context, args []string, env Env) int {
+func Main(ctx context.Context, args []string, env console.Env) int {
 	if len(args) > 0 && args[0] == sandbox.ShimArg {
 		sandbox.Main(append([]string{"zeroclaw"}, args...)) // the sandbox's shim: never returns
 	}
@@ -123,7 +111,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		name = c.CommandPath()
 	}
 	var ue *usageError
-	var ee *exitError
+	var ee *console.ExitError
 	switch {
 	case errors.As(err, &ue):
 		if ue.cmd != nil {
@@ -148,19 +136,14 @@ func Main(ctx context.Context, args []string, env Env) int {
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", name, humanError(err))
+	fmt.Fprintf(env.Stderr, "%s: %s\n", name, console.HumanError(err))
 	return 1
 }
 
-// humanError is err for a person (talk.HumanError).
-func humanError(err error) string { return talk.HumanError(err) }
-
 // connect dials the daemon, starting one unless noStart.
-func connect(ctx context.Context, env Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
+func connect(ctx context.Context, env console.Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
 	return talk.Connect(ctx, env, configDir, noStart, o)
 }
-
-func isTerminal(x any) bool { return talk.IsTerminal(x) }
 
 // noArgs refuses positional arguments with a usage error.
 func noArgs(c *cobra.Command, args []string) error {
@@ -208,7 +191,7 @@ func outputFormat(s string) error {
 	case "text", "json":
 		return nil
 	}
-	return exitf(2, "--output-format %q: must be text or json", s)
+	return console.Exitf(2, "--output-format %q: must be text or json", s)
 }
 
 func newLogger(w io.Writer, getenv func(string) string) *slog.Logger {
@@ -219,13 +202,13 @@ func newLogger(w io.Writer, getenv func(string) string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-func resolve(env Env, configDir string) (config.Dirs, error) {
+func resolve(env console.Env, configDir string) (config.Dirs, error) {
 	return config.ResolveDirs(configDir, env.Getenv)
 }
 
 func schemaCmd(g *globals) *cobra.Command {
 	return &cobra.Command{Use: "schema", Short: "print the protocol's JSON Schema (docs/protocol.schema.json), to generate clients from", Args: noArgs,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			b, err := rpc.Schema()
 			if err != nil {
 				return err
@@ -237,7 +220,7 @@ func schemaCmd(g *globals) *cobra.Command {
 
 func versionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{Use: "version", Short: "print the version", Args: noArgs,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "zeroclaw %s\n", Version)
 			return nil
 		})}

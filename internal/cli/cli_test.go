@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
@@ -22,17 +23,17 @@ import (
 // set it runs the command line, so tests start real daemon processes.
 func TestMain(m *testing.M) {
 	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
-		os.Exit(Main(context.Background(), os.Args[1:], OSEnv()))
+		os.Exit(Main(context.Background(), os.Args[1:], console.OS()))
 	}
 	os.Exit(m.Run())
 }
 
-func testEnv(t *testing.T, stdin string) (Env, *bytes.Buffer, *bytes.Buffer, string) {
+func testEnv(t *testing.T, stdin string) (console.Env, *bytes.Buffer, *bytes.Buffer, string) {
 	dir := filepath.Join(testdir.New(t), "cfg")
 	vars := map[string]string{"ZEROCLAW_CONFIG_DIR": dir}
 	var out, errb bytes.Buffer
 	environ := append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir, "ZEROCLAW_TEST_MAIN=1")
-	return Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+	return console.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string { return vars[k] }, Environ: environ}, &out, &errb, dir
 }
 
@@ -53,7 +54,7 @@ func hermetic(environ []string) []string {
 }
 
 // startDaemon runs `zeroclaw daemon` as a real process.
-func startDaemon(t *testing.T, env Env, args ...string) (*exec.Cmd, *lockedBuffer) {
+func startDaemon(t *testing.T, env console.Env, args ...string) (*exec.Cmd, *lockedBuffer) {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, append([]string{"daemon"}, args...)...)
 	cmd.Env = env.Environ

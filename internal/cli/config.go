@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"os"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/console"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +25,7 @@ func configCmd(g *globals) *cobra.Command {
 error naming the file, line and key (exit 1); mistakes the config runs with
 are warnings. It then prints the effective config, each value followed by
 where it came from. API keys are named by their variable, never shown.`,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, err := resolve(env, g.configDir)
 			if err != nil {
 				return err
@@ -41,7 +43,7 @@ where it came from. API keys are named by their variable, never shown.`,
 			return nil
 		})}
 	path := &cobra.Command{Use: "path", Short: "print the path of config.toml (whether or not it exists)", Args: noArgs,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, err := resolve(env, g.configDir)
 			if err != nil {
 				return err
@@ -63,7 +65,7 @@ Sessions stay; new sessions and the next turn of every session use the new
 config. A bad file is refused with its error and the old config stays.
 The gateway and daemon.max_frame_bytes change only at the next start.`}
 	format := c.Flags().String("output-format", "text", "text or json")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		if err := outputFormat(*format); err != nil {
 			return err
 		}
@@ -75,7 +77,7 @@ The gateway and daemon.max_frame_bytes change only at the next start.`}
 		defer cancel()
 		cl, err := client.Dial(ctx, dirs.Endpoint, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-daemon-reload", Version: Version}})
 		if errors.Is(err, client.ErrNoDaemon) {
-			return exitf(1, "no daemon is running at %s (the next one reads the config when it starts)", dirs.Endpoint)
+			return console.Exitf(1, "no daemon is running at %s (the next one reads the config when it starts)", dirs.Endpoint)
 		}
 		if err != nil {
 			return err

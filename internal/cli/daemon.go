@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
 )
 
@@ -22,19 +23,19 @@ Clients start one in the background when none answers (logging to
 	var gw gatewayFlag
 	fs.Var(&gw, "gateway", "also serve the HTTP/WebSocket gateway, on ADDR if given (default [gateway] listen, 127.0.0.1:42617)")
 	fs.Lookup("gateway").NoOptDefVal = "true"
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		return runDaemon(ctx, env, g.configDir, *ephemeral, gw, args)
 	})
 	c.AddCommand(daemonStopCmd(g, "stop"), daemonStopCmd(g, "restart"), daemonReloadCmd(g), daemonLogsCmd(g))
 	return c
 }
 
-func runDaemon(ctx context.Context, env Env, configDir string, ephemeral bool, gw gatewayFlag, args []string) error {
+func runDaemon(ctx context.Context, env console.Env, configDir string, ephemeral bool, gw gatewayFlag, args []string) error {
 	// --gateway ADDR (a space, not =): the address is left as the one
 	// positional argument.
 	if len(args) > 0 {
 		if !gw.set || gw.addr != "" || len(args) > 1 {
-			return exitf(2, "unexpected argument %q", args[0])
+			return console.Exitf(2, "unexpected argument %q", args[0])
 		}
 		gw.addr = args[0]
 	}

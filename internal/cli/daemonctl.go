@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
@@ -31,12 +32,12 @@ func daemonStopCmd(g *globals, verb string) *cobra.Command {
 		short = "stop the running daemon and start it again as it was (in the background)"
 	}
 	return &cobra.Command{Use: verb, Short: short, Args: noArgs,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			return runDaemonStop(ctx, env, g.configDir, verb)
 		})}
 }
 
-func runDaemonStop(ctx context.Context, env Env, configDir, verb string) error {
+func runDaemonStop(ctx context.Context, env console.Env, configDir, verb string) error {
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return err
@@ -46,7 +47,7 @@ func runDaemonStop(ctx context.Context, env Env, configDir, verb string) error {
 	opts := client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-daemon-" + verb, Version: Version}}
 	c, err := client.Dial(ctx, dirs.Endpoint, opts)
 	if errors.Is(err, client.ErrNoDaemon) && verb == "stop" {
-		return exitf(1, "no daemon is running at %s", dirs.Endpoint)
+		return console.Exitf(1, "no daemon is running at %s", dirs.Endpoint)
 	}
 	var was *protocol.StatusResult
 	if err == nil {
@@ -99,13 +100,13 @@ func daemonLogsCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "logs", Short: "print the end of the background daemon's log", Args: noArgs}
 	lines := c.Flags().IntP("lines", "n", 50, "how many lines of the end to print")
 	follow := c.Flags().BoolP("follow", "f", false, "keep printing what is written")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		return runDaemonLogs(ctx, env, g.configDir, *lines, *follow)
 	})
 	return c
 }
 
-func runDaemonLogs(ctx context.Context, env Env, configDir string, linesValue int, followValue bool) error {
+func runDaemonLogs(ctx context.Context, env console.Env, configDir string, linesValue int, followValue bool) error {
 	lines, follow := &linesValue, &followValue
 	dirs, err := resolve(env, configDir)
 	if err != nil {
@@ -114,7 +115,7 @@ func runDaemonLogs(ctx context.Context, env Env, configDir string, linesValue in
 	path := filepath.Join(dirs.DataDir, "daemon.log")
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return exitf(1, "no log at %s: a daemon started in the foreground logs to its terminal", path)
+		return console.Exitf(1, "no log at %s: a daemon started in the foreground logs to its terminal", path)
 	}
 	if err != nil {
 		return err

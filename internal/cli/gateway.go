@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -23,7 +24,7 @@ func gatewayCmd(g *globals) *cobra.Command {
 	sub := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
 		verb, _, _ := strings.Cut(use, " ")
 		return &cobra.Command{Use: use, Short: short, Args: args,
-			RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 				id := ""
 				if len(args) > 0 {
 					id = args[0]
@@ -39,7 +40,7 @@ func gatewayCmd(g *globals) *cobra.Command {
 	return c
 }
 
-func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue string) error {
+func runGateway(ctx context.Context, env console.Env, configDir, sub, id, formatValue string) error {
 	format := &formatValue
 	if err := outputFormat(*format); err != nil {
 		return err
@@ -113,7 +114,7 @@ func runGateway(ctx context.Context, env Env, configDir, sub, id, formatValue st
 			return nil
 		}
 		if !r.Revoked {
-			return exitf(1, "no token %s (see zeroclaw gateway tokens)", id)
+			return console.Exitf(1, "no token %s (see zeroclaw gateway tokens)", id)
 		}
 		fmt.Fprintf(w, "revoked %s; its open connections were closed\n", id)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 )
 
@@ -20,7 +21,7 @@ func mcpCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "mcp", Short: "log in to (and out of) remote MCP servers that want an OAuth login", Args: noArgs}
 	var noBrowser bool
 	var timeout time.Duration
-	server := func(env Env, name string) (config.Dirs, config.MCPServer, error) {
+	server := func(env console.Env, name string) (config.Dirs, config.MCPServer, error) {
 		dirs, err := resolve(env, g.configDir)
 		if err != nil {
 			return dirs, config.MCPServer{}, err
@@ -47,7 +48,7 @@ browser to come back to a port on 127.0.0.1, checks the login by listing
 the server's tools, and keeps the tokens in the data dir (mcp-logins/,
 readable by you only). The daemon uses them at once (a server that was
 waiting for a login starts again) and renews them as they expire.`,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, s, err := server(env, args[0])
 			if err != nil {
 				return err
@@ -79,7 +80,7 @@ waiting for a login starts again) and renews them as they expire.`,
 	login.Flags().BoolVar(&noBrowser, "no-browser", false, "only print the address to log in at")
 	login.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the login")
 	logout := &cobra.Command{Use: "logout NAME", Short: "forget a server's login (its tokens in the data dir)", Args: exactArgs(1, "the server's name in config.toml"),
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, err := resolve(env, g.configDir)
 			if err != nil {
 				return err

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )

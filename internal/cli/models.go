@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -20,13 +21,13 @@ func modelsCmd(g *globals) *cobra.Command {
 	agentAlias := fs.String("agent", "default", "agent alias from the config")
 	format := fs.String("output-format", "text", "text or json")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		configDir := g.configDir
 		if err := outputFormat(*format); err != nil {
 			return err
 		}
 		if len(args) > 0 {
-			return exitf(2, "unexpected argument %q", args[0])
+			return console.Exitf(2, "unexpected argument %q", args[0])
 		}
 		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()

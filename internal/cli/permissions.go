@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -21,7 +22,7 @@ func permissionsCmd(g *globals) *cobra.Command {
 	pf := c.PersistentFlags()
 	pf.StringVar(&format, "output-format", "text", "text or json")
 	pf.BoolVar(&noStart, "no-start", false, "do not start a daemon when none is running")
-	call := func(ctx context.Context, env Env, method string, params, result any) error {
+	call := func(ctx context.Context, env console.Env, method string, params, result any) error {
 		if err := outputFormat(format); err != nil {
 			return err
 		}
@@ -35,7 +36,7 @@ func permissionsCmd(g *globals) *cobra.Command {
 		return c.Call(ctx, method, params, result)
 	}
 	list := &cobra.Command{Use: "list", Short: "list the rules in force (for --cwd: the config's and those stored for its project; else all)", Args: noArgs,
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dir, err := absDir(cwd)
 			if err != nil {
 				return err
@@ -63,7 +64,7 @@ func permissionsCmd(g *globals) *cobra.Command {
 		})}
 	list.Flags().StringVar(&cwd, "cwd", "", "the directory whose rules to list")
 	revoke := &cobra.Command{Use: "revoke ID", Short: "remove a stored answer (zeroclaw permissions list shows the ids)", Args: exactArgs(1, "one rule id"),
-		RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			var res protocol.PermissionsRevokeResult
 			if err := call(ctx, env, protocol.MethodPermissionsRevoke, protocol.PermissionsRevokeParams{ID: args[0]}, &res); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/talk"
 )
 
@@ -29,12 +30,12 @@ reached, 130 cancelled.`,
 	format := fs.String("output-format", "text", "text, json or ndjson")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
 	model := fs.String("model", "", "the model for this session (kept with it; see zeroclaw models)")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		configDir := g.configDir
 		switch *format {
 		case "text", "json", "ndjson":
 		default:
-			return exitf(2, "--output-format %q: must be text, json or ndjson", *format)
+			return console.Exitf(2, "--output-format %q: must be text, json or ndjson", *format)
 		}
 		if err := approveMode(*approve); err != nil {
 			return err
@@ -42,8 +43,8 @@ reached, 130 cancelled.`,
 		// The words are the prompt; none, with stdin not a terminal, reads it.
 		text := strings.Join(args, " ")
 		if len(args) == 0 {
-			if isTerminal(env.Stdin) {
-				return exitf(2, "no prompt: give it as words, with - to read stdin, or pipe it in")
+			if console.IsTerminal(env.Stdin) {
+				return console.Exitf(2, "no prompt: give it as words, with - to read stdin, or pipe it in")
 			}
 			text = "-"
 		}
@@ -69,5 +70,5 @@ func approveMode(s string) error {
 	case "ask", "all", "none":
 		return nil
 	}
-	return exitf(2, "--approve %q: must be ask, all or none", s)
+	return console.Exitf(2, "--approve %q: must be ask, all or none", s)
 }

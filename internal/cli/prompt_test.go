@@ -11,13 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // runCLI runs one command in-process with stdin and returns exit code,
 // stdout and stderr.
-func runCLI(t *testing.T, env Env, stdin string, args ...string) (int, string, string) {
+func runCLI(t *testing.T, env console.Env, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	env2, out, errb, _ := testEnv(t, stdin)
 	env2.Getenv, env2.Environ = env.Getenv, env.Environ

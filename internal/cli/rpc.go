@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
 
@@ -20,7 +21,7 @@ func rpcCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "rpc", Short: "send NDJSON from stdin to the daemon and print every frame it sends", Args: noArgs}
 	fs := c.Flags()
 	noInit := fs.Bool("no-init", false, "do not send initialize first")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		configDir := g.configDir
 		dirs, err := resolve(env, configDir)
 		if err != nil {

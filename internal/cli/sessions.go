@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/talk"
 )
@@ -31,7 +32,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	sub := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
 		verb, _, _ := strings.Cut(use, " ")
 		return &cobra.Command{Use: use, Short: short, Args: args,
-			RunE: run(g, func(ctx context.Context, env Env, args []string) error {
+			RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 				return runSessions(ctx, env, g.configDir, o, verb, args)
 			})}
 	}
@@ -55,7 +56,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		rewind, fork, export,
 	)
 	// sessions alone lists.
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		return runSessions(ctx, env, g.configDir, o, "list", args)
 	})
 	return c
@@ -73,7 +74,7 @@ type sessionsOptions struct {
 	exportFormat, out string
 }
 
-func runSessions(ctx context.Context, env Env, configDir string, o sessionsOptions, verb string, args []string) error {
+func runSessions(ctx context.Context, env console.Env, configDir string, o sessionsOptions, verb string, args []string) error {
 	format, noStart := &o.format, &o.noStart
 	if err := outputFormat(*format); err != nil {
 		return err
@@ -192,13 +193,13 @@ func costOf(u *protocol.Usage) string {
 
 // runCheckpoints serves sessions checkpoints, diff and rewind: on the
 // session, attached.
-func runCheckpoints(ctx context.Context, env Env, c *client.Client, o sessionsOptions, verb string, args []string) error {
+func runCheckpoints(ctx context.Context, env console.Env, c *client.Client, o sessionsOptions, verb string, args []string) error {
 	id := args[0]
 	turn := 0
 	if len(args) > 1 {
 		n, err := strconv.Atoi(args[1])
 		if err != nil || n < 1 {
-			return exitf(2, "%q is not a turn number (from 1: zeroclaw sessions checkpoints %s lists them)", args[1], id)
+			return console.Exitf(2, "%q is not a turn number (from 1: zeroclaw sessions checkpoints %s lists them)", args[1], id)
 		}
 		turn = n
 	}
@@ -244,7 +245,7 @@ func runCheckpoints(ctx context.Context, env Env, c *client.Client, o sessionsOp
 		fmt.Fprint(env.Stdout, res.Diff)
 	case "rewind":
 		if turn == 0 && !o.undo {
-			return exitf(2, "give the turn to rewind to (zeroclaw sessions checkpoints %s lists them), or --undo", id)
+			return console.Exitf(2, "give the turn to rewind to (zeroclaw sessions checkpoints %s lists them), or --undo", id)
 		}
 		p := protocol.SessionRewindParams{SessionID: id, Turn: turn, Force: o.force, Undo: o.undo}
 		no := false

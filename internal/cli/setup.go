@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 )
 
 func setupCmd(g *globals) *cobra.Command {
@@ -25,7 +26,7 @@ else http://127.0.0.1:11434) and offers its models, or asks for a provider
 and the environment variable that holds its API key (the key itself is
 never written), then writes config.toml and checks it.`}
 	force := c.Flags().Bool("force", false, "replace an existing config.toml without asking")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		dirs, err := resolve(env, g.configDir)
 		if err != nil {
 			return err
@@ -37,7 +38,7 @@ never written), then writes config.toml and checks it.`}
 }
 
 type setup struct {
-	env Env
+	env console.Env
 	in  *bufio.Reader
 }
 
@@ -51,7 +52,7 @@ func (s *setup) ask(question, def string) string {
 	}
 	line, _ := s.in.ReadString('\n') // the end of input is an empty answer
 	line = strings.TrimSpace(line)
-	if !isTerminal(s.env.Stdin) {
+	if !console.IsTerminal(s.env.Stdin) {
 		fmt.Fprintln(s.env.Stderr, line) // show the piped answer
 	}
 	if line == "" {
@@ -130,7 +131,7 @@ func (s *setup) run(ctx context.Context, path string, force bool) error {
 				}
 				fmt.Fprintln(w, "it must start with http:// or https://")
 				if _, err := s.in.Peek(1); err != nil {
-					return exitf(1, "no base URL given; nothing written")
+					return console.Exitf(1, "no base URL given; nothing written")
 				}
 			}
 			body = s.keyed("local", "openai", base, "", "")

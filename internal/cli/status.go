@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -18,7 +19,7 @@ func statusCmd(g *globals) *cobra.Command {
 	fs := c.Flags()
 	format := fs.String("output-format", "text", "text or json")
 	start := fs.Bool("start", false, "start an ephemeral daemon when none is running")
-	c.RunE = run(g, func(ctx context.Context, env Env, args []string) error {
+	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		configDir := g.configDir
 		if err := outputFormat(*format); err != nil {
 			return err

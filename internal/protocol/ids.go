@@ -25,3 +25,19 @@ func CompactJSON(raw json.RawMessage) []byte {
 	}
 	return b.Bytes()
 }
+
+// ValidID reports whether s is a valid client or session id:
+// 1-128 characters of [A-Za-z0-9._-].
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
@@ -37,6 +38,7 @@ type Server struct {
 	live     atomic.Pointer[config.Config]
 	agents   atomic.Pointer[agentList] // status's agents, for the config they were made from
 	sessions *session.Manager
+	archive  *archive.Archive // the stored sessions (list, history, export, fork)
 	uploads  *attach.Store
 
 	initTimeout, stallTimeout time.Duration
@@ -88,7 +90,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions,
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, archive: o.Sessions.Archive(),
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 
@@ -234,7 +236,7 @@ func (b *binding) initialize(_ context.Context, p *protocol.InitializeParams) (*
 		return nil, errVersion(*p.ProtocolVersion)
 	}
 	id := p.ClientID
-	if id != "" && !session.ValidID(id) {
+	if id != "" && !protocol.ValidID(id) {
 		return nil, &protocol.ParamsError{Field: "clientId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
 	}
 	b.mu.Lock()

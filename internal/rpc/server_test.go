@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 
 	"go.uber.org/goleak"
 )

@@ -171,7 +171,7 @@ func (b *binding) sessionApprove(_ context.Context, p *protocol.SessionApprovePa
 
 // sessionList serves session/list.
 func (b *binding) sessionList(ctx context.Context, p *protocol.SessionListParams) (*protocol.SessionListResult, error) {
-	return b.srv.sessions.List(ctx, *p)
+	return b.srv.archive.List(ctx, *p)
 }
 
 // sessionConfigure serves session/configure.
@@ -202,7 +202,7 @@ func (b *binding) sessionWatch(context.Context, *noParams) (*protocol.SessionWat
 
 // sessionGet serves session/get.
 func (b *binding) sessionGet(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionInfo, error) {
-	return b.srv.sessions.Get(ctx, p.SessionID)
+	return b.srv.archive.Get(ctx, p.SessionID)
 }
 
 // fileAttach serves file/attach.
@@ -228,12 +228,12 @@ func (b *binding) fileUpload(_ context.Context, p *protocol.FileUploadParams) (*
 
 // sessionHistory serves session/history.
 func (b *binding) sessionHistory(ctx context.Context, p *protocol.SessionHistoryParams) (*protocol.SessionHistoryResult, error) {
-	return b.srv.sessions.History(ctx, *p, b.conn.PeerMaxFrame())
+	return b.srv.archive.History(ctx, *p, b.conn.PeerMaxFrame())
 }
 
 // sessionEvent serves session/event.
 func (b *binding) sessionEvent(ctx context.Context, p *protocol.SessionEventParams) (*protocol.SessionEventResult, error) {
-	return b.srv.sessions.Event(ctx, *p, b.conn.PeerMaxFrame())
+	return b.srv.archive.Event(ctx, *p, b.conn.PeerMaxFrame())
 }
 
 // maxUploads bounds the uploads one connection may have open at once.
@@ -315,12 +315,12 @@ func (b *binding) sessionDiff(ctx context.Context, p *protocol.SessionDiffParams
 
 // sessionFork serves session/fork.
 func (b *binding) sessionFork(ctx context.Context, p *protocol.SessionForkParams) (*protocol.SessionForkResult, error) {
-	return b.srv.sessions.Fork(ctx, b.client, *p)
+	return b.srv.archive.Fork(ctx, b.client.ID(), *p)
 }
 
 // sessionExport serves session/export.
 func (b *binding) sessionExport(ctx context.Context, p *protocol.SessionExportParams) (*protocol.SessionExportResult, error) {
-	return b.srv.sessions.Export(ctx, *p)
+	return b.srv.archive.Export(ctx, *p)
 }
 
 // permissionsList serves permissions/list.

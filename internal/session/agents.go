@@ -197,7 +197,7 @@ func (m *Manager) readResource(ctx context.Context, s *Session, server, uri stri
 func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mcp == nil && !s.closing {
+	if s.mcp == nil && !s.t.shutting() {
 		l := s.m.conf()
 		// Its servers' root is the session's directory (roots/list).
 		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id)).WithRoot(s.cwd).WithLogins(s.m.logins).

@@ -3,9 +3,10 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"strconv"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/permission"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -17,10 +18,7 @@ import (
 // approve answers a pending approval; false when it is unknown or
 // already answered.
 func (s *Session) approve(requestID, decision, reason string, by *Client) bool {
-	s.mu.Lock()
-	a, ok := s.approvals[requestID]
-	delete(s.approvals, requestID)
-	s.mu.Unlock()
+	a, ok := s.t.answer(requestID)
 	if ok {
 		a.ch <- answer{decision: decision, reason: reason, by: by}
 	}
@@ -87,11 +85,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		return d
 	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
-	s.mu.Lock()
 	id := protocol.NewID("apr_", 6)
 	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}
-	s.approvals[id] = a
-	s.mu.Unlock()
+	s.t.ask(id, a)
 
 	secs := s.m.conf().cfg.Daemon.ApprovalTimeoutSecs
 	input := req.Input
@@ -159,11 +155,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 // withdraw removes a pending approval unless a client answered first, in
 // which case that answer wins.
 func (s *Session) withdraw(id string, a *approval, def answer, by string) (answer, string) {
-	s.mu.Lock()
-	_, pending := s.approvals[id]
-	delete(s.approvals, id)
-	s.mu.Unlock()
-	if pending {
+	if _, pending := s.t.answer(id); pending {
 		return def, by
 	}
 	return <-a.ch, "client"

@@ -93,11 +93,7 @@ func (s *Session) fail(err error) {
 	s.cmu.Unlock()
 	if first {
 		s.m.log.Error("session write failed: its turn ends", "sessionId", s.id, "err", err)
-		s.mu.Lock()
-		if s.cancel != nil {
-			s.cancel(err)
-		}
-		s.mu.Unlock()
+		s.t.cancelTurn(err)
 	}
 }
 

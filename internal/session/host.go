@@ -78,9 +78,7 @@ func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
 // Elicitor implements agent.Host: questions go to the client that sent
 // the prompt, if it advertised elicitation.
 func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) {
-	s.mu.Lock()
-	c := s.turnClient
-	s.mu.Unlock()
+	c := s.t.turnClient()
 	if c == nil || !c.elicits() {
 		return nil
 	}
@@ -115,9 +113,7 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 // the writes as diffs and reads its unsaved buffers). Like a question,
 // a request waits for the events before it (its tool_call).
 func (s *Session) ClientFS() *tool.ClientFS {
-	s.mu.Lock()
-	c := s.turnClient
-	s.mu.Unlock()
+	c := s.t.turnClient()
 	if c == nil {
 		return nil
 	}
@@ -151,9 +147,7 @@ func (s *Session) ClientFS() *tool.ClientFS {
 // terminal of the client that sent the prompt, if it said it would; a
 // cancelled turn tells it to stop the command (terminal/cancel).
 func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
-	s.mu.Lock()
-	c := s.turnClient
-	s.mu.Unlock()
+	c := s.t.turnClient()
 	if c == nil || !c.runs() {
 		return nil
 	}

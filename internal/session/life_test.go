@@ -178,7 +178,7 @@ func TestSessionsListedRenamedWatchedConfiguredDeleted(t *testing.T) {
 	if r := h.prompt(t, cl, "one", "# first **prompt**"); r.StopReason != protocol.StopEndTurn {
 		t.Fatalf("prompt: %+v", r)
 	}
-	info, err := h.m.Get(ctx, "one")
+	info, err := h.m.Archive().Get(ctx, "one")
 	if err != nil || info.Title != "first prompt" || info.LastSeq == 0 || !info.Live {
 		t.Fatalf("get: %+v %v", info, err)
 	}
@@ -197,28 +197,28 @@ func TestSessionsListedRenamedWatchedConfiguredDeleted(t *testing.T) {
 	if _, err := h.m.Prompt(cl, "one", "hi"); !errors.Is(err, ErrForbidden) && !errors.Is(err, ErrNotFound) {
 		t.Errorf("prompting a closed sibling: %v", err)
 	}
-	list, err := h.m.List(ctx, protocol.SessionListParams{})
+	list, err := h.m.Archive().List(ctx, protocol.SessionListParams{})
 	if err != nil || len(list.Sessions) != 2 || *list.Total != 2 {
 		t.Fatalf("list: %+v %v", list, err)
 	}
-	if found, _ := h.m.List(ctx, protocol.SessionListParams{Query: "ZEBRA"}); len(found.Sessions) != 1 || found.Sessions[0].SessionID != "one" {
+	if found, _ := h.m.Archive().List(ctx, protocol.SessionListParams{Query: "ZEBRA"}); len(found.Sessions) != 1 || found.Sessions[0].SessionID != "one" {
 		t.Errorf("query: %+v", found)
 	}
-	page, err := h.m.List(ctx, protocol.SessionListParams{Limit: 1})
+	page, err := h.m.Archive().List(ctx, protocol.SessionListParams{Limit: 1})
 	if err != nil || page.NextCursor == nil {
 		t.Fatalf("a page of one: %+v %v", page, err)
 	}
-	if next, err := h.m.List(ctx, protocol.SessionListParams{Limit: 1, Cursor: *page.NextCursor}); err != nil || len(next.Sessions) != 1 || next.Sessions[0].SessionID == page.Sessions[0].SessionID {
+	if next, err := h.m.Archive().List(ctx, protocol.SessionListParams{Limit: 1, Cursor: *page.NextCursor}); err != nil || len(next.Sessions) != 1 || next.Sessions[0].SessionID == page.Sessions[0].SessionID {
 		t.Errorf("the next page: %+v %v", next, err)
 	}
-	if _, err := h.m.List(ctx, protocol.SessionListParams{Cursor: "bogus"}); err == nil {
+	if _, err := h.m.Archive().List(ctx, protocol.SessionListParams{Cursor: "bogus"}); err == nil {
 		t.Error("a bogus cursor was taken")
 	}
-	hist, err := h.m.History(ctx, protocol.SessionHistoryParams{SessionID: "one", Limit: 2}, 1<<20)
+	hist, err := h.m.Archive().History(ctx, protocol.SessionHistoryParams{SessionID: "one", Limit: 2}, 1<<20)
 	if err != nil || len(hist.Events) != 2 || !hist.More {
 		t.Errorf("history: %+v %v", hist, err)
 	}
-	if ev, err := h.m.Event(ctx, protocol.SessionEventParams{SessionID: "one", Seq: 1}, 1<<20); err != nil || ev.TotalBytes == 0 || ev.More {
+	if ev, err := h.m.Archive().Event(ctx, protocol.SessionEventParams{SessionID: "one", Seq: 1}, 1<<20); err != nil || ev.TotalBytes == 0 || ev.More {
 		t.Errorf("event: %+v %v", ev, err)
 	}
 	model, risk := "echo", "readonly"
@@ -240,7 +240,7 @@ func TestSessionsListedRenamedWatchedConfiguredDeleted(t *testing.T) {
 	if err := h.m.Delete(ctx, "one"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.m.Get(ctx, "one"); !errors.Is(err, ErrNotFound) {
+	if _, err := h.m.Archive().Get(ctx, "one"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("get after delete: %v", err)
 	}
 	if err := h.m.Delete(ctx, "one"); !errors.Is(err, ErrNotFound) {

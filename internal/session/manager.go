@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/hook"
-	"github.com/zeroclaw/zeroclaw/internal/permission"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,7 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/archive"
+	"github.com/zeroclaw/zeroclaw/internal/hook"
+	"github.com/zeroclaw/zeroclaw/internal/permission"
+
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
@@ -35,7 +36,7 @@ import (
 
 // Errors the methods return; the wire layer maps them to codes.
 var (
-	ErrNotFound  = errors.New("session not found")
+	ErrNotFound  = archive.ErrNotFound
 	ErrLimit     = errors.New("session limit reached")
 	ErrBusy      = errors.New("session busy")
 	ErrForbidden = errors.New("not attached to this session")
@@ -59,6 +60,7 @@ type Manager struct {
 	// channel closes when the old session can write nothing more. No id
 	// is loaded again before then: one live session per id, always.
 	closing map[string]chan struct{}
+	arch    *archive.Archive // the stored sessions, read without a live one
 	// opening holds the ids being loaded or created (outside mu); their
 	// channel closes when the session is live (or failed to be).
 	opening map[string]chan struct{}
@@ -195,6 +197,7 @@ func NewManager(o Options) (*Manager, error) {
 	if m.now == nil {
 		m.now = time.Now
 	}
+	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: m.changed, Log: log}
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
 	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).
@@ -278,11 +281,9 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	var waits []chan struct{}
 	for _, s := range m.live {
-		s.mu.Lock()
-		if s.running && s.turnDone != nil {
-			waits = append(waits, s.turnDone)
+		if running, done := s.t.state(); running && done != nil {
+			waits = append(waits, done)
 		}
-		s.mu.Unlock()
 	}
 	m.mu.Unlock()
 	for _, w := range waits {
@@ -341,7 +342,7 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	if p.Mode != "chat" && p.Mode != "code" {
 		return nil, &protocol.ParamsError{Field: "mode", Reason: fmt.Sprintf("%q: must be chat or code", p.Mode)}
 	}
-	if p.SessionID != "" && !ValidID(p.SessionID) {
+	if p.SessionID != "" && !protocol.ValidID(p.SessionID) {
 		return nil, &protocol.ParamsError{Field: "sessionId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
 	}
 	if p.Cwd != "" {
@@ -369,7 +370,7 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	servers := map[string]config.MCPServer{}
 	for i, sp := range p.MCPServers {
 		cfg := config.MCPServer{Command: sp.Command, Args: sp.Args, Env: sp.Env, URL: sp.URL, Headers: sp.Headers}
-		if !ValidID(sp.Name) {
+		if !protocol.ValidID(sp.Name) {
 			return nil, &protocol.ParamsError{Field: fmt.Sprintf("mcpServers[%d].name", i), Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
 		}
 		if err := cfg.Check(sp.Name); err != nil {
@@ -382,8 +383,11 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 		evicted = m.evict(c, p.Mode, p.SessionID)
 	}
 	for {
-		res, victim, err := m.open(ctx, c, p)
+		o, victim, err := m.open(ctx, c, p)
 		if victim == nil {
+			if err != nil {
+				return nil, err
+			}
 			// The session's own servers: the editor's, and the
 			// configured ones that run per session.
 			for n, sc := range m.conf().cfg.MCP.PerSessionServers() {
@@ -391,21 +395,12 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 					servers[n] = sc
 				}
 			}
-			if err == nil && len(servers) > 0 {
-				m.mu.Lock()
-				s := m.live[res.SessionID]
-				m.mu.Unlock()
-				if s != nil {
-					s.addMCP(servers)
-				}
+			if len(servers) > 0 {
+				o.s.addMCP(servers)
 			}
-			if err == nil {
-				if evicted == nil {
-					evicted = []string{}
-				}
-				res.Evicted = evicted
-			}
-			return res, err
+			m.describe(o)
+			o.res.Evicted = protocol.List(evicted)
+			return o.res, nil
 		}
 		// At the limit: unload the least recently used idle session
 		// nobody is attached to (its history stays) and try again.
@@ -441,7 +436,7 @@ func (m *Manager) awaitClosed(ctx context.Context, id string) error {
 // What is slow (the store's record, the instructions read from the
 // directory, a new session's row) is done outside m.mu, with the id
 // reserved meanwhile (opening): the session is only inserted under it.
-func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewParams) (*protocol.SessionNewResult, *Session, error) {
+func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewParams) (*opened, *Session, error) {
 	fresh := p.SessionID == "" // a new id: nothing stored has it
 	if fresh {
 		p.SessionID = protocol.NewID("ses_", 8)
@@ -516,31 +511,38 @@ func (m *Manager) build(ctx context.Context, c *Client, p protocol.SessionNewPar
 	return s, nil, err
 }
 
-// attachLocked attaches c to s and describes it (source: why a session
-// just loaded starts, for its SessionStart hooks; "" for one live
-// already).
-func (m *Manager) attachLocked(c *Client, s *Session, resumed, interrupted bool, source string) (*protocol.SessionNewResult, *Session, error) {
-	if source != "" {
-		if len(s.hooks(hook.SessionStart, "")) > 0 {
-			go s.runHooks(m.ctx, hook.SessionStart, hook.Input{Source: source})
-		}
+// attachLocked attaches c to s (source: why a session just loaded
+// starts, for its SessionStart hooks; "" for one live already); what it
+// answers is described outside m.mu (describe).
+func (m *Manager) attachLocked(c *Client, s *Session, resumed, interrupted bool, source string) (*opened, *Session, error) {
+	if source != "" && len(s.hooks(hook.SessionStart, "")) > 0 {
+		go s.runHooks(m.ctx, hook.SessionStart, hook.Input{Source: source})
 	}
 	last, ok := s.attach(c)
 	if !ok {
 		return nil, nil, errors.New("client closed")
 	}
-	n := s.messageCount()
+	return &opened{s: s, res: &protocol.SessionNewResult{SessionID: s.id, LastSeq: last, Resumed: resumed, Interrupted: interrupted}}, nil, nil
+}
+
+// opened is a session c was attached to, and what session/new says of it.
+type opened struct {
+	s   *Session
+	res *protocol.SessionNewResult
+}
+
+// describe fills in what session/new answers about the session res
+// names (its agent may be built again after a reload: not under m.mu).
+func (m *Manager) describe(o *opened) {
+	s, res := o.s, o.res
 	cr := s.configResult()
-	s.mu.Lock()
-	files := s.instructions
 	var queue []protocol.QueueItem
-	if len(s.pending) > 0 {
-		queue = s.queueItems()
+	if s.t.queued() {
+		queue = s.t.items()
 	}
-	s.mu.Unlock()
-	return &protocol.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, Cwd: s.cwd, Instructions: protocol.List(files),
-		Provider: cr.Provider, Model: cr.Model, ProviderURL: cr.URL, Risk: cr.Risk, ContextWindow: cr.ContextWindow, Reasoning: cr.Reasoning,
-		MessageCount: n, LastSeq: last, Resumed: resumed, Interrupted: interrupted, Queue: queue}, nil, nil
+	res.AgentAlias, res.Mode, res.Cwd, res.Instructions = s.alias, s.mode, s.cwd, protocol.List(s.instructions)
+	res.Provider, res.Model, res.ProviderURL, res.Risk, res.ContextWindow, res.Reasoning = cr.Provider, cr.Model, cr.URL, cr.Risk, cr.ContextWindow, cr.Reasoning
+	res.MessageCount, res.Queue = s.messageCount(), queue
 }
 
 // victimLocked picks the least recently used unloadable session.
@@ -551,9 +553,7 @@ func (m *Manager) victimLocked() *Session {
 		if !s.unloadable() {
 			continue
 		}
-		s.mu.Lock()
-		t := s.lastUsed
-		s.mu.Unlock()
+		t := s.t.used()
 		if v == nil || t.Before(at) {
 			v, at = s, t
 		}
@@ -567,9 +567,7 @@ func (m *Manager) startClosingLocked(s *Session) {
 	if m.closing[s.id] == nil {
 		m.closing[s.id] = make(chan struct{})
 	}
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
+	s.t.close()
 }
 
 // shut finishes closing id (already among the closing ones): s, if live,
@@ -626,8 +624,10 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	return &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: gen, instructions: files, lastUsed: time.Now(),
-		clients: map[*Client]*sub{}, approvals: map[string]*approval{}, always: map[string]bool{}, never: map[string]bool{}}, nil
+	s := &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: gen, instructions: files,
+		clients: map[*Client]*sub{}, always: map[string]bool{}, never: map[string]bool{}}
+	s.t.lastUsed = time.Now()
+	return s, nil
 }
 
 func (m *Manager) create(c *Client, p protocol.SessionNewParams) (*Session, error) {
@@ -649,6 +649,22 @@ func (m *Manager) create(c *Client, p protocol.SessionNewParams) (*Session, erro
 	m.changed(id)
 	m.log.Info("session created", "sessionId", id, "agent", p.AgentAlias, "mode", p.Mode, "cwd", cwd)
 	return s, nil
+}
+
+// Archive reads the stored sessions (list, get, history, events,
+// export, fork): no live session is needed for it.
+func (m *Manager) Archive() *archive.Archive { return m.arch }
+
+// liveState is what a loaded session adds to its stored row (the
+// archive's Live).
+func (m *Manager) liveState(id string) (archive.Live, bool) {
+	m.mu.Lock()
+	s, live := m.live[id]
+	m.mu.Unlock()
+	if !live {
+		return archive.Live{}, false
+	}
+	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached()}, true
 }
 
 // lookup returns a live session c is attached to.
@@ -716,20 +732,10 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 // (answered cancelled), its turn cancelled while (or as soon as) it
 // runs, as session/cancel would.
 func (p *Pending) Withdraw() {
-	s, j := p.s, p.j
-	s.mu.Lock()
-	if i := slices.Index(s.pending, j); i >= 0 {
-		s.pending = slices.Delete(s.pending, i, i+1)
-		s.mu.Unlock()
-		j.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
-		s.queueChanged()
-		return
+	if p.s.t.withdraw(p.j) {
+		p.j.done <- cancelled(p.s.id)
+		p.s.queueChanged()
 	}
-	j.withdrawn = true
-	if s.current == j && s.cancel != nil {
-		s.cancel(nil)
-	}
-	s.mu.Unlock()
 }
 
 // Image is an image attached to a prompt: a file the daemon stored.
@@ -808,7 +814,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	if !ok && !live {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	if m.cpDir != "" && ValidID(id) {
+	if m.cpDir != "" && protocol.ValidID(id) {
 		if err := os.RemoveAll(filepath.Join(m.cpDir, id)); err != nil {
 			m.log.Warn("a deleted session's checkpoints could not be removed", "sessionId", id, "err", err)
 		}
@@ -870,22 +876,6 @@ func (m *Manager) Compact(ctx context.Context, c *Client, id string) (*protocol.
 		return nil, err
 	}
 	return &protocol.SessionCompactResult{SessionID: id, DroppedMessages: n}, nil
-}
-
-// ValidID reports whether s is a valid client or session id:
-// 1-128 characters of [A-Za-z0-9._-].
-func ValidID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // rulesOf is the config's permission rules, in order.

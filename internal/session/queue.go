@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
@@ -17,45 +16,19 @@ import (
 // The prompt queue and the turns: one turn at a time, the others wait
 // in order; a turn runs the agent with the session as its host.
 
-// enqueue queues a prompt; it fails when the queue is full or the session
-// is closing.
+// enqueue queues a prompt (or runs it at once when the session is
+// idle); it fails when the queue is full or the session is closing.
 func (s *Session) enqueue(j *job) error {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return ErrNotFound
+	start, err := s.t.enqueue(j, s.m.conf().cfg.Daemon.PromptQueue)
+	if err != nil {
+		return err
 	}
-	s.lastUsed = time.Now()
-	if !s.running {
-		s.running = true
-		s.turnDone = make(chan struct{})
-		s.mu.Unlock()
+	if start {
 		go s.run(j)
 		return nil
 	}
-	if len(s.pending) >= s.m.conf().cfg.Daemon.PromptQueue {
-		n := len(s.pending)
-		s.mu.Unlock()
-		return fmt.Errorf("%w: %d prompts already queued", ErrBusy, n)
-	}
-	j.id, j.queued = protocol.NewID("q_", 6), time.Now()
-	s.pending = append(s.pending, j)
-	s.mu.Unlock()
 	s.queueChanged()
 	return nil
-}
-
-// queueItems is the queue as session/queue shows it; s.mu held.
-func (s *Session) queueItems() []protocol.QueueItem {
-	items := []protocol.QueueItem{}
-	for _, j := range s.pending {
-		it := protocol.QueueItem{ID: j.id, Text: firstLine(j.prompt), QueuedMs: j.queued.UnixMilli()}
-		if j.client != nil {
-			it.ClientID, it.ClientName = j.client.ID(), j.client.Name()
-		}
-		items = append(items, it)
-	}
-	return items
 }
 
 func firstLine(s string) string {
@@ -68,10 +41,7 @@ func firstLine(s string) string {
 func (s *Session) queueChanged() {
 	s.qmu.Lock() // one update at a time, each the queue as it stands then
 	defer s.qmu.Unlock()
-	s.mu.Lock()
-	items := s.queueItems()
-	s.mu.Unlock()
-	s.emit(protocol.QueueUpdateEvent{Items: items})
+	s.emit(protocol.QueueUpdateEvent{Items: s.t.items()})
 }
 
 // run runs j and then every queued prompt, one turn at a time.
@@ -81,24 +51,10 @@ func (s *Session) run(j *job) {
 		// The session is idle before the prompting client hears the
 		// turn ended: a session/new that follows the answer finds it
 		// idle (to evict, say), never still running.
-		s.mu.Lock()
-		close(s.turnDone)
-		waiters := s.waiters
-		s.waiters = nil
-		var next *job
-		if len(s.pending) == 0 || s.closing {
-			for _, p := range s.pending {
-				p.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
-			}
-			s.pending = nil
-			s.running = false
-			s.lastUsed = time.Now()
-		} else {
-			next = s.pending[0]
-			s.pending = s.pending[1:]
-			s.turnDone = make(chan struct{})
+		next, waiters, dropped := s.t.release()
+		for _, p := range dropped {
+			p.done <- cancelled(s.id)
 		}
-		s.mu.Unlock()
 		if next != nil {
 			s.queueChanged()
 		}
@@ -110,6 +66,25 @@ func (s *Session) run(j *job) {
 	}
 	// The list shows a live session's state from memory: idle only now.
 	s.m.changed(s.id)
+}
+
+// borrow takes the turn slot for work between turns (a compaction, a
+// rewind; see turns.borrow); release hands it to the prompt queued
+// meanwhile, if any.
+func (s *Session) borrow(ctx context.Context, wait bool, busy error) (release func(), err error) {
+	if err := s.t.borrow(ctx, wait, busy); err != nil {
+		return nil, err
+	}
+	return func() {
+		next, _, dropped := s.t.release()
+		for _, p := range dropped {
+			p.done <- cancelled(s.id)
+		}
+		if next != nil {
+			s.queueChanged()
+			go s.run(next)
+		}
+	}, nil
 }
 
 // turn runs one prompt. The prompting client is answered only after the
@@ -130,13 +105,9 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 	turnID := protocol.NewID("turn_", 8)
 	res.TurnID = turnID
+	s.t.begin(j, turnID, cancel) // one given up before it ran ends at once, cancelled
 	s.mu.Lock()
-	s.cancel, s.turnClient, s.current = cancel, j.client, j
-	s.turnID, s.steers, s.steerClosed = turnID, nil, false
 	fresh := len(s.history.Messages) == 0
-	if j.withdrawn {
-		cancel(nil) // given up before it ran: it ends at once, cancelled
-	}
 	s.mu.Unlock()
 	// What the prompt names is read now, in the turn (cancelled with it).
 	perr := s.prepare(ctx, j)
@@ -185,23 +156,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		outcome = protocol.OutcomeFailed
 		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
 	}
-	s.mu.Lock()
-	s.cancel, s.turnClient, s.current = nil, nil, nil
-	// Steers the turn took but never showed the model (it failed or was
-	// cancelled first) are not lost: they are the next turn.
-	left := s.steers
-	s.turnID, s.steers, s.steerClosed = "", nil, true
-	if len(left) > 0 && !s.closing {
-		next := &job{id: protocol.NewID("q_", 6), queued: time.Now(), client: left[0].client, done: make(chan protocol.SessionPromptResult, 1)}
-		var texts []string
-		for _, x := range left {
-			texts = append(texts, x.text)
-			next.images = append(next.images, x.images...)
-		}
-		next.prompt = strings.Join(texts, "\n\n")
-		s.pending = append([]*job{next}, s.pending...)
-	}
-	s.mu.Unlock()
+	s.t.end()
 	// After a failed write, write what comes next (turn_complete, the
 	// idle state) if the store takes writes again.
 	if err := s.mend(); err != nil {
@@ -219,15 +174,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 
 // cancelTurn cancels the running turn, if any.
-func (s *Session) cancelTurn() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel == nil {
-		return false
-	}
-	s.cancel(nil)
-	return true
-}
+func (s *Session) cancelTurn() bool { return s.t.cancelTurn(nil) }
 
 // Compact leaves all but the last turn out of the model's view
 // (session/compact), between turns.
@@ -235,40 +182,15 @@ func (s *Session) Compact(ctx context.Context) (int, error) {
 	if err := s.load(ctx); err != nil {
 		return 0, err
 	}
+	// After the running turn (and those queued behind it).
+	release, err := s.borrow(ctx, true, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	s.mu.Lock()
-	for s.running { // after the running turn (and those queued behind it)
-		done := s.turnDone
-		s.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		s.mu.Lock()
-	}
-	if s.closing {
-		s.mu.Unlock()
-		return 0, ErrNotFound
-	}
-	s.running = true // no turn starts meanwhile; others wait on done
-	done := make(chan struct{})
-	s.turnDone = done
 	h := s.history
 	s.mu.Unlock()
-	defer func() {
-		// A prompt that came meanwhile was queued: run it now.
-		s.mu.Lock()
-		close(done)
-		if len(s.pending) > 0 && !s.closing {
-			j := s.pending[0]
-			s.pending = s.pending[1:]
-			s.turnDone = make(chan struct{})
-			go s.run(j)
-		} else {
-			s.running = false
-		}
-		s.mu.Unlock()
-	}()
 	after := s.turnAgent().Compact(ctx, s, h)
 	return after.Cut - h.Cut, nil
 }
@@ -279,9 +201,7 @@ func (m *Manager) Queue(c *Client, id string) (*protocol.SessionQueueResult, err
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &protocol.SessionQueueResult{SessionID: id, Items: s.queueItems()}, nil
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.items()}, nil
 }
 
 // QueueRemove removes queued prompts: the one qid names, or all ("");
@@ -291,29 +211,17 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	var kept, gone []*job
-	for _, j := range s.pending {
-		if qid == "" || j.id == qid {
-			gone = append(gone, j)
-		} else {
-			kept = append(kept, j)
-		}
-	}
-	s.pending = kept
-	s.mu.Unlock()
+	gone := s.t.remove(qid)
 	if qid != "" && len(gone) == 0 {
 		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
 	}
 	for _, j := range gone {
-		j.done <- protocol.SessionPromptResult{SessionID: id, StopReason: agent.StopCancelled}
+		j.done <- cancelled(id)
 	}
 	if len(gone) > 0 {
 		s.queueChanged()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &protocol.SessionQueueResult{SessionID: id, Items: s.queueItems(), Removed: len(gone)}, nil
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.items(), Removed: len(gone)}, nil
 }
 
 // QueueSteer moves a queued prompt into the running turn as a steer
@@ -323,27 +231,13 @@ func (m *Manager) QueueSteer(c *Client, id, qid string) (*protocol.SessionSteerR
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	at := -1
-	for i, j := range s.pending {
-		if j.id == qid {
-			at = i
-		}
+	turn, err := s.t.queueSteer(qid)
+	if err != nil {
+		return nil, err
 	}
-	if at < 0 {
-		s.mu.Unlock()
-		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
-	}
-	if s.turnID == "" || s.steerClosed {
-		s.mu.Unlock()
+	if turn == "" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
 	}
-	j := s.pending[at]
-	s.pending = append(s.pending[:at:at], s.pending[at+1:]...)
-	s.steers = append(s.steers, steer{text: j.prompt, images: j.images, client: j.client})
-	s.waiters = append(s.waiters, j.done)
-	turn := s.turnID
-	s.mu.Unlock()
 	s.queueChanged()
 	return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
 }

@@ -300,30 +300,8 @@ func (s *Session) restoreConversation(cp *checkpoint.Store, extra json.RawMessag
 // holdIdle takes the session's turn slot while it is idle (a prompt that
 // comes meanwhile waits in the queue); ErrBusy while a turn runs.
 func (s *Session) holdIdle() (release func(), err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return nil, ErrNotFound
-	}
-	if s.running {
-		return nil, fmt.Errorf("%w: a turn is running: wait for it to end (or cancel it with session/cancel), then rewind", ErrBusy)
-	}
-	s.running = true
-	done := make(chan struct{})
-	s.turnDone = done
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		close(done)
-		if len(s.pending) > 0 && !s.closing {
-			j := s.pending[0]
-			s.pending = s.pending[1:]
-			s.turnDone = make(chan struct{})
-			go s.run(j)
-		} else {
-			s.running = false
-		}
-	}, nil
+	return s.borrow(context.Background(), false,
+		fmt.Errorf("%w: a turn is running: wait for it to end (or cancel it with session/cancel), then rewind", ErrBusy))
 }
 
 // recoverRewind finishes a rewind a crash interrupted, and says so in

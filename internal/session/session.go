@@ -1,12 +1,11 @@
 package session
 
 import (
-	"context"
-	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -28,20 +27,25 @@ import (
 // Manager (manager.go), the stored ones are read in stored.go, and the
 // list's watchers are in watch.go.
 //
-// Lock order. A goroutine that holds more than one of these takes them in
-// this order, and never the other way:
+// Lock order. Every mutex of the package, in the one order a goroutine
+// that holds more than one takes them (never the other way):
 //
-//	Manager.mu → emitMu → mu → subMu → Client.mu
-//	             emitMu → cmu → subMu
+//	Manager.mu → Session.qmu → Session.emitMu → ledger.mu → Session.mu →
+//	Session.cmu → Session.subMu → turns.mu → Client.mu → watchers.mu → Manager.pmu
 //
+// Manager.mu guards the live, closing and opening ids (a session is built
+// outside it, then inserted); qmu makes one queue_update at a time;
 // emitMu orders seq assignment with the store's queue (emit, Record,
-// fence, mend); mu guards the transcript, the queue and the approvals;
-// cmu guards the failure and the "something changed" signal; subMu
-// guards the attached clients and the recent events; a Client's mu is
-// taken last (subscribe, under subMu). mu and cmu are never held
-// together. None is held while waiting on a client or a provider; emitMu
-// is held around the store's enqueue, which waits only while the store's
-// queue is full (the disk's pace), never for a commit.
+// Charge, fence, mend); ledger.mu the day's spend; mu the session's
+// settings and its transcript; cmu the failure and the "something
+// changed" signal; subMu the attached clients and the recent events;
+// turns.mu (turns.go) the turn slot, the queue, the running turn and its
+// approvals; a Client's mu its subscriptions; watchers.mu the list's
+// followers; pmu the providers. None is held while waiting on a client,
+// a provider or a tool; emitMu is held around the store's enqueue, which
+// waits only while the store's queue is full (the disk's pace), never
+// for a commit. TestLockOrderUnderStress runs every operation that takes
+// two of them at once, concurrently, under the race detector.
 type Session struct {
 	m        *Manager
 	id       string
@@ -72,36 +76,23 @@ type Session struct {
 	failed  error         // the write failure that broke the session, until mended
 	changed chan struct{} // closed (and replaced) when delivered or failed change
 
+	// t owns the turn slot, the queue, the running turn and its
+	// approvals (turns.go).
+	t turns
+
 	mu        sync.Mutex
 	mcp       *mcptools.Set // the session's own MCP servers (an editor's)
 	model     string        // the session's own model and risk ("": the agent's)
 	risk      string
 	reasoning string // the session's own reasoning level ("": the agent's)
 	// sbMode and noNetwork tighten the config's sandbox for this session.
-	sbMode     string
-	noNetwork  bool
-	history    provider.Transcript
-	spent      store.Usage       // what the session's model calls used and cost
-	cp         *checkpoint.Store // its turns' checkpoints, once opened
-	running    bool
-	cancel     context.CancelCauseFunc
-	current    *job // the prompt whose turn runs
-	turnClient *Client
-	pending    []*job
-	approvals  map[string]*approval
-	always     map[string]bool // tool -> allowed for the rest of the session
-	never      map[string]bool // tool -> rejected for the rest of the session
-	turnDone   chan struct{}   // closed when the running turn ends
-	// turnID names the running turn ("" between turns); steers wait for
-	// its next model call; steerClosed: it takes no more (it is ending).
-	turnID      string
-	steers      []steer
-	steerClosed bool
-	// waiters are the callers of queued prompts moved into the running
-	// turn (session/queue/steer): they get its answer.
-	waiters  []chan protocol.SessionPromptResult
-	closing  bool
-	lastUsed time.Time
+	sbMode    string
+	noNetwork bool
+	history   provider.Transcript
+	spent     store.Usage       // what the session's model calls used and cost
+	cp        *checkpoint.Store // its turns' checkpoints, once opened
+	always    map[string]bool   // tool -> allowed for the rest of the session
+	never     map[string]bool   // tool -> rejected for the rest of the session
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool
@@ -154,29 +145,19 @@ type answer struct {
 func (s *Session) ID() string { return s.id }
 
 func (s *Session) summary() protocol.SessionSummary {
-	s.mu.Lock()
 	state := store.StateIdle
-	if s.running {
+	if !s.t.idle() {
 		state = store.StateRunning
 	}
-	s.mu.Unlock()
 	s.subMu.Lock()
 	n := len(s.clients)
 	s.subMu.Unlock()
 	return protocol.SessionSummary{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, State: state, Clients: n}
 }
 
-func (s *Session) idle() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.running
-}
+func (s *Session) idle() bool { return s.t.idle() }
 
-func (s *Session) touch() {
-	s.mu.Lock()
-	s.lastUsed = time.Now()
-	s.mu.Unlock()
-}
+func (s *Session) touch() { s.t.touch() }
 
 // unloadable reports whether the session may be unloaded to make room:
 // no turn, nothing queued, no client attached.
@@ -184,22 +165,16 @@ func (s *Session) unloadable() bool {
 	s.subMu.Lock()
 	n := len(s.clients)
 	s.subMu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return n == 0 && !s.running && !s.closing
+	return n == 0 && s.t.idle() && !s.t.shutting()
 }
 
 // drain starts closing the session: no prompt is queued any more, and
 // the queue is answered, not kept: each caller hears cancelled, and the
 // history says the queue emptied.
 func (s *Session) drain() {
-	s.mu.Lock()
-	s.closing = true
-	queued := s.pending
-	s.pending = nil
-	s.mu.Unlock()
+	queued := s.t.drain()
 	for _, j := range queued {
-		j.done <- protocol.SessionPromptResult{SessionID: s.id, StopReason: agent.StopCancelled}
+		j.done <- cancelled(s.id)
 	}
 	if len(queued) > 0 {
 		s.queueChanged()
@@ -217,13 +192,8 @@ var closeWait = tool.KillGrace + 3*time.Second
 // so the id may be loaded again.
 func (s *Session) close() {
 	s.drain()
-	s.mu.Lock()
-	if s.cancel != nil {
-		s.cancel(nil)
-	}
-	done := s.turnDone
-	running := s.running
-	s.mu.Unlock()
+	s.t.cancelTurn(nil)
+	running, done := s.t.state()
 	s.detachAll()
 	if running && done != nil {
 		t := time.NewTimer(closeWait)

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 
 	"go.uber.org/goleak"
 

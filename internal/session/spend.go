@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -121,25 +122,12 @@ func (s *Session) spentCost() *float64 {
 	return &c
 }
 
-// wireUsage is u on the wire; nil when u is empty.
-func wireUsage(u store.Usage) *protocol.Usage {
-	if u == (store.Usage{}) {
-		return nil
-	}
-	w := &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
-	if u.Priced {
-		c := u.CostUSD
-		w.CostUSD = &c
-	}
-	return w
-}
-
 // Today is status's today: the day's spend and the limits.
 func (m *Manager) Today() protocol.SpendToday {
 	day, u := m.today()
 	b := m.conf().cfg.Budget
 	t := protocol.SpendToday{Day: day, MaxCostUSDPerDay: b.MaxCostUSDPerDay, MaxCostUSDPerSession: b.MaxCostUSDPerSession}
-	if w := wireUsage(u); w != nil {
+	if w := archive.WireUsage(u); w != nil {
 		t.Usage = *w
 	}
 	return t

@@ -33,13 +33,7 @@ func (e *TurnMismatch) Is(target error) bool { return target == ErrBusy }
 // history as a user_message with steered: true where it joins. final:
 // the turn would end: with none waiting, it takes no more.
 func (s *Session) Steers(final bool) []provider.Message {
-	s.mu.Lock()
-	st := s.steers
-	s.steers = nil
-	if final && len(st) == 0 {
-		s.steerClosed = true
-	}
-	s.mu.Unlock()
+	st := s.t.takeSteers(final)
 	var out []provider.Message
 	for _, x := range st {
 		s.emit(userMessage(x.text, x.client, true))
@@ -73,24 +67,14 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	running := s.turnID != "" && !s.steerClosed
-	if p.ExpectedTurnID != "" && (!running || s.turnID != p.ExpectedTurnID) {
-		cur := ""
-		if running {
-			cur = s.turnID
-		}
-		s.mu.Unlock()
-		return nil, &TurnMismatch{Expected: p.ExpectedTurnID, Running: cur}
-	}
 	pi := providerImages(images)
-	if running {
-		s.steers = append(s.steers, steer{text: *p.Prompt, images: pi, client: c})
-		turn := s.turnID
-		s.mu.Unlock()
+	turn, err := s.t.steer(steer{text: *p.Prompt, images: pi, client: c}, p.ExpectedTurnID)
+	if err != nil {
+		return nil, err
+	}
+	if turn != "" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
 	}
-	s.mu.Unlock()
 	if p.IdleBehavior != "start" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
 	}
@@ -102,14 +86,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 }
 
 // runningTurn is the turn running now ("": none).
-func (s *Session) runningTurn() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.steerClosed {
-		return ""
-	}
-	return s.turnID
-}
+func (s *Session) runningTurn() string { return s.t.runningTurn() }
 
 // attached lists the clients attached, in clientId order.
 func (s *Session) attached() []protocol.AttachedClient {

@@ -88,7 +88,7 @@ func (m *Manager) tell() {
 		m.w.mu.Unlock()
 		for id := range ids {
 			ev := protocol.SessionChanged{SessionID: id}
-			info, err := m.Get(context.Background(), id)
+			info, err := m.arch.Get(context.Background(), id)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				ev.Deleted = true
@@ -122,7 +122,7 @@ func (m *Manager) Rename(ctx context.Context, id, t string) (*protocol.SessionIn
 	}
 	m.changed(id)
 	m.log.Info("session renamed", "sessionId", id)
-	return m.Get(ctx, id)
+	return m.arch.Get(ctx, id)
 }
 
 // MaxTitle bounds a session's title, in characters.

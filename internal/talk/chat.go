@@ -17,49 +17,15 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-const chatHelp = `commands:
-  /new, /clear     start a new session (the old one stays: /resume)
-  /sessions        list recent sessions
-  /resume [ID]     continue a session: without an id pick one from a list;
-                   an id prefix resumes the one session it matches
-  /cancel          cancel the running turn (Esc or Ctrl-C do it too)
-  /compact         summarise earlier turns out of the model's view (the history keeps them)
-  /model [M]       show the session's model, or switch it to M (see zeroclaw models)
-  /reasoning [L]   show the session's reasoning level, or set it: off, low, medium, high
-  /undo            undo the last turn: its files and its place in the conversation (asks first)
-  /rewind [N]      list the turns and what each changed, or go back to before turn N (asks first)
-  /diff [N]        what turn N (or the whole session) changed in the files
-  /fork            continue in a new session from this conversation (this one stays)
-  /export [F]      write the session to F (.md, .json or .html; default zeroclaw-ID.md)
-  /steer TEXT      send TEXT to the running turn (it joins at the model's next call)
-  /queue [rm N | clear]  list the prompts waiting behind the running turn, or remove them
-  /status          the daemon's status
-  /quit            leave (Ctrl-D on an empty line too)
-/mcp__SERVER__PROMPT args  an MCP server's prompt (args: name=value, or in order)
-@SERVER:URI      in a prompt, attaches that MCP server's resource
-anything else is a prompt; start it with // to send a literal /.
-keys: Enter sends, Alt-Enter (or a trailing \) adds a line, a paste is one
-prompt, Up/Down walk the history, Tab completes a /command (an MCP
-server's prompts too) and an @ mention of a resource; Esc or Ctrl-C
-cancel a turn, and what you type meanwhile is queued; Ctrl-S sends what
-you typed to the running turn (yours or another client's) as a steer;
-Ctrl-C twice on an empty prompt (or Ctrl-D) leaves.
-other clients on the session: their prompts (labelled with their name and
-id), replies and approvals show as they come; the first answer to an
-approval wins.
-approvals: y once, c always for this command or input, a always for the
-tool, n no, e explain.`
-
 // chat is a chat's hold on its session, shared by the terminal interface
 // and the line mode used when stdin is not a terminal.
 type chat struct {
-	env   Env
+	env   console.Env
 	cv    *conversation
 	agent string
 	cwd   string
@@ -86,12 +52,6 @@ func (ch *chat) session() (protocol.SessionNewResult, [2]int64) {
 		return protocol.SessionNewResult{}, ch.tokens
 	}
 	return *ch.ns, ch.tokens
-}
-
-// useColor: colour only on a terminal, and never when NO_COLOR is set
-// (https://no-color.org) or the terminal is dumb.
-func useColor(env Env) bool {
-	return env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
 }
 
 // start connects and opens the first session.
@@ -242,181 +202,26 @@ func (ch *chat) ensure(ctx context.Context) error {
 	return nil
 }
 
-// command runs a /command line; quit says the person leaves.
+// command runs a /command line (chatCommands); quit says the person
+// leaves.
 func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 	word, arg, _ := strings.Cut(line, " ")
-	if word != "/quit" && word != "/exit" && word != "/help" {
+	cmd := lookupCommand(word)
+	if cmd == nil {
+		ch.note(fmt.Sprintf("unknown command %s; /help lists them (start a prompt with // to send a literal /)", word))
+		return false
+	}
+	if !cmd.local {
 		if err := ch.ensure(ctx); err != nil {
-			ch.note("error: " + humanError(err))
+			ch.note("error: " + console.HumanError(err))
 			return false
 		}
 	}
-	arg = strings.TrimSpace(arg)
-	fail := func(err error) { ch.note("error: " + humanError(err)) }
-	c := ch.cv.c
-	sid := ch.cv.r.sessionID
-	switch word {
-	case "/quit", "/exit":
-		return true
-	case "/help":
-		ch.say(chatHelp)
-	case "/new", "/clear":
-		if err := ch.open(ctx, ""); err != nil {
-			fail(err)
+	if err := cmd.run(ch, ctx, word, strings.TrimSpace(arg)); err != nil {
+		if errors.Is(err, errQuit) {
+			return true
 		}
-	case "/resume":
-		ch.resume(ctx, arg)
-	case "/sessions":
-		page, err := c.List(ctx, protocol.SessionListParams{Limit: 20})
-		if err != nil {
-			fail(err)
-			return false
-		}
-		for _, s := range page.Sessions {
-			mark := " "
-			if s.SessionID == sid {
-				mark = "*"
-			}
-			ch.say(fmt.Sprintf("%s %s  %s  %-11s %s", mark, s.SessionID, time.UnixMilli(s.UpdatedMs).Format("01-02 15:04"), s.State, s.Title))
-		}
-	case "/cancel":
-		if cancelled, _ := c.Cancel(ctx, sid); !cancelled {
-			ch.note("nothing is running")
-		}
-	case "/model":
-		params := protocol.SessionConfigureParams{SessionID: sid}
-		if arg != "" {
-			params.Model = &arg
-		}
-		cr, err := c.Configure(ctx, params)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		ch.mu.Lock()
-		ch.ns.Model = cr.Model
-		ch.tokens[1] = cr.ContextWindow
-		ch.mu.Unlock()
-		ch.say(fmt.Sprintf("model %s on %s (%s, %s), context window %d tokens", cr.Model, cr.Provider, cr.ProviderKind, cr.URL, cr.ContextWindow))
-	case "/reasoning":
-		params := protocol.SessionConfigureParams{SessionID: sid}
-		if arg != "" {
-			params.Reasoning = &arg
-		}
-		cr, err := c.Configure(ctx, params)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		level := cr.Reasoning
-		if level == "" {
-			level = "the provider's (none set)"
-		}
-		ch.say("reasoning: " + level)
-	case "/compact":
-		cr, err := c.Compact(ctx, sid)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		ch.say(fmt.Sprintf("compacted: %d earlier message(s) summarised out of the model's view (the history keeps them)", cr.DroppedMessages))
-	case "/undo", "/rewind":
-		ch.rewind(ctx, word, arg)
-	case "/diff":
-		p := protocol.SessionDiffParams{SessionID: sid}
-		if arg != "" {
-			n, err := strconv.Atoi(arg)
-			if err != nil {
-				ch.note("/diff N: N is a turn number (/rewind lists them)")
-				return false
-			}
-			p.Turn = n
-		}
-		var res protocol.SessionDiffResult
-		if err := c.Call(ctx, protocol.MethodSessionDiff, p, &res); err != nil {
-			fail(err)
-			return false
-		}
-		if res.Diff == "" {
-			ch.say("no changes to the files")
-		} else {
-			lines := strings.Split(strings.TrimRight(res.Diff, "\n"), "\n")
-			for i, l := range lines {
-				lines[i] = mdterm.Safe(l)
-			}
-			ch.say(strings.Join(lines, "\n"))
-		}
-	case "/fork":
-		var res protocol.SessionForkResult
-		if err := c.Call(ctx, protocol.MethodSessionFork, protocol.SessionForkParams{SessionID: sid}, &res); err != nil {
-			fail(err)
-			return false
-		}
-		if err := ch.open(ctx, res.SessionID); err != nil {
-			fail(err)
-			return false
-		}
-		ch.say(fmt.Sprintf("forked: this is %s now; %s stays as it was (/resume %s)", res.SessionID, sid, sid))
-	case "/export":
-		ch.export(ctx, sid, arg)
-	case "/steer":
-		if arg == "" {
-			ch.note("/steer TEXT: the text for the running turn")
-			return false
-		}
-		var res protocol.SessionSteerResult
-		if err := c.Call(ctx, protocol.MethodSessionSteer, protocol.SessionSteerParams{SessionID: sid, Prompt: &arg}, &res); err != nil {
-			fail(err)
-			return false
-		}
-		switch res.Outcome {
-		case protocol.SteerInjected:
-			ch.say("(steered: the agent sees it at its next model call)")
-		default:
-			ch.say("(no turn is running: send it as a prompt)")
-		}
-	case "/queue":
-		var res protocol.SessionQueueResult
-		var err error
-		switch {
-		case arg == "clear":
-			err = c.Call(ctx, protocol.MethodSessionQueueClear, protocol.SessionRef{SessionID: sid}, &res)
-		case strings.HasPrefix(arg, "rm "):
-			var q protocol.SessionQueueResult
-			if err = c.Call(ctx, protocol.MethodSessionQueue, protocol.SessionRef{SessionID: sid}, &q); err == nil {
-				n, aerr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(arg, "rm ")))
-				if aerr != nil || n < 1 || n > len(q.Items) {
-					ch.note(fmt.Sprintf("/queue rm N: N from 1 to %d", len(q.Items)))
-					return false
-				}
-				err = c.Call(ctx, protocol.MethodSessionQueueRemove, protocol.SessionQueueRemoveParams{SessionID: sid, ID: q.Items[n-1].ID}, &res)
-			}
-		default:
-			err = c.Call(ctx, protocol.MethodSessionQueue, protocol.SessionRef{SessionID: sid}, &res)
-		}
-		if err != nil {
-			fail(err)
-			return false
-		}
-		if res.Removed > 0 {
-			ch.say(fmt.Sprintf("removed %d queued prompt(s)", res.Removed))
-		}
-		if len(res.Items) == 0 {
-			ch.say("the queue is empty")
-		}
-		for i, it := range res.Items {
-			ch.say(fmt.Sprintf("%2d) %s  %s", i+1, time.UnixMilli(it.QueuedMs).Format("15:04:05"), cut(it.Text, 60)))
-		}
-	case "/status":
-		st, err := c.Status(ctx)
-		if err != nil {
-			fail(err)
-			return false
-		}
-		ch.say(fmt.Sprintf("daemon %s pid %d · provider %s · %d client(s) · %d live session(s) · session %s",
-			st.ServerVersion, st.PID, st.Provider, st.Clients, st.ActiveSessions, sid))
-	default:
-		ch.note(fmt.Sprintf("unknown command %s; /help lists them (start a prompt with // to send a literal /)", word))
+		ch.note("error: " + console.HumanError(err))
 	}
 	return false
 }
@@ -426,7 +231,7 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool) {
 // a new session.
 func (ch *chat) resume(ctx context.Context, arg string) {
 	if err := ch.ensure(ctx); err != nil {
-		ch.note("error: " + humanError(err))
+		ch.note("error: " + console.HumanError(err))
 		return
 	}
 	picks := ch.picks
@@ -434,7 +239,7 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 	if arg == "" {
 		page, err := ch.cv.c.List(ctx, protocol.SessionListParams{Limit: 15})
 		if err != nil {
-			ch.note("error: " + humanError(err))
+			ch.note("error: " + console.HumanError(err))
 			return
 		}
 		if len(page.Sessions) == 0 {
@@ -472,7 +277,7 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 		return true
 	})
 	if err != nil {
-		ch.note("error: " + humanError(err))
+		ch.note("error: " + console.HumanError(err))
 		return
 	}
 	switch len(matches) {
@@ -480,7 +285,7 @@ func (ch *chat) resume(ctx context.Context, arg string) {
 		ch.note(fmt.Sprintf("no session matches %q (/resume alone lists them)", arg))
 	case 1:
 		if err := ch.open(ctx, matches[0].SessionID); err != nil {
-			ch.note("error: " + humanError(err))
+			ch.note("error: " + console.HumanError(err))
 		}
 	default:
 		ch.note(fmt.Sprintf("%q matches %d sessions; give more of the id:", arg, len(matches)))
@@ -518,7 +323,7 @@ func (ch *chat) rewind(ctx context.Context, word, arg string) {
 	c, sid := ch.cv.c, ch.cv.r.sessionID
 	var cps protocol.SessionCheckpointsResult
 	if err := c.Call(ctx, protocol.MethodSessionCheckpoints, protocol.SessionRef{SessionID: sid}, &cps); err != nil {
-		ch.note("error: " + humanError(err))
+		ch.note("error: " + console.HumanError(err))
 		return
 	}
 	force := false
@@ -578,7 +383,7 @@ func (ch *chat) rewind(ctx context.Context, word, arg string) {
 	ch.confirm = func(ctx context.Context) {
 		var res protocol.SessionRewindResult
 		if err := c.Call(ctx, protocol.MethodSessionRewind, protocol.SessionRewindParams{SessionID: sid, Turn: turn, Force: force}, &res); err != nil {
-			ch.note("error: " + humanError(err))
+			ch.note("error: " + console.HumanError(err))
 			return
 		}
 		if !res.Rewound {
@@ -607,7 +412,7 @@ func (ch *chat) export(ctx context.Context, sid, file string) {
 	}
 	var res protocol.SessionExportResult
 	if err := ch.cv.c.Call(ctx, protocol.MethodSessionExport, protocol.SessionExportParams{SessionID: sid, Format: format}, &res); err != nil {
-		ch.note("error: " + humanError(err))
+		ch.note("error: " + console.HumanError(err))
 		return
 	}
 	if err := os.WriteFile(file, []byte(res.Content), 0o600); err != nil {
@@ -631,7 +436,7 @@ func (ch *chat) isPick(line string) bool {
 
 // historyFile is where a terminal chat keeps its prompts (private: they
 // are the user's words).
-func historyFile(env Env, configDir string) (string, error) {
+func historyFile(env console.Env, configDir string) (string, error) {
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return "", err
@@ -655,11 +460,6 @@ func privateFile(path string) error {
 	return os.Chmod(path, 0o600)
 }
 
-func isTerminal(x any) bool {
-	f, ok := x.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
 // runChatLines is the chat when stdin is not a terminal: one prompt or
 // command per line, the reply streamed as text.
 func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
@@ -668,7 +468,7 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 	ch.say = func(s string) { fmt.Fprintln(env.Stdout, s) }
 	ch.note = func(s string) { fmt.Fprintln(env.Stderr, s) }
 	ch.cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: "text", approve: approve, answers: in,
-		color: isTerminal(env.Stderr) && useColor(env)}
+		color: console.IsTerminal(env.Stderr) && console.UseColor(env)}
 	if err := ch.start(ctx, sessionID, cont); err != nil {
 		return err
 	}
@@ -699,12 +499,12 @@ func runChatLines(ctx context.Context, ch *chat, approve, sessionID string, cont
 			line = line[1:] // "//x" sends "/x"
 		}
 		res, err := ch.cv.turn(ctx, line, sigs)
-		var ee *exitError
+		var ee *console.ExitError
 		if errors.As(err, &ee) && ee.Code == exitCancelled {
 			return err // a second Ctrl-C: quit
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "error: %s\n", humanError(err))
+			fmt.Fprintf(env.Stderr, "error: %s\n", console.HumanError(err))
 			continue
 		}
 		if note := stopNote(res); note != "" {
@@ -741,9 +541,9 @@ type ChatOptions struct {
 
 // Chat is zeroclaw chat: the full-screen chat on a terminal, else one
 // prompt or command per line.
-func Chat(ctx context.Context, env Env, o ChatOptions) error {
-	tty := isTerminal(env.Stdin) && isTerminal(env.Stdout)
-	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: tty && useColor(env)}
+func Chat(ctx context.Context, env console.Env, o ChatOptions) error {
+	tty := console.IsTerminal(env.Stdin) && console.IsTerminal(env.Stdout)
+	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: tty && console.UseColor(env)}
 	ch.cv = &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-chat",
 		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}, events: make(chan event, 1024)}
 	if tty {

@@ -23,6 +23,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -264,11 +265,11 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.flush()
 		}
 		m.busy, m.waiting = false, false
-		var ee *exitError
+		var ee *console.ExitError
 		switch {
 		case errors.As(msg.err, &ee) && ee.Code == exitCancelled:
 		case msg.err != nil:
-			m.out.print("error: " + humanError(msg.err))
+			m.out.print("error: " + console.HumanError(msg.err))
 		default:
 			if note := stopNote(msg.res); note != "" {
 				m.out.print(m.ch.dim(note))
@@ -397,9 +398,6 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// chatCommands are what Tab completes after a /.
-var chatCommands = []string{"/cancel", "/clear", "/compact", "/diff", "/exit", "/export", "/fork", "/help", "/model", "/new", "/quit", "/queue", "/reasoning", "/resume", "/rewind", "/sessions", "/status", "/steer", "/undo"}
-
 // complete completes a /command, or an @ mention of an MCP server's
 // resource (the last word typed): the one match, or the longest common
 // prefix of several (which the footer lists).
@@ -409,7 +407,7 @@ func (m *tui) complete() {
 	var from []string
 	switch i := strings.LastIndexAny(v, " \n"); {
 	case strings.HasPrefix(v, "/") && i < 0:
-		from = append(chatCommands[:len(chatCommands):len(chatCommands)], m.mcpCommands...)
+		from = append(slashWords[:len(slashWords):len(slashWords)], m.mcpCommands...)
 	case strings.HasPrefix(v[i+1:], "@"):
 		head, word, from = v[:i+1], v[i+1:], m.mcpResources
 	default:
@@ -462,20 +460,24 @@ func (m *tui) submit(v string) tea.Cmd {
 	}
 	m.remember(v)
 	if m.busy {
-		if strings.HasPrefix(text, "/steer ") || text == "/queue" || strings.HasPrefix(text, "/queue ") {
+		// While a turn runs, a command does what its table entry says.
+		word, _, _ := strings.Cut(text, " ")
+		rule := busyQueue
+		if c := lookupCommand(word); c != nil && strings.HasPrefix(text, "/") {
+			rule = c.busy
+		}
+		switch rule {
+		case busyBeside:
 			go func() { m.ch.command(m.ctx, text) }()
-			return nil
-		}
-		switch text {
-		case "/cancel":
+		case busyCancel:
 			return m.cancelTurn()
-		case "/quit", "/exit":
+		case busyQuit:
 			return tea.Quit
-		case "/help":
-			m.out.print(chatHelp)
-			return nil
+		case busyHelp:
+			m.out.print(chatHelp())
+		default:
+			m.queue = append(m.queue, text)
 		}
-		m.queue = append(m.queue, text)
 		return nil
 	}
 	return m.dispatch(text)

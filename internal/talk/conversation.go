@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -436,7 +437,7 @@ func firstLines(s string, n, width int) string {
 }
 
 // connect dials the daemon, starting one unless noStart.
-func connect(ctx context.Context, env Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
+func connect(ctx context.Context, env console.Env, configDir string, noStart bool, o client.Options) (*client.Client, error) {
 	dirs, err := resolve(env, configDir)
 	if err != nil {
 		return nil, err
@@ -488,7 +489,7 @@ func (p *plainLines) ReadLine(prompt string) (string, error) {
 // conversation is a client's hold on one session: the connection, the
 // renderer and the reconnect logic, shared by prompt and chat.
 type conversation struct {
-	env       Env
+	env       console.Env
 	configDir string
 	noStart   bool
 	name      string // client name
@@ -667,7 +668,7 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			res, gotResult = a.res, true
 		case <-sigs:
 			if interrupted {
-				return res, exitf(exitCancelled, "")
+				return res, console.Exitf(exitCancelled, "")
 			}
 			interrupted = true
 			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
@@ -702,24 +703,24 @@ func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error 
 		}
 		return nil
 	case "cancelled":
-		return exitf(exitCancelled, "")
+		return console.Exitf(exitCancelled, "")
 	case "max_turn_requests":
-		return exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
+		return console.Exitf(exitMaxTurnRequests, "the turn used all its model calls (max_turn_requests) before finishing")
 	case "refusal":
-		return exitf(exitRefusal, "the model refused")
+		return console.Exitf(exitRefusal, "the model refused")
 	case "blocked":
-		return exitf(exitTurnError, "%s", cmpOr(res.Notice, "a hook refused the prompt"))
+		return console.Exitf(exitTurnError, "%s", cmpOr(res.Notice, "a hook refused the prompt"))
 	case "budget":
 		if res.Notice != "" {
-			return exitf(exitBudget, "%s", res.Notice)
+			return console.Exitf(exitBudget, "%s", res.Notice)
 		}
-		return exitf(exitBudget, "a spending limit ([budget] in config.toml) is reached")
+		return console.Exitf(exitBudget, "a spending limit ([budget] in config.toml) is reached")
 	}
 	msg := "the turn failed"
 	if res.Error != nil {
 		msg += ": " + res.Error.Message
 	}
-	return exitf(exitTurnError, "%s", msg)
+	return console.Exitf(exitTurnError, "%s", msg)
 }
 
 // PromptOptions are zeroclaw prompt's.
@@ -737,8 +738,8 @@ type PromptOptions struct {
 
 // Prompt is zeroclaw prompt: one turn, the reply on stdout, notes,
 // approvals and questions on stderr; the error carries the exit code.
-func Prompt(ctx context.Context, env Env, o PromptOptions) error {
-	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !isTerminal(env.Stdin)}
+func Prompt(ctx context.Context, env console.Env, o PromptOptions) error {
+	var answers lines = &plainLines{br: bufio.NewReader(env.Stdin), w: env.Stderr, echo: !console.IsTerminal(env.Stdin)}
 	caps := &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}
 	text := o.Text
 	if text == "-" {
@@ -748,7 +749,7 @@ func Prompt(ctx context.Context, env Env, o PromptOptions) error {
 		}
 		text = strings.TrimSuffix(string(b), "\n")
 		if strings.TrimSpace(text) == "" {
-			return exitf(2, "no prompt: give it as words, or on stdin")
+			return console.Exitf(2, "no prompt: give it as words, or on stdin")
 		}
 		// stdin is spent: nothing can be answered.
 		answers = &plainLines{br: bufio.NewReader(strings.NewReader("")), w: env.Stderr}
@@ -757,7 +758,7 @@ func Prompt(ctx context.Context, env Env, o PromptOptions) error {
 	cv := &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-prompt", caps: caps,
 		events: make(chan event, 1024)}
 	cv.r = &renderer{out: env.Stdout, errw: env.Stderr, format: o.Format, approve: o.Approve, answers: answers, onlyMine: true,
-		color: isTerminal(env.Stderr) && useColor(env)}
+		color: console.IsTerminal(env.Stderr) && console.UseColor(env)}
 	c, err := cv.dial(ctx, "")
 	if err != nil {
 		return err

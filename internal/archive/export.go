@@ -1,4 +1,4 @@
-package session
+package archive
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ type exportItem struct {
 }
 
 // Export serves session/export.
-func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*protocol.SessionExportResult, error) {
+func (m *Archive) Export(ctx context.Context, p protocol.SessionExportParams) (*protocol.SessionExportResult, error) {
 	format := p.Format
 	switch format {
 	case "md":
@@ -69,20 +69,20 @@ func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*
 	default:
 		return nil, &protocol.ParamsError{Field: "format", Reason: fmt.Sprintf("%q: markdown, json or html", p.Format)}
 	}
-	if err := m.store.Sync(); err != nil {
+	if err := m.Store.Sync(); err != nil {
 		return nil, err
 	}
-	rec, err := m.store.GetSession(ctx, p.SessionID)
+	rec, err := m.Store.GetSession(ctx, p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	doc := &exportDoc{Session: m.info(rec)}
+	doc := &exportDoc{Session: m.Info(rec)}
 	started := map[int64]int64{} // a turn's user_message seq → when it started
-	if m.cpDir != "" {
-		if cp, err := checkpoint.Open(filepath.Join(m.cpDir, rec.ID), rec.Cwd, checkpoint.Options{}); err == nil {
+	if m.CheckpointDir != "" {
+		if cp, err := checkpoint.Open(filepath.Join(m.CheckpointDir, rec.ID), rec.Cwd, checkpoint.Options{}); err == nil {
 			for _, t := range cp.Turns() {
 				started[t.Seq] = t.StartedMs
 			}
@@ -103,7 +103,7 @@ func (m *Manager) Export(ctx context.Context, p protocol.SessionExportParams) (*
 		return it
 	}
 	for since := int64(0); ; {
-		evs, err := m.store.Events(ctx, rec.ID, since, forkPage, 0)
+		evs, err := m.Store.Events(ctx, rec.ID, since, forkPage, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package session
+package archive
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ const forkPage = 1000
 // (copied, seqs from 1) and whose model sees the conversation up to
 // there: same agent, directory, model, risk and reasoning. A seq inside
 // a turn forks at that turn's start. The source is left as it was.
-func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkParams) (*protocol.SessionForkResult, error) {
-	src, err := m.store.GetSession(ctx, p.SessionID)
+func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionForkParams) (*protocol.SessionForkResult, error) {
+	src, err := m.Store.GetSession(ctx, p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
 	}
@@ -33,15 +33,15 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 	id := p.NewSessionID
 	if id == "" {
 		id = protocol.NewID("ses_", 8)
-	} else if !ValidID(id) {
+	} else if !protocol.ValidID(id) {
 		return nil, &protocol.ParamsError{Field: "newSessionId", Reason: "1-128 of [A-Za-z0-9._-]"}
-	} else if _, err := m.store.GetSession(ctx, id); err == nil {
+	} else if _, err := m.Store.GetSession(ctx, id); err == nil {
 		return nil, &protocol.ParamsError{Field: "newSessionId", Reason: fmt.Sprintf("a session %s exists already", id)}
 	}
-	if err := m.store.Sync(); err != nil { // what the source wrote is readable
+	if err := m.Store.Sync(); err != nil { // what the source wrote is readable
 		return nil, err
 	}
-	if src, err = m.store.GetSession(ctx, p.SessionID); err != nil {
+	if src, err = m.Store.GetSession(ctx, p.SessionID); err != nil {
 		return nil, err
 	}
 	at := src.LastSeq
@@ -55,7 +55,7 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 	end, turns := at, 0
 	open := int64(0) // the user_message of a turn not complete by at
 	for since := int64(0); since < at; {
-		evs, err := m.store.Events(ctx, src.ID, since, forkPage, 0)
+		evs, err := m.Store.Events(ctx, src.ID, since, forkPage, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -89,9 +89,9 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 	if err != nil {
 		return nil, err
 	}
-	rec := &store.Session{ID: id, AgentAlias: src.AgentAlias, Mode: src.Mode, Cwd: src.Cwd, Owner: c.ID(), Title: src.Title,
+	rec := &store.Session{ID: id, AgentAlias: src.AgentAlias, Mode: src.Mode, Cwd: src.Cwd, Owner: owner, Title: src.Title,
 		Model: src.Model, Risk: src.Risk, Reasoning: src.Reasoning, ForkedFrom: src.ID, ForkedSeq: at}
-	if err := m.store.CreateSession(rec); err != nil {
+	if err := m.Store.CreateSession(rec); err != nil {
 		return nil, err
 	}
 	// The events, as the source has them, under the new id.
@@ -101,9 +101,9 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 			werr = err
 		}
 	}
-	from, to := []byte(`{"sessionId":`+string(mustJSON(src.ID))), []byte(`{"sessionId":`+string(mustJSON(id)))
+	from, to := []byte(`{"sessionId":`+string(marshal(src.ID))), []byte(`{"sessionId":`+string(marshal(id)))
 	for since := int64(0); since < end; {
-		evs, err := m.store.Events(ctx, src.ID, since, forkPage, 0)
+		evs, err := m.Store.Events(ctx, src.ID, since, forkPage, 0)
 		if err != nil || len(evs) == 0 {
 			werr = errors.Join(werr, err)
 			break
@@ -118,23 +118,23 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 			} else {
 				var fields map[string]json.RawMessage
 				if json.Unmarshal(body, &fields) == nil {
-					fields["sessionId"] = mustJSON(id)
-					body = mustJSON(fields)
+					fields["sessionId"] = marshal(id)
+					body = marshal(fields)
 				}
 			}
-			m.store.AppendEvent(id, store.Event{Seq: ev.Seq, Type: ev.Type, Body: body}, written)
+			m.Store.AppendEvent(id, store.Event{Seq: ev.Seq, Type: ev.Type, Body: body}, written)
 		}
 		since = evs[len(evs)-1].Seq
 	}
 	for i, b := range msgs {
-		m.store.AppendMessage(id, int64(i), b, written)
+		m.Store.AppendMessage(id, int64(i), b, written)
 	}
-	if err := m.store.Sync(); err != nil || werr != nil {
-		m.store.DeleteSession(id)
+	if err := m.Store.Sync(); err != nil || werr != nil {
+		m.Store.DeleteSession(id)
 		return nil, fmt.Errorf("fork: %w", errors.Join(err, werr))
 	}
-	m.changed(id)
-	m.log.Info("session forked", "sessionId", id, "from", src.ID, "atSeq", at, "events", end, "messages", len(msgs))
+	m.Changed(id)
+	m.Log.Info("session forked", "sessionId", id, "from", src.ID, "atSeq", at, "events", end, "messages", len(msgs))
 	return &protocol.SessionForkResult{SessionID: id}, nil
 }
 
@@ -142,13 +142,13 @@ func (m *Manager) Fork(ctx context.Context, c *Client, p protocol.SessionForkPar
 // its turn number turns+1 began (the event at seq end is the last one
 // the fork keeps): cut where the checkpoints say that turn started,
 // else after the turns-th prompt.
-func (m *Manager) forkMessages(ctx context.Context, src *store.Session, end int64, turns int) ([][]byte, error) {
-	all, err := m.store.Messages(ctx, src.ID)
+func (m *Archive) forkMessages(ctx context.Context, src *store.Session, end int64, turns int) ([][]byte, error) {
+	all, err := m.Store.Messages(ctx, src.ID)
 	if err != nil {
 		return nil, err
 	}
-	if m.cpDir != "" {
-		if cp, err := checkpoint.Open(filepath.Join(m.cpDir, src.ID), src.Cwd, checkpoint.Options{}); err == nil {
+	if m.CheckpointDir != "" {
+		if cp, err := checkpoint.Open(filepath.Join(m.CheckpointDir, src.ID), src.Cwd, checkpoint.Options{}); err == nil {
 			ts := cp.Turns()
 			// Trusted when no turn before the first kept one was pruned,
 			// or the cut comes after it.
@@ -174,4 +174,10 @@ func (m *Manager) forkMessages(ctx context.Context, src *store.Session, end int6
 		}
 	}
 	return all, nil
+}
+
+// marshal is v as JSON (an id, a decoded event's members: never fails).
+func marshal(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }

@@ -1,4 +1,7 @@
-package session
+// Package archive reads stored sessions without a live one: the list,
+// one session, its history and events, a document of it (export), a copy
+// of it (fork).
+package archive
 
 import (
 	"context"
@@ -6,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -13,12 +17,36 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
-// The stored sessions as clients read them: listed, one, its history
-// and its events, with the live state of those loaded.
+// Archive reads the stored sessions as clients read them, with no live
+// session needed: the list, one session, its history and its events, a
+// document of it (export), a copy of it (fork). The live state of those
+// loaded comes from Live.
+type Archive struct {
+	Store *store.Store
+	// CheckpointDir is where each session's checkpoints live ("":
+	// nowhere): a turn's start time (export), where its transcript was
+	// cut (fork).
+	CheckpointDir string
+	// Live describes a loaded session (false: not loaded).
+	Live func(id string) (Live, bool)
+	// Changed is told when a session's row changed (a fork made one).
+	Changed func(id string)
+	Log     *slog.Logger
+}
+
+// Live is what a loaded session adds to its stored row.
+type Live struct {
+	State         string
+	RunningTurnID string
+	Attached      []protocol.AttachedClient
+}
+
+// ErrNotFound: no session (or event) of that id is stored.
+var ErrNotFound = errors.New("session not found")
 
 // List pages through persisted sessions, newest first: from cursor (a
 // page's nextCursor) by keyset, else from offset (and then with the total).
-func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
+func (m *Archive) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
 	limit := p.Limit
 	if limit <= 0 || limit > 500 {
 		limit = 50
@@ -39,15 +67,15 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		}
 		// One more than asked: whether a next page exists.
 		if p.Query != "" {
-			recs, err = m.store.ListMatching(ctx, p.Query, after, id, limit+1)
+			recs, err = m.Store.ListMatching(ctx, p.Query, after, id, limit+1)
 		} else {
-			recs, err = m.store.ListAfter(ctx, after, id, limit+1)
+			recs, err = m.Store.ListAfter(ctx, after, id, limit+1)
 		}
 		if err != nil {
 			return nil, err
 		}
 		if p.Cursor == "" && p.Query == "" {
-			n, err := m.store.CountSessions(ctx)
+			n, err := m.Store.CountSessions(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -58,7 +86,7 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 			return nil, &protocol.ParamsError{Field: "offset", Reason: "a query pages with cursor, not offset"}
 		}
 		var n int
-		if recs, n, err = m.store.ListSessions(ctx, p.Offset, limit+1); err != nil {
+		if recs, n, err = m.Store.ListSessions(ctx, p.Offset, limit+1); err != nil {
 			return nil, err
 		}
 		res.Total = &n
@@ -68,7 +96,7 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 		recs = recs[:limit]
 	}
 	for _, r := range recs {
-		res.Sessions = append(res.Sessions, m.info(r))
+		res.Sessions = append(res.Sessions, m.Info(r))
 	}
 	if more {
 		last := recs[len(recs)-1]
@@ -82,36 +110,31 @@ func (m *Manager) List(ctx context.Context, p protocol.SessionListParams) (*prot
 	return res, nil
 }
 
-// info describes a stored session, with its live state.
-func (m *Manager) info(r *store.Session) protocol.SessionInfo {
+// Info describes a stored session, with its live state.
+func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
 		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount,
-		Usage: wireUsage(r.Usage)}
+		Usage: WireUsage(r.Usage)}
 	if r.ForkedFrom != "" {
 		info.ForkedFrom = &protocol.ForkRef{SessionID: r.ForkedFrom, Seq: r.ForkedSeq}
 	}
-	m.mu.Lock()
-	s, live := m.live[r.ID]
-	m.mu.Unlock()
-	if live {
+	if l, live := m.Live(r.ID); live {
 		info.Live = true
-		info.State = s.summary().State
-		info.RunningTurnID = s.runningTurn()
-		info.Attached = s.attached()
+		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
 	}
 	return info
 }
 
 // Get describes one session, as session/list would.
-func (m *Manager) Get(ctx context.Context, id string) (*protocol.SessionInfo, error) {
-	rec, err := m.store.GetSession(ctx, id)
+func (m *Archive) Get(ctx context.Context, id string) (*protocol.SessionInfo, error) {
+	rec, err := m.Store.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	info := m.info(rec)
+	info := m.Info(rec)
 	return &info, nil
 }
 
@@ -119,8 +142,8 @@ func (m *Manager) Get(ctx context.Context, id string) (*protocol.SessionInfo, er
 // of at most limit events and at most half of maxFrame bytes (the
 // client's frame limit), so the answer always fits; an event bigger than
 // that on its own is cut (protocol.Cut) and session/event reads it whole.
-func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, maxFrame int) (*protocol.SessionHistoryResult, error) {
-	rec, err := m.store.GetSession(ctx, p.SessionID)
+func (m *Archive) History(ctx context.Context, p protocol.SessionHistoryParams, maxFrame int) (*protocol.SessionHistoryResult, error) {
+	rec, err := m.Store.GetSession(ctx, p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, p.SessionID)
 	}
@@ -133,7 +156,7 @@ func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, 
 	}
 	// Bodies within half the frame, less room for the page's own JSON.
 	budget := maxFrame/2 - 4096
-	evs, err := m.store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
+	evs, err := m.Store.Events(ctx, p.SessionID, p.SinceSeq, limit, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +173,8 @@ func (m *Manager) History(ctx context.Context, p protocol.SessionHistoryParams, 
 // Event returns part of one stored event's params, whole as stored:
 // bytes from offset, at most what fits in half of maxFrame once base64
 // encoded. A client reads a cut event whole with it.
-func (m *Manager) Event(ctx context.Context, p protocol.SessionEventParams, maxFrame int) (*protocol.SessionEventResult, error) {
-	ev, err := m.store.Event(ctx, p.SessionID, p.Seq)
+func (m *Archive) Event(ctx context.Context, p protocol.SessionEventParams, maxFrame int) (*protocol.SessionEventResult, error) {
+	ev, err := m.Store.Event(ctx, p.SessionID, p.Seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: session %s has no event %d", ErrNotFound, p.SessionID, p.Seq)
 	}
@@ -165,4 +188,17 @@ func (m *Manager) Event(ctx context.Context, p protocol.SessionEventParams, maxF
 	end := min(p.Offset+chunk, int64(len(ev.Body)))
 	return &protocol.SessionEventResult{SessionID: p.SessionID, Seq: p.Seq, Offset: p.Offset, TotalBytes: int64(len(ev.Body)),
 		DataB64: base64.StdEncoding.EncodeToString(ev.Body[p.Offset:end]), More: end < int64(len(ev.Body))}, nil
+}
+
+// WireUsage is u on the wire; nil when u is empty.
+func WireUsage(u store.Usage) *protocol.Usage {
+	if u == (store.Usage{}) {
+		return nil
+	}
+	w := &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+	if u.Priced {
+		c := u.CostUSD
+		w.CostUSD = &c
+	}
+	return w
 }
