@@ -124,6 +124,12 @@ type harness struct {
 
 func newHarness(t *testing.T, tune func(*config.Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, tune, nil)
+}
+
+// newHarnessWith is newHarness with the manager's options tuned too.
+func newHarnessWith(t *testing.T, tune func(*config.Config), opts func(*Options)) *harness {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "zc.db")
 	st, err := store.Open(path)
 	if err != nil {
@@ -133,7 +139,11 @@ func newHarness(t *testing.T, tune func(*config.Config)) *harness {
 	if tune != nil {
 		tune(cfg)
 	}
-	m, err := NewManager(Options{Config: cfg, Store: st, Getenv: func(string) string { return "" }})
+	o := Options{Config: cfg, Store: st, Getenv: func(string) string { return "" }}
+	if opts != nil {
+		opts(&o)
+	}
+	m, err := NewManager(o)
 	if err != nil {
 		t.Fatal(err)
 	}
