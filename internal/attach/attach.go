@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -171,23 +172,7 @@ func (s *Store) save(data []byte, name, mimeType string) (File, error) {
 		f.Deduplicated = true
 		return f, nil
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".upload-*")
-	if err != nil {
-		return File{}, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return File{}, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return File{}, err
-	}
-	if err := tmp.Close(); err != nil {
-		return File{}, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return File{}, err
 	}
 	return f, nil

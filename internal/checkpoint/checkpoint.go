@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 )
 
 // Options bound what is captured.
@@ -523,22 +525,7 @@ func writeJSON(p string, v any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(p, b, 0o600); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 )
 
 // objects is a content-addressed store: each content once, named by its
@@ -151,22 +153,7 @@ func (o *objects) write(hash string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), o.path(hash))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(o.path(hash), b, 0o600); err != nil {
 		return fmt.Errorf("checkpoint: store object: %w", err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/console"
 )
@@ -144,11 +145,7 @@ func (s *setup) run(ctx context.Context, path string, force bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, []byte(text), 0o600); err != nil {
 		return err
 	}
 	cfg, err := config.Load(path, s.env.Getenv)

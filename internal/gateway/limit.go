@@ -160,13 +160,6 @@ func (c *budgetConn) Close() error {
 	return err
 }
 
-// counts reports the connections held: all, and anonymous.
-func (b *budget) counts() (total, anon int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.total, b.anon.Len()
-}
-
 type connKey struct{}
 
 // withConn is the server's ConnContext: each request can find its

@@ -92,3 +92,10 @@ func TestBudgetMakesRoomFromAnonymousConnections(t *testing.T) {
 		t.Fatal("refused after an authenticated connection closed")
 	}
 }
+
+// counts reports the connections held: all, and anonymous.
+func (b *budget) counts() (total, anon int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total, b.anon.Len()
+}

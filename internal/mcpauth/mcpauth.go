@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 	"golang.org/x/oauth2"
 )
 
@@ -93,27 +94,7 @@ func (s *Store) Save(l *Login) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.dir, ".login-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), s.path(l.Server))
+	return atomicfile.Write(s.path(l.Server), b, 0o600)
 }
 
 // Remove forgets the server's login; false when there was none.

@@ -1094,12 +1094,6 @@ func (srv *Server) session() *mcp.ClientSession {
 	return srv.cs
 }
 
-func (srv *Server) ready() bool {
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	return srv.state == StateReady
-}
-
 func (srv *Server) tools() []tool.Tool {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()

@@ -206,12 +206,6 @@ func Methods() []string {
 	return out
 }
 
-// OwnerOnly reports whether name is only the daemon's own user's.
-func OwnerOnly(name string) bool {
-	m := byName[name]
-	return m != nil && m.ownerOnly
-}
-
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // lanes keep one connection's calls about one session in the order they

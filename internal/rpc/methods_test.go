@@ -87,3 +87,9 @@ func TestProtocolDocListsAreTheCodes(t *testing.T) {
 		}
 	}
 }
+
+// OwnerOnly reports whether name is only the daemon's own user's.
+func OwnerOnly(name string) bool {
+	m := byName[name]
+	return m != nil && m.ownerOnly
+}

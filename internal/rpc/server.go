@@ -298,10 +298,7 @@ func (b *binding) status() protocol.StatusResult {
 	}
 	sessions := s.sessions.Summaries()
 	info, _ := s.sessions.AgentInfo("default")
-	var servers []protocol.MCPServerStatus
-	for _, m := range s.sessions.MCPStatus() {
-		servers = append(servers, protocol.MCPServerStatus(m))
-	}
+	servers := s.sessions.MCPStatus() // mcptools.Status is the wire's
 	return protocol.StatusResult{
 		Agents:          s.agentsOf(cfg),
 		MCPServers:      servers,
