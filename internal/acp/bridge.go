@@ -119,143 +119,10 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 }
 
 func (b *Bridge) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	switch req.Method {
-	case "initialize":
-		return b.initialize(req)
-	case "authenticate":
-		return map[string]any{}, nil
-	case "session/new":
-		var p struct {
-			Cwd        string      `json:"cwd"`
-			McpServers []mcpServer `json:"mcpServers"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		servers, err := mcpSpecs(p.McpServers)
-		if err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) { return b.newSession(ctx, p.Cwd, servers) })
-	case "session/load", "session/resume":
-		var p struct {
-			SessionID  string      `json:"sessionId"`
-			McpServers []mcpServer `json:"mcpServers"`
-			// A client that saw events before (each update carries its seq
-			// in _meta.zeroclaw.seq) may ask for only those after it.
-			Meta struct {
-				Zeroclaw struct {
-					SinceSeq int64 `json:"sinceSeq"`
-				} `json:"zeroclaw"`
-			} `json:"_meta"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		servers, err := mcpSpecs(p.McpServers)
-		if err != nil {
-			return nil, err
-		}
-		// resume is load without the replay: the editor has the history.
-		replay := req.Method == "session/load"
-		since := max(p.Meta.Zeroclaw.SinceSeq, 0)
-		return later(func(ctx context.Context) (any, error) { return b.load(ctx, p.SessionID, since, replay, servers) })
-	case "session/prompt":
-		var p struct {
-			SessionID string         `json:"sessionId"`
-			Prompt    []contentBlock `json:"prompt"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		turn := b.inOrder()
-		return later(func(ctx context.Context) (any, error) { return b.prompt(ctx, turn, p.SessionID, p.Prompt) })
-	case methodSteering:
-		var p struct {
-			SessionID string         `json:"sessionId"`
-			Prompt    []contentBlock `json:"prompt"`
-			Meta      struct {
-				Steering struct {
-					IdleBehavior string `json:"idleBehavior"`
-				} `json:"steering"`
-			} `json:"_meta"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		idle := "start" // the extension's default: a steer with no turn starts one
-		switch p.Meta.Steering.IdleBehavior {
-		case "":
-		case "promptRequired":
-			idle = "promptRequired"
-		default:
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: _meta.steering.idleBehavior %q is not supported (promptRequired is)", p.Meta.Steering.IdleBehavior)
-		}
-		turn := b.inOrder()
-		return later(func(ctx context.Context) (any, error) { return b.steer(ctx, turn, p.SessionID, p.Prompt, idle) })
-	case "session/fork":
-		var p struct {
-			SessionID  string      `json:"sessionId"`
-			McpServers []mcpServer `json:"mcpServers"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		servers, err := mcpSpecs(p.McpServers)
-		if err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) { return b.fork(ctx, p.SessionID, servers) })
-	case "session/cancel":
-		return b.relay(req, protocol.MethodSessionCancel, nil)
-	case "session/list":
-		var p struct {
-			Cwd    *string `json:"cwd"`
-			Cursor *string `json:"cursor"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) { return b.list(ctx, p.Cwd, p.Cursor) })
-	case "session/close":
-		return b.relay(req, protocol.MethodSessionClose, map[string]any{})
-	case "session/delete":
-		return b.relay(req, protocol.MethodSessionDelete, map[string]any{})
-	case "session/set_config_option":
-		var p struct {
-			SessionID string `json:"sessionId"`
-			ConfigID  string `json:"configId"`
-			Value     any    `json:"value"`
-		}
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return later(func(ctx context.Context) (any, error) {
-			return b.setConfigOption(ctx, p.SessionID, p.ConfigID, p.Value)
-		})
+	if m, ok := methods[req.Method]; ok {
+		return m(b, req)
 	}
 	return nil, jsonrpc.ErrMethodNotFound
-}
-
-func later(f func(ctx context.Context) (any, error)) (any, error) { return jsonrpc.Later(f), nil }
-
-// relay passes a request naming one session on to the daemon's method of
-// the same meaning, answering ok when it succeeds.
-func (b *Bridge) relay(req *jsonrpc.Request, method string, ok any) (any, error) {
-	var p protocol.SessionRef
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
-	return later(func(ctx context.Context) (any, error) {
-		d, err := b.daemon(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if err := d.Call(ctx, method, p, nil); err != nil {
-			return nil, acpError(err)
-		}
-		return ok, nil
-	})
 }
 
 func decode(req *jsonrpc.Request, v any) error {
@@ -286,24 +153,7 @@ func acpError(err error) error {
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, nil, "zeroclaw daemon: %v", err)
 }
 
-func (b *Bridge) initialize(req *jsonrpc.Request) (any, error) {
-	var p struct {
-		ProtocolVersion    *int `json:"protocolVersion"`
-		ClientCapabilities struct {
-			FS          *protocol.FSCapabilities `json:"fs"`
-			Elicitation *struct {
-				Form *json.RawMessage `json:"form"`
-				URL  *json.RawMessage `json:"url"`
-			} `json:"elicitation"`
-			Terminal bool `json:"terminal"`
-		} `json:"clientCapabilities"`
-		ClientInfo struct {
-			Name string `json:"name"`
-		} `json:"clientInfo"`
-	}
-	if err := decode(req, &p); err != nil {
-		return nil, err
-	}
+func (b *Bridge) initialize(p *initParams) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: protocolVersion is required")
 	}
@@ -558,9 +408,10 @@ func (b *Bridge) input(ctx context.Context, id string, blocks []contentBlock) (s
 	return text, files, d, nil
 }
 
-func (b *Bridge) prompt(ctx context.Context, turn *order, id string, blocks []contentBlock) (any, error) {
+func (b *Bridge) prompt(ctx context.Context, p *promptParams) (any, error) {
+	turn, id := p.turn, p.SessionID
 	defer turn.done()
-	text, files, d, err := b.input(ctx, id, blocks)
+	text, files, d, err := b.input(ctx, id, p.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -623,9 +474,10 @@ const methodSteering = "_session/steering"
 
 // steer serves _session/steering: the daemon's session/steer, its
 // outcome as the extension names it.
-func (b *Bridge) steer(ctx context.Context, turn *order, id string, blocks []contentBlock, idle string) (any, error) {
+func (b *Bridge) steer(ctx context.Context, p *steerParams) (any, error) {
+	turn, id := p.turn, p.SessionID
 	defer turn.done()
-	text, files, d, err := b.input(ctx, id, blocks)
+	text, files, d, err := b.input(ctx, id, p.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -635,7 +487,7 @@ func (b *Bridge) steer(ctx context.Context, turn *order, id string, blocks []con
 	if err := turn.wait(ctx); err != nil {
 		return nil, err
 	}
-	sent, err := d.Start(protocol.MethodSessionSteer, protocol.SessionSteerParams{SessionID: id, Prompt: &text, Attachments: files, IdleBehavior: idle})
+	sent, err := d.Start(protocol.MethodSessionSteer, protocol.SessionSteerParams{SessionID: id, Prompt: &text, Attachments: files, IdleBehavior: p.idle})
 	turn.done()
 	if err != nil {
 		return nil, acpError(err)
@@ -651,7 +503,8 @@ func (b *Bridge) steer(ctx context.Context, turn *order, id string, blocks []con
 	return out, nil
 }
 
-func (b *Bridge) list(ctx context.Context, cwd, cursor *string) (any, error) {
+func (b *Bridge) list(ctx context.Context, lp *listParams) (any, error) {
+	cwd, cursor := lp.Cwd, lp.Cursor
 	d, err := b.daemon(ctx)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"

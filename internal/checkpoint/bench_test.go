@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // trees are the benchmarks' directories, made once per run of the
@@ -15,11 +17,12 @@ import (
 var trees = map[int]string{}
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, dir := range trees {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		for _, dir := range trees {
+			os.RemoveAll(dir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // benchTree is a directory of n files (100 to a directory, 200 bytes

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], console.OS()))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func testEnv(t *testing.T, stdin string) (console.Env, *bytes.Buffer, *bytes.Buffer, string) {

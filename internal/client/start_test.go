@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("ZEROCLAW_CLIENT_TEST_DAEMON"); mode != "" {
 		os.Exit(fakeZeroclaw(mode, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func fakeZeroclaw(mode string, args []string) int {
@@ -86,12 +88,16 @@ func TestDialOrStartStartsOneDaemon(t *testing.T) {
 			t.Errorf("clients reached daemons %d and %d (this process is %d)", first, pid, os.Getpid())
 		}
 	}
-	// The ephemeral daemon leaves after its last client: wait for it, so
-	// the temp dir can go.
+	// The ephemeral daemon leaves after its last client: wait until it is
+	// gone and reaped (DialOrStart's reaper ends with it), so the temp dir
+	// can go and goleak sees no waiter.
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(dirs.Endpoint); os.IsNotExist(err) {
+		if processGone(first) {
 			break
 		}
+	}
+	if _, err := os.Stat(dirs.Endpoint); !os.IsNotExist(err) {
+		t.Errorf("the ephemeral daemon left its socket behind: %v", err)
 	}
 
 	// A daemon that cannot start.

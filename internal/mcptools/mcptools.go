@@ -478,6 +478,10 @@ func (srv *Server) ensure(ctx context.Context) {
 	srv.set.changed()
 	go func() {
 		err := cs.Wait()
+		// Ended (a crash, a lost connection): what the session still
+		// holds goes too (the SDK's subscriptions/listen waiter would
+		// wait for ever: found by goleak).
+		cs.Close()
 		srv.mu.Lock()
 		current := srv.cs == cs // not a stop or a later session
 		srv.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
 
@@ -12,5 +14,5 @@ func TestMain(m *testing.M) {
 	if sandbox.IsShim(os.Args) {
 		sandbox.Main(os.Args)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // With ZEROCLAW_TEST_DIAL set, the test binary only dials that socket and
@@ -43,7 +45,7 @@ func TestMain(m *testing.M) {
 		c.Read(make([]byte, 1))
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // acceptFrom starts the test binary as a peer (through prefix, e.g.
