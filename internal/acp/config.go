@@ -14,11 +14,16 @@ import (
 
 // The session's config options (ACP session config options): the model,
 // and the mode, which is the agent's risk level.
-var modes = []struct{ value, name, risk string }{
-	{"read-only", "Read-only: reads, never changes", "readonly"},
-	{"ask", "Ask: asks before changes and commands", "supervised"},
-	{"full", "Full access: never asks", "full"},
-}
+var modes = func() []struct{ value, name, risk string } {
+	var out []struct{ value, name, risk string }
+	for _, r := range protocol.RiskLevels {
+		out = append(out, struct{ value, name, risk string }{acpMode[r.ID], r.Name + ": " + r.Description, r.ID})
+	}
+	return out
+}()
+
+// acpMode is each risk level's value in ACP's mode option.
+var acpMode = map[string]string{protocol.RiskReadonly: "read-only", protocol.RiskSupervised: "ask", protocol.RiskFull: "full"}
 
 func modeOf(risk string) string {
 	for _, m := range modes {
@@ -96,7 +101,11 @@ func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value a
 	case "mode":
 		i := slices.IndexFunc(modes, func(m struct{ value, name, risk string }) bool { return m.value == v })
 		if i < 0 {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: mode %q: one of read-only, ask, full", v)
+			var values []string
+			for _, m := range modes {
+				values = append(values, m.value)
+			}
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "invalid params: mode %q: one of %s", v, strings.Join(values, ", "))
 		}
 		p.Risk = &modes[i].risk
 	case "thought_level":

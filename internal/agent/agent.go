@@ -120,11 +120,11 @@ const (
 	summaryMax = 4096
 )
 
-// Risk levels.
+// Risk levels: the protocol's, one copy.
 const (
-	RiskReadonly   = "readonly"
-	RiskSupervised = "supervised"
-	RiskFull       = "full"
+	RiskReadonly   = protocol.RiskReadonly
+	RiskSupervised = protocol.RiskSupervised
+	RiskFull       = protocol.RiskFull
 )
 
 // Stop reasons of a turn: the wire's (protocol), one copy.

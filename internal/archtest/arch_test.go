@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"internal/attach":            {"internal/atomicfile", "internal/protocol"},
 	"internal/cli":               {"internal/acp", "internal/atomicfile", "internal/client", "internal/config", "internal/console", "internal/daemon", "internal/jsonrpc", "internal/mcpauth", "internal/protocol", "internal/rpc", "internal/sandbox", "internal/talk", "internal/transport"},
 	"internal/client":            {"internal/jsonrpc", "internal/protocol", "internal/transport"},
-	"internal/config":            {},
+	"internal/config":            {"internal/protocol", "internal/tool"},
 	"internal/console":           {"internal/jsonrpc"},
 	"internal/daemon":            {"internal/attach", "internal/config", "internal/gateway", "internal/jsonrpc", "internal/mcpauth", "internal/metrics", "internal/pairing", "internal/permission", "internal/protocol", "internal/rpc", "internal/session", "internal/store", "internal/tool", "internal/transport"},
 	"internal/gateway":           {"internal/acp", "internal/client", "internal/config", "internal/jsonrpc", "internal/metrics", "internal/pairing", "internal/protocol", "internal/rpc"},

@@ -120,9 +120,9 @@ func (s *setup) run(ctx context.Context, path string, force bool) error {
 		kinds := []string{"anthropic (Claude)", "openai (GPT)", "an OpenAI-compatible server (base URL)", "echo (offline, for trying zeroclaw out)"}
 		switch s.choose("provider", kinds, 0) {
 		case 0:
-			body = s.keyed("anthropic", "anthropic", "", "ANTHROPIC_API_KEY", "claude-sonnet-4-5")
+			body = s.keyed("anthropic", config.KindAnthropic, "", "ANTHROPIC_API_KEY", "claude-sonnet-4-5")
 		case 1:
-			body = s.keyed("openai", "openai", "", "OPENAI_API_KEY", "gpt-4o-mini")
+			body = s.keyed("openai", config.KindOpenAI, "", "OPENAI_API_KEY", "gpt-4o-mini")
 		case 2:
 			base := ""
 			for {
@@ -135,7 +135,7 @@ func (s *setup) run(ctx context.Context, path string, force bool) error {
 					return console.Exitf(1, "no base URL given; nothing written")
 				}
 			}
-			body = s.keyed("local", "openai", base, "", "")
+			body = s.keyed("local", config.KindOpenAI, base, "", "")
 		default:
 			body = "[providers.echo]\nkind = \"echo\"\n"
 		}

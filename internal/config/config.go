@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // Config is the whole of config.toml after defaults are applied.
@@ -390,13 +392,19 @@ func IsLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Known values.
+// Provider kinds: what a [providers.NAME] speaks (provider.New makes
+// each). The one list.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+	KindEcho      = "echo"
+)
+
+// Known values. Risk levels are the protocol's (protocol.RiskLevels),
+// tool names and shells the tool package's (tool.Builtins, tool.Shells).
 var (
-	ProviderKinds = []string{"openai", "anthropic", "echo"}
-	RiskLevels    = []string{"readonly", "supervised", "full"}
-	Shells        = []string{"bash", "sh", "zsh", "cmd", "powershell", "pwsh"}
+	ProviderKinds = []string{KindOpenAI, KindAnthropic, KindEcho}
 	Reasoning     = []string{"off", "low", "medium", "high"}
-	ToolNames     = []string{"shell", "read_file", "write_file", "edit_file", "multi_edit", "list_dir", "glob", "search", "web_fetch", "ask_user", "poll", "plan"}
 )
 
 // ShellEnvDropped lists the environment variables commands the agent runs
@@ -425,17 +433,17 @@ func Default(getenv func(string) string) *Config {
 	var p Provider
 	switch {
 	case getenv("ANTHROPIC_API_KEY") != "":
-		p = Provider{Kind: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Model: "claude-sonnet-4-5"}
+		p = Provider{Kind: KindAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", Model: "claude-sonnet-4-5"}
 	case getenv("OPENAI_API_KEY") != "":
-		p = Provider{Kind: "openai", APIKeyEnv: "OPENAI_API_KEY", Model: "gpt-4o-mini"}
+		p = Provider{Kind: KindOpenAI, APIKeyEnv: "OPENAI_API_KEY", Model: "gpt-4o-mini"}
 	case getenv("OLLAMA_HOST") != "":
 		host := strings.TrimSuffix(getenv("OLLAMA_HOST"), "/")
 		if !strings.Contains(host, "://") {
 			host = "http://" + host
 		}
-		p = Provider{Kind: "openai", BaseURL: host + "/v1", Model: "qwen2.5-coder:7b"}
+		p = Provider{Kind: KindOpenAI, BaseURL: host + "/v1", Model: "qwen2.5-coder:7b"}
 	default:
-		p = Provider{Kind: "echo"}
+		p = Provider{Kind: KindEcho}
 	}
 	c.Providers = map[string]Provider{p.Kind: p}
 	c.Agents = map[string]Agent{"default": defaultAgent(p.Kind)}
@@ -450,7 +458,7 @@ func Default(getenv func(string) string) *Config {
 }
 
 func defaultAgent(provider string) Agent {
-	return Agent{Provider: provider, Risk: "supervised", Tools: slices.Clone(ToolNames), MaxTurnRequests: 50}
+	return Agent{Provider: provider, Risk: protocol.RiskSupervised, Tools: tool.BuiltinNames(), MaxTurnRequests: 50}
 }
 
 // Load reads path, or returns the defaults when it does not exist. A file
@@ -509,10 +517,10 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	}
 	for alias, a := range c.Agents {
 		if a.Risk == "" {
-			a.Risk = "supervised"
+			a.Risk = protocol.RiskSupervised
 		}
 		if a.Tools == nil {
-			a.Tools = slices.Clone(ToolNames)
+			a.Tools = tool.BuiltinNames()
 		}
 		if a.MaxTurnRequests == 0 {
 			a.MaxTurnRequests = 50
@@ -564,28 +572,92 @@ func lineOf(text string, key toml.Key) int {
 	return 0
 }
 
+// validate checks the whole configuration, section by section (the
+// first error found is the answer; warnings are collected).
 func (c *Config) validate() error {
-	d := c.Daemon
-	for _, f := range []struct {
-		key string
-		v   int
-		min int
-	}{
-		{"daemon.max_sessions", d.MaxSessions, 1},
-		{"daemon.prompt_queue", d.PromptQueue, 1},
-		{"daemon.approval_timeout_secs", d.ApprovalTimeoutSecs, 0},
-		{"daemon.max_frame_bytes", d.MaxFrameBytes, 1024},
+	for _, check := range []func(*Config) error{
+		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkMCP, (*Config).checkAgents,
 	} {
+		if err := check(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// minimum is an integer setting and the least it may be.
+type minimum struct {
+	key    string
+	v, min int
+}
+
+func checkMinimums(fs ...minimum) error {
+	for _, f := range fs {
 		if f.v < f.min {
 			return fmt.Errorf("%s = %d: must be at least %d", f.key, f.v, f.min)
 		}
 	}
-	if d.Shell != "" && !slices.Contains(Shells, d.Shell) {
-		return fmt.Errorf("daemon.shell = %q: must be one of %s (or unset: bash, cmd on Windows)", d.Shell, strings.Join(Shells, ", "))
+	return nil
+}
+
+// choice is a string setting, the values it may take, and what unset
+// means ("" when it may not be unset).
+type choice struct {
+	key, v string
+	values []string
+	unset  string
+}
+
+func checkChoices(cs ...choice) error {
+	for _, c := range cs {
+		if (c.v == "" && c.unset != "") || slices.Contains(c.values, c.v) {
+			continue
+		}
+		msg := fmt.Sprintf("%s = %q: must be one of %s", c.key, c.v, strings.Join(c.values, ", "))
+		if c.unset != "" {
+			msg += " (or unset: " + c.unset + ")"
+		}
+		return errors.New(msg)
 	}
-	for name, p := range c.Providers {
-		if !slices.Contains(ProviderKinds, p.Kind) {
-			return fmt.Errorf("providers.%s.kind = %q: must be one of %s", name, p.Kind, strings.Join(ProviderKinds, ", "))
+	return nil
+}
+
+// amount is a money or price setting: 0 or more, a real number.
+type amount struct {
+	key        string
+	v          *float64
+	what, note string
+}
+
+func checkAmounts(as ...amount) error {
+	for _, a := range as {
+		if a.v != nil && (*a.v < 0 || math.IsNaN(*a.v) || math.IsInf(*a.v, 0)) {
+			return fmt.Errorf("%s = %v: must be %s, 0 or more%s", a.key, *a.v, a.what, a.note)
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkDaemon() error {
+	d := c.Daemon
+	if err := checkMinimums(
+		minimum{"daemon.max_sessions", d.MaxSessions, 1},
+		minimum{"daemon.prompt_queue", d.PromptQueue, 1},
+		minimum{"daemon.approval_timeout_secs", d.ApprovalTimeoutSecs, 0},
+		minimum{"daemon.max_frame_bytes", d.MaxFrameBytes, 1024},
+	); err != nil {
+		return err
+	}
+	return checkChoices(choice{"daemon.shell", d.Shell, tool.Shells, "bash, cmd on Windows"})
+}
+
+func (c *Config) checkProviders() error {
+	for _, name := range c.ProviderNames() {
+		p := c.Providers[name]
+		if err := checkChoices(choice{"providers." + name + ".kind", p.Kind, ProviderKinds, ""}); err != nil {
+			return err
 		}
 		if p.BaseURL != "" {
 			u, err := url.Parse(p.BaseURL)
@@ -600,19 +672,21 @@ func (c *Config) validate() error {
 			return err
 		}
 		if pr := p.Pricing; pr != nil {
-			for _, f := range []struct {
-				key string
-				v   *float64
-			}{{"input", &pr.Input}, {"output", &pr.Output}, {"cache_read", pr.CacheRead}, {"cache_write", pr.CacheWrite}} {
-				if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
-					return fmt.Errorf("providers.%s.pricing.%s = %v: must be a price in USD per million tokens, 0 or more", name, f.key, *f.v)
-				}
+			const what = "a price in USD per million tokens"
+			key := "providers." + name + ".pricing."
+			if err := checkAmounts(amount{key + "input", &pr.Input, what, ""}, amount{key + "output", &pr.Output, what, ""},
+				amount{key + "cache_read", pr.CacheRead, what, ""}, amount{key + "cache_write", pr.CacheWrite, what, ""}); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+func (c *Config) checkHooks() error {
 	for i, h := range c.Hooks {
-		if !slices.Contains(HookEvents, h.Event) {
-			return fmt.Errorf("hooks[%d].event = %q: must be one of %s", i, h.Event, strings.Join(HookEvents, ", "))
+		if err := checkChoices(choice{fmt.Sprintf("hooks[%d].event", i), h.Event, HookEvents, ""}); err != nil {
+			return err
 		}
 		if strings.TrimSpace(h.Command) == "" {
 			return fmt.Errorf("hooks[%d].command is required", i)
@@ -626,24 +700,31 @@ func (c *Config) validate() error {
 			}
 		}
 	}
+	return nil
+}
+
+func (c *Config) checkPermissions() error {
 	for i, p := range c.Permissions {
 		if p.Tool == "" {
 			return fmt.Errorf("permissions[%d]: tool is required (a tool's name, or \"*\")", i)
 		}
-		if p.Tool != "*" && !slices.Contains(ToolNames, p.Tool) && !strings.Contains(p.Tool, "__") {
+		if _, builtin := tool.Lookup(p.Tool); p.Tool != "*" && !builtin && !strings.Contains(p.Tool, "__") {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("permissions[%d].tool = %q is no built-in tool (an MCP server's tools are named server__tool)", i, p.Tool))
 		}
-		if p.Decision != "allow" && p.Decision != "ask" && p.Decision != "deny" {
-			return fmt.Errorf("permissions[%d].decision = %q: must be allow, ask or deny", i, p.Decision)
+		if err := checkChoices(choice{fmt.Sprintf("permissions[%d].decision", i), p.Decision, []string{"allow", "ask", "deny"}, ""}); err != nil {
+			return err
 		}
 	}
-	if sb := c.Sandbox; sb.Mode != "" && !slices.Contains(SandboxModes, sb.Mode) {
-		return fmt.Errorf("sandbox.mode = %q: must be one of %s", sb.Mode, strings.Join(SandboxModes, ", "))
+	return nil
+}
+
+func (c *Config) checkSandbox() error {
+	sb := c.Sandbox
+	if err := checkChoices(choice{"sandbox.mode", sb.Mode, SandboxModes, "workspace-write where it can be enforced"},
+		choice{"sandbox.fallback", sb.Fallback, SandboxFallbacks, "refuse"}); err != nil {
+		return err
 	}
-	if sb := c.Sandbox; sb.Fallback != "" && !slices.Contains(SandboxFallbacks, sb.Fallback) {
-		return fmt.Errorf("sandbox.fallback = %q: must be one of %s", sb.Fallback, strings.Join(SandboxFallbacks, ", "))
-	}
-	for i, w := range c.Sandbox.Writable {
+	for i, w := range sb.Writable {
 		if rest, ok := strings.CutPrefix(w, "~/"); ok {
 			if home, err := os.UserHomeDir(); err == nil {
 				w = filepath.Join(home, rest)
@@ -654,50 +735,62 @@ func (c *Config) validate() error {
 			return fmt.Errorf("sandbox.writable: %q is not an absolute path (or one from ~/)", w)
 		}
 	}
+	return nil
+}
+
+func (c *Config) checkCheckpoints() error {
 	if cp := c.Checkpoints; cp.MaxFileBytes < 1 || cp.KeepTurns < 1 {
 		return fmt.Errorf("checkpoints: max_file_bytes = %d and keep_turns = %d must be at least 1", cp.MaxFileBytes, cp.KeepTurns)
 	}
-	for _, f := range []struct {
-		key string
-		v   float64
-	}{{"max_cost_usd_per_session", c.Budget.MaxCostUSDPerSession}, {"max_cost_usd_per_day", c.Budget.MaxCostUSDPerDay}} {
-		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("budget.%s = %v: must be an amount in USD, 0 or more (0: no limit)", f.key, f.v)
-		}
-	}
+	return nil
+}
+
+func (c *Config) checkBudget() error {
+	const what, note = "an amount in USD", " (0: no limit)"
+	return checkAmounts(amount{"budget.max_cost_usd_per_session", &c.Budget.MaxCostUSDPerSession, what, note},
+		amount{"budget.max_cost_usd_per_day", &c.Budget.MaxCostUSDPerDay, what, note})
+}
+
+func (c *Config) checkGateway() error {
 	if c.Gateway.Enabled {
 		if err := c.Gateway.Check(); err != nil {
 			return err
 		}
 	}
-	if err := c.Gateway.CheckMetricsListen(); err != nil {
-		return err
-	}
-	for name, m := range c.MCP.Servers {
-		if err := m.Check(name); err != nil {
+	return c.Gateway.CheckMetricsListen()
+}
+
+func (c *Config) checkMCP() error {
+	for _, name := range sortedKeys(c.MCP.Servers) {
+		if err := c.MCP.Servers[name].Check(name); err != nil {
 			return err
 		}
 	}
 	if c.MCP.TurnWaitMs < 0 || c.MCP.TurnWaitMs > 60000 {
 		return fmt.Errorf("mcp.turn_wait_ms = %d: from 0 (the default, 1000) to 60000", c.MCP.TurnWaitMs)
 	}
+	return nil
+}
+
+func (c *Config) checkAgents() error {
 	if _, ok := c.Agents["default"]; !ok {
 		return fmt.Errorf("agents: no [agents.default]; the default agent is required")
 	}
-	for alias, a := range c.Agents {
+	for _, alias := range c.AgentAliases() {
+		a := c.Agents[alias]
 		if _, ok := c.Providers[a.Provider]; !ok {
 			return fmt.Errorf("agents.%s.provider = %q: no [providers.%s] (known: %s)", alias, a.Provider, a.Provider, strings.Join(c.ProviderNames(), ", "))
 		}
-		if !slices.Contains(RiskLevels, a.Risk) {
-			return fmt.Errorf("agents.%s.risk = %q: must be one of %s", alias, a.Risk, strings.Join(RiskLevels, ", "))
+		if err := checkChoices(choice{"agents." + alias + ".risk", a.Risk, protocol.RiskIDs(), ""}); err != nil {
+			return err
 		}
 		for _, t := range a.Tools {
-			if !slices.Contains(ToolNames, t) {
-				return fmt.Errorf("agents.%s.tools: unknown tool %q (known: %s)", alias, t, strings.Join(ToolNames, ", "))
+			if _, ok := tool.Lookup(t); !ok {
+				return fmt.Errorf("agents.%s.tools: unknown tool %q (known: %s)", alias, t, strings.Join(tool.BuiltinNames(), ", "))
 			}
 		}
-		if a.MaxTurnRequests < 1 {
-			return fmt.Errorf("agents.%s.max_turn_requests = %d: must be at least 1", alias, a.MaxTurnRequests)
+		if err := checkMinimums(minimum{"agents." + alias + ".max_turn_requests", a.MaxTurnRequests, 1}); err != nil {
+			return err
 		}
 		if err := checkLimits("agents."+alias, a.MaxTokens, a.Reasoning); err != nil {
 			return err
@@ -711,10 +804,7 @@ func checkLimits(table string, maxTokens int, reasoning string) error {
 	if maxTokens < 0 {
 		return fmt.Errorf("%s.max_tokens = %d: must be at least 1 (or 0 for the provider's default)", table, maxTokens)
 	}
-	if reasoning != "" && !slices.Contains(Reasoning, reasoning) {
-		return fmt.Errorf("%s.reasoning = %q: must be one of %s", table, reasoning, strings.Join(Reasoning, ", "))
-	}
-	return nil
+	return checkChoices(choice{table + ".reasoning", reasoning, Reasoning, "the provider's default"})
 }
 
 // RestartNeeded names the settings that differ between old and new but

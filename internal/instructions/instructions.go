@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,12 +34,20 @@ type Options struct {
 	// default for Mode ("chat" or "code").
 	Base string
 	Mode string
-	// Tools are the names of the tools the agent has.
-	Tools []string
+	// Tools are the tools the agent has, in the order the default
+	// prompt speaks of them.
+	Tools []Tool
 	Cwd   string
-	// Shell is what the shell tool runs commands with.
+	// Shell is what the shell tool runs commands with (said when the
+	// agent has it).
 	Shell string
 	Now   time.Time
+}
+
+// Tool is a tool the agent has: its name, and how to use it in one
+// sentence that names it (empty: nothing to say).
+type Tool struct {
+	Name, Guide string
 }
 
 // Prompt is a composed system prompt and the instruction files it holds.
@@ -60,7 +69,7 @@ func Compose(o Options) Prompt {
 	b.WriteString("\n\n<environment>\n")
 	fmt.Fprintf(&b, "Working directory: %s\n", o.Cwd)
 	fmt.Fprintf(&b, "Platform: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	if o.Shell != "" {
+	if o.Shell != "" && slices.ContainsFunc(o.Tools, func(t Tool) bool { return t.Name == "shell" }) {
 		fmt.Fprintf(&b, "Shell (the shell tool): %s\n", o.Shell)
 	}
 	now := o.Now

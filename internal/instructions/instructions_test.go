@@ -31,7 +31,7 @@ func TestComposeInARepository(t *testing.T) {
 	write(t, filepath.Join(filepath.Dir(root), "AGENTS.md"), "outside the repository")
 	defer os.Remove(filepath.Join(filepath.Dir(root), "AGENTS.md"))
 
-	p := Compose(Options{Mode: "code", Tools: []string{"shell", "edit_file", "ask_user"}, Cwd: cwd, Shell: "bash",
+	p := Compose(Options{Mode: "code", Tools: []Tool{{"shell", "Run commands with shell."}, {"edit_file", "Edit with edit_file."}, {"ask_user", "Ask with ask_user."}}, Cwd: cwd, Shell: "bash",
 		Now: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)})
 	want := []string{filepath.Join(root, "AGENTS.md"), filepath.Join(root, "svc", "CLAUDE.md")}
 	if strings.Join(p.Files, ",") != strings.Join(want, ",") {

@@ -43,7 +43,7 @@ func (*Anthropic) ContextWindow(string) int64 { return 200000 }
 
 // Info implements Provider.
 func (a *Anthropic) Info() Info {
-	return Info{Name: a.name, Kind: "anthropic", Model: a.model, URL: a.base, MaxTokens: a.maxTokens}
+	return Info{Name: a.name, Kind: config.KindAnthropic, Model: a.model, URL: a.base, MaxTokens: a.maxTokens}
 }
 
 // Models implements Provider: GET <base_url>/v1/models.

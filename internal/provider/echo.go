@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/config"
 )
 
 // Echo is the offline provider: it streams a deterministic reply built
@@ -30,7 +32,9 @@ type Echo struct{}
 func (*Echo) ContextWindow(string) int64 { return 32768 }
 
 // Info implements Provider.
-func (*Echo) Info() Info { return Info{Name: "echo", Kind: "echo", Model: "echo", URL: "echo:"} }
+func (*Echo) Info() Info {
+	return Info{Name: "echo", Kind: config.KindEcho, Model: "echo", URL: "echo:"}
+}
 
 // Models implements Provider.
 func (*Echo) Models(context.Context) ([]string, error) { return []string{"echo"}, nil }

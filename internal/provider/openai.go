@@ -47,7 +47,7 @@ func (o *OpenAI) ContextWindow(model string) int64 {
 
 // Info implements Provider.
 func (o *OpenAI) Info() Info {
-	return Info{Name: o.name, Kind: "openai", Model: o.model, URL: o.base, MaxTokens: o.maxTokens}
+	return Info{Name: o.name, Kind: config.KindOpenAI, Model: o.model, URL: o.base, MaxTokens: o.maxTokens}
 }
 
 // Models implements Provider: GET <base_url>/models.

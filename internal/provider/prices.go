@@ -33,7 +33,7 @@ func PriceFor(pc config.Provider, model string) (Price, bool) {
 		}
 		return p, true
 	}
-	if pc.Kind == "echo" {
+	if pc.Kind == config.KindEcho {
 		return Price{}, false
 	}
 	if model == "" {

@@ -209,11 +209,11 @@ func (e *Error) Error() string {
 func New(name string, p config.Provider, getenv func(string) string) (Provider, error) {
 	var pr Provider
 	switch p.Kind {
-	case "echo":
+	case config.KindEcho:
 		pr = &Echo{}
-	case "openai":
+	case config.KindOpenAI:
 		pr = newOpenAI(name, p, getenv)
-	case "anthropic":
+	case config.KindAnthropic:
 		pr = newAnthropic(name, p, getenv)
 	default:
 		return nil, fmt.Errorf("provider %s: unknown kind %q", name, p.Kind)

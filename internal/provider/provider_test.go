@@ -461,3 +461,21 @@ func TestToolImagesGoToTheModel(t *testing.T) {
 		t.Errorf("a result without images is text: %v", second)
 	}
 }
+
+// Every kind the config accepts makes a provider that says it is of
+// that kind; one it does not is refused by name.
+func TestEveryConfigKindIsAProvider(t *testing.T) {
+	for _, kind := range config.ProviderKinds {
+		p, err := New("p", config.Provider{Kind: kind, BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, func(string) string { return "" })
+		if err != nil {
+			t.Errorf("kind %s: %v", kind, err)
+			continue
+		}
+		if got := p.Info().Kind; got != kind {
+			t.Errorf("kind %s: the provider says %q", kind, got)
+		}
+	}
+	if _, err := New("p", config.Provider{Kind: "gemini"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), `unknown kind "gemini"`) {
+		t.Errorf("unknown kind: %v", err)
+	}
+}

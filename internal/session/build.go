@@ -87,7 +87,13 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	// The system prompt is composed once per session (and again when a
 	// stored session is resumed): the environment and the project's
 	// instructions as they are now.
-	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: ac.Tools, Cwd: cwd,
+	var guides []instructions.Tool
+	for _, n := range ac.Tools {
+		if t, ok := tool.Lookup(n); ok {
+			guides = append(guides, instructions.Tool{Name: n, Guide: t.Spec().Guide})
+		}
+	}
+	sys := instructions.Compose(instructions.Options{Base: ac.SystemPrompt, Mode: mode, Tools: guides, Cwd: cwd,
 		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests, MaxStopContinues: l.cfg.Daemon.MaxStopContinues,
 		MaxTokens: ac.MaxTokens, Reasoning: ac.Reasoning, Where: "agents." + alias,

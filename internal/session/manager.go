@@ -830,8 +830,8 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	if err != nil {
 		return nil, err
 	}
-	if p.Risk != nil && *p.Risk != "" && !slices.Contains(config.RiskLevels, *p.Risk) {
-		return nil, &protocol.ParamsError{Field: "risk", Reason: fmt.Sprintf("%q: must be one of %s", *p.Risk, strings.Join(config.RiskLevels, ", "))}
+	if p.Risk != nil && *p.Risk != "" && !slices.Contains(protocol.RiskIDs(), *p.Risk) {
+		return nil, &protocol.ParamsError{Field: "risk", Reason: fmt.Sprintf("%q: must be one of %s", *p.Risk, strings.Join(protocol.RiskIDs(), ", "))}
 	}
 	if p.Reasoning != nil && *p.Reasoning != "" && !slices.Contains(config.Reasoning, *p.Reasoning) {
 		return nil, &protocol.ParamsError{Field: "reasoning", Reason: fmt.Sprintf("%q: must be one of %s", *p.Reasoning, strings.Join(config.Reasoning, ", "))}

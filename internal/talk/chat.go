@@ -543,11 +543,17 @@ type ChatOptions struct {
 // prompt or command per line.
 func Chat(ctx context.Context, env console.Env, o ChatOptions) error {
 	tty := console.IsTerminal(env.Stdin) && console.IsTerminal(env.Stdout)
-	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: tty && console.UseColor(env)}
-	ch.cv = &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-chat",
-		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}, events: make(chan event, 1024)}
+	ch := newChat(env, o, tty && console.UseColor(env))
 	if tty {
 		return runChatTUI(ctx, ch, o.Approve, o.SessionID, o.Continue)
 	}
 	return runChatLines(ctx, ch, o.Approve, o.SessionID, o.Continue)
+}
+
+// newChat is a chat not yet connected.
+func newChat(env console.Env, o ChatOptions, color bool) *chat {
+	ch := &chat{env: env, agent: o.Agent, cwd: o.Cwd, color: color}
+	ch.cv = &conversation{env: env, configDir: o.ConfigDir, noStart: o.NoStart, name: "zeroclaw-chat",
+		caps: &protocol.ClientCapabilities{Elicitation: &protocol.Elicitation{Form: &struct{}{}, URL: &struct{}{}}}, events: make(chan event, 1024)}
+	return ch
 }

@@ -20,7 +20,9 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.ShimMain() // the shell tool's sandbox runs this binary
-	goleak.VerifyTestMain(m)
+	// The input's cursor blink is a Bubble Tea command that ends by
+	// itself within its blink interval (530 ms) after the program left.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/charmbracelet/bubbles/cursor.(*Model).BlinkCmd.func1"))
 }
 
 // harness is a real daemon, in this process, on a real socket in a
@@ -116,13 +118,20 @@ func (h *harness) prompt(o PromptOptions, stdin string) (string, string, error) 
 // syncBuffer is a buffer written from one goroutine and read from
 // another.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // signalled (without blocking) on each write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
 	return s.b.Write(p)
 }
 

@@ -18,8 +18,9 @@ const askDefaultSecs = 300
 type askUser struct{}
 
 func (askUser) Spec() Spec {
-	return Spec{Name: "ask_user", Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
-		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
+	return Spec{Name: "ask_user", Guide: "When the task is ambiguous or a choice is the user's to make, ask with ask_user instead of guessing; do not ask what you can find out yourself.",
+		Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
+		Schema:      schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
 }
 func (askUser) Asks() bool   { return false }
 func (askUser) Kind() string { return protocol.KindOther }
@@ -67,8 +68,9 @@ func (askUser) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 type poll struct{}
 
 func (poll) Spec() Spec {
-	return Spec{Name: "poll", Description: "Ask the user to pick from options (several with multi); waits up to duration_minutes (default 5).",
-		Schema: schema(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"},"minItems":2},"multi":{"type":"boolean"},"duration_minutes":{"type":"integer","minimum":1}},"required":["question","options"]}`)}
+	return Spec{Name: "poll", Guide: "Offer the user a fixed set of options with poll when they must pick.",
+		Description: "Ask the user to pick from options (several with multi); waits up to duration_minutes (default 5).",
+		Schema:      schema(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"},"minItems":2},"multi":{"type":"boolean"},"duration_minutes":{"type":"integer","minimum":1}},"required":["question","options"]}`)}
 }
 func (poll) Asks() bool   { return false }
 func (poll) Kind() string { return protocol.KindOther }
@@ -145,8 +147,9 @@ func elicit(ctx context.Context, env *Env, e Elicitation, timeout time.Duration)
 type plan struct{}
 
 func (plan) Spec() Spec {
-	return Spec{Name: "plan", Description: "Publish the current plan: the whole list of entries each time.",
-		Schema: schema(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]}},"required":["content","status","priority"]}}},"required":["entries"]}`)}
+	return Spec{Name: "plan", Guide: "For work of several steps, publish a plan with the plan tool and keep it current as steps finish.",
+		Description: "Publish the current plan: the whole list of entries each time.",
+		Schema:      schema(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]}},"required":["content","status","priority"]}}},"required":["entries"]}`)}
 }
 func (plan) Asks() bool                     { return false }
 func (plan) Kind() string                   { return protocol.KindThink }
@@ -178,10 +181,4 @@ func (plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		env.Plan(a.Entries)
 	}
 	return Result{Output: fmt.Sprintf("plan updated (%d entries)", len(a.Entries))}
-}
-
-func init() {
-	for _, t := range []Tool{askUser{}, poll{}, plan{}} {
-		register(t)
-	}
 }

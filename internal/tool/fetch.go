@@ -33,8 +33,9 @@ var fetchTimeout = 30 * time.Second
 type webFetch struct{}
 
 func (webFetch) Spec() Spec {
-	return Spec{Name: "web_fetch", Description: "Fetch a URL (http or https) and return its text; an HTML page comes back as Markdown. At most 10 MB read, 30 s, 256 KiB returned.",
-		Schema: schema(`{"type":"object","properties":{"url":{"type":"string","description":"http:// or https:// URL"}},"required":["url"]}`)}
+	return Spec{Name: "web_fetch", Guide: "Read a web page (as Markdown) with web_fetch when the answer is on the web, not in the project.",
+		Description: "Fetch a URL (http or https) and return its text; an HTML page comes back as Markdown. At most 10 MB read, 30 s, 256 KiB returned.",
+		Schema:      schema(`{"type":"object","properties":{"url":{"type":"string","description":"http:// or https:// URL"}},"required":["url"]}`)}
 }
 func (webFetch) Asks() bool   { return true }
 func (webFetch) Kind() string { return protocol.KindFetch }
@@ -188,5 +189,3 @@ func isLocal(ip netip.Addr) bool {
 	}
 	return false
 }
-
-func init() { register(webFetch{}) }

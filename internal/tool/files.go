@@ -42,8 +42,9 @@ func pathArg(input json.RawMessage) string {
 type readFile struct{}
 
 func (readFile) Spec() Spec {
-	return Spec{Name: "read_file", Description: "Read a text file (path relative to the session directory). Returns at most 256 KiB. With offset or limit, returns those lines numbered as cat -n prints them, and says when more follow.",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"},"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based"},"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},"required":["path"]}`)}
+	return Spec{Name: "read_file", Guide: "Read the files that matter with read_file before changing them, a long one in parts with its offset and limit.",
+		Description: "Read a text file (path relative to the session directory). Returns at most 256 KiB. With offset or limit, returns those lines numbered as cat -n prints them, and says when more follow.",
+		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"},"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based"},"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},"required":["path"]}`)}
 }
 func (readFile) Asks() bool                           { return false }
 func (readFile) Kind() string                         { return protocol.KindRead }
@@ -205,8 +206,9 @@ func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
 type listDir struct{}
 
 func (listDir) Spec() Spec {
-	return Spec{Name: "list_dir", Description: "List a directory (default: the session directory). Directories end in /.",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"directory, relative to the session directory"}}}`)}
+	return Spec{Name: "list_dir", Guide: "See what a directory holds with list_dir.",
+		Description: "List a directory (default: the session directory). Directories end in /.",
+		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string","description":"directory, relative to the session directory"}}}`)}
 }
 func (listDir) Asks() bool                           { return false }
 func (listDir) Kind() string                         { return protocol.KindRead }
@@ -267,8 +269,9 @@ func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 type search struct{}
 
 func (search) Spec() Spec {
-	return Spec{Name: "search", Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200, with context lines as file-line- text. Skips what .gitignore ignores.",
-		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"},"glob":{"type":"string","description":"only files matching this pattern: a name pattern (*.go) or, with a /, a path pattern under path (src/**/*.ts)"},"ignore_case":{"type":"boolean"},"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines shown before and after each match"}},"required":["pattern"]}`)}
+	return Spec{Name: "search", Guide: "Find where something is defined or used with search (a regular expression) instead of guessing.",
+		Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200, with context lines as file-line- text. Skips what .gitignore ignores.",
+		Schema:      schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"},"glob":{"type":"string","description":"only files matching this pattern: a name pattern (*.go) or, with a /, a path pattern under path (src/**/*.ts)"},"ignore_case":{"type":"boolean"},"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines shown before and after each match"}},"required":["pattern"]}`)}
 }
 func (search) Asks() bool   { return false }
 func (search) Kind() string { return protocol.KindSearch }
@@ -447,8 +450,9 @@ func (s *searcher) result() string {
 type writeFile struct{}
 
 func (writeFile) Spec() Spec {
-	return Spec{Name: "write_file", Description: "Write a file (creating it and its directories, replacing it if it exists).",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)}
+	return Spec{Name: "write_file", Guide: "Write a new file, or the whole of one, with write_file.",
+		Description: "Write a file (creating it and its directories, replacing it if it exists).",
+		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)}
 }
 func (writeFile) Asks() bool   { return true }
 func (writeFile) Kind() string { return protocol.KindEdit }
@@ -545,8 +549,9 @@ func randomSuffix() string { return protocol.NewID("", 6) }
 type editFile struct{}
 
 func (editFile) Spec() Spec {
-	return Spec{Name: "edit_file", Description: "Replace the one exact occurrence of old with new in a file (every occurrence with replace_all).",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean","description":"replace every occurrence"}},"required":["path","old","new"]}`)}
+	return Spec{Name: "edit_file", Guide: "Change a file in place with edit_file (not by redirecting a command's output); keep the project's style.",
+		Description: "Replace the one exact occurrence of old with new in a file (every occurrence with replace_all).",
+		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean","description":"replace every occurrence"}},"required":["path","old","new"]}`)}
 }
 func (editFile) Asks() bool                           { return true }
 func (editFile) Kind() string                         { return protocol.KindEdit }
@@ -568,8 +573,9 @@ func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 type multiEdit struct{}
 
 func (multiEdit) Spec() Spec {
-	return Spec{Name: "multi_edit", Description: "Apply several exact-text edits to one file, in order, atomically: all of them or, when one fails, none.",
-		Schema: schema(`{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"exact text to replace (in the file as the edits before left it); must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old","new"]}}},"required":["path","edits"]}`)}
+	return Spec{Name: "multi_edit", Guide: "Make several changes to one file at once with multi_edit.",
+		Description: "Apply several exact-text edits to one file, in order, atomically: all of them or, when one fails, none.",
+		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"exact text to replace (in the file as the edits before left it); must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old","new"]}}},"required":["path","edits"]}`)}
 }
 func (multiEdit) Asks() bool                           { return true }
 func (multiEdit) Kind() string                         { return protocol.KindEdit }
@@ -684,10 +690,4 @@ func editRun(ctx context.Context, env *Env, path string, edits []edit) Result {
 		return errorf("%v", pl.explain(path, err))
 	}
 	return Result{Output: done}
-}
-
-func init() {
-	for _, t := range []Tool{readFile{}, listDir{}, search{}, writeFile{}, editFile{}, multiEdit{}} {
-		register(t)
-	}
 }

@@ -26,8 +26,9 @@ const maxIgnoreFile = 1 << 20
 type glob struct{}
 
 func (glob) Spec() Spec {
-	return Spec{Name: "glob", Description: "Find files by name pattern (** matches any number of directories, e.g. **/*.go); prints paths relative to the session directory, newest first, at most 1000. Skips what .gitignore ignores, and .git and node_modules.",
-		Schema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"pattern, relative to path: *, ?, [abc], {a,b}, ** for any directories"},"path":{"type":"string","description":"directory to search from, relative to the session directory (default: the session directory)"}},"required":["pattern"]}`)}
+	return Spec{Name: "glob", Guide: "Find files by name with glob (**/*.go).",
+		Description: "Find files by name pattern (** matches any number of directories, e.g. **/*.go); prints paths relative to the session directory, newest first, at most 1000. Skips what .gitignore ignores, and .git and node_modules.",
+		Schema:      schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"pattern, relative to path: *, ?, [abc], {a,b}, ** for any directories"},"path":{"type":"string","description":"directory to search from, relative to the session directory (default: the session directory)"}},"required":["pattern"]}`)}
 }
 func (glob) Asks() bool   { return false }
 func (glob) Kind() string { return protocol.KindSearch }
@@ -206,5 +207,3 @@ func walkFiles(ctx context.Context, env *Env, pl *place, start string, visit fun
 	}
 	return err
 }
-
-func init() { register(glob{}) }

@@ -53,8 +53,9 @@ func (e *Env) shell() string {
 type shell struct{}
 
 func (shell) Spec() Spec {
-	return Spec{Name: "shell", Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
-		Schema: schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
+	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on.",
+		Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
+		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
 }
 func (shell) Asks() bool   { return true }
 func (shell) Kind() string { return protocol.KindExecute }
@@ -248,5 +249,3 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.buf)
 }
-
-func init() { register(shell{}) }

@@ -22,6 +22,10 @@ type Spec struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage
+	// Guide is how the agent should use the tool, one sentence for the
+	// system prompt that names the tool (built-in tools; the
+	// instructions speak only of the tools an agent has).
+	Guide string
 }
 
 // Result is what a tool gives back to the model.
@@ -281,16 +285,6 @@ func (e *Env) track(pid int) func() {
 		return func() {}
 	}
 	return e.Reaper.Track(pid)
-}
-
-var builtin = map[string]Tool{}
-
-func register(t Tool) { builtin[t.Spec().Name] = t }
-
-// Lookup returns the named tool.
-func Lookup(name string) (Tool, bool) {
-	t, ok := builtin[name]
-	return t, ok
 }
 
 // decode unmarshals a call's input into v, for tools' Run.

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
@@ -37,20 +36,24 @@ func fixture(t *testing.T) *Env {
 	return &Env{Cwd: dir, Confine: true}
 }
 
-// Every tool the config may name is built in (config keeps the list, as
-// it imports nothing of ours), and says whether it asks and what kind of
-// tool it is.
+// Every built-in tool is found by its name, says whether it asks and
+// what kind of tool it is, and has a guide for the instructions that
+// names it.
 func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
-	if len(builtin) != len(config.ToolNames) {
-		t.Errorf("%d tools built in, config.ToolNames names %d", len(builtin), len(config.ToolNames))
+	names := BuiltinNames()
+	if len(names) != 12 || len(byName()) != len(names) {
+		t.Errorf("built in: %v (%d by name)", names, len(byName()))
 	}
 	kinds := map[string]string{"shell": protocol.KindExecute, "read_file": protocol.KindRead, "write_file": protocol.KindEdit, "edit_file": protocol.KindEdit,
 		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "glob": protocol.KindSearch, "web_fetch": protocol.KindFetch, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink}
-	for _, n := range config.ToolNames {
+	for _, n := range names {
 		tl, ok := Lookup(n)
 		if !ok {
 			t.Errorf("no tool %s", n)
 			continue
+		}
+		if g := tl.Spec().Guide; !strings.Contains(g, n) {
+			t.Errorf("%s: guide %q does not name the tool", n, g)
 		}
 		asks := n == "shell" || n == "write_file" || n == "edit_file" || n == "multi_edit" || n == "web_fetch"
 		if tl.Asks() != asks || tl.Kind() != kinds[n] {
@@ -158,13 +161,6 @@ func TestPlan(t *testing.T) {
 	}
 	if r := run(t, env, "plan", `{"entries":[{"content":"a","status":"done","priority":"high"}]}`); !r.IsError {
 		t.Errorf("bad status accepted: %+v", r)
-	}
-}
-
-// The config accepts exactly the shells the tool runs.
-func TestShellsMatchTheConfig(t *testing.T) {
-	if !slices.Equal(Shells, config.Shells) {
-		t.Fatalf("tool.Shells %v, config.Shells %v", Shells, config.Shells)
 	}
 }
 

@@ -1,0 +1,32 @@
+package protocol
+
+// Risk levels: how much an agent may do without asking (an agent's
+// `risk`, session/configure's, status's). The one list: config
+// validation, session/configure, the agent and every client's picker read
+// it.
+const (
+	RiskReadonly   = "readonly"
+	RiskSupervised = "supervised"
+	RiskFull       = "full"
+)
+
+// RiskLevel is a risk level and what a client shows for it.
+type RiskLevel struct {
+	ID, Name, Description string
+}
+
+// RiskLevels are the risk levels, least allowed first.
+var RiskLevels = []RiskLevel{
+	{RiskReadonly, "Read-only", "reads, never changes"},
+	{RiskSupervised, "Ask", "asks before changes and commands"},
+	{RiskFull, "Full access", "never asks"},
+}
+
+// RiskIDs are the risk levels' ids, least allowed first.
+func RiskIDs() []string {
+	out := make([]string, len(RiskLevels))
+	for i, r := range RiskLevels {
+		out[i] = r.ID
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+package talk
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// screen is the full-screen chat running in this process as a person
+// uses it: keys go in through its input, and what the terminal is sent
+// comes out (no terminal: the chat draws as it would on one).
+type screen struct {
+	t    *testing.T
+	keys *io.PipeWriter
+	out  *syncBuffer
+	pos  int // what expect has read up to
+	done chan error
+}
+
+// tui starts the full-screen chat on session id against h's daemon.
+func (h *harness) tui(approve, id string) *screen {
+	t := h.t
+	env, out, _ := h.env("")
+	out.changed = make(chan struct{}, 1)
+	r, w := io.Pipe()
+	env.Stdin = r
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := newChat(env, ChatOptions{ConfigDir: h.dirs.ConfigDir, Cwd: h.cwd, NoStart: true}, false)
+	s := &screen{t: t, keys: w, out: out, done: make(chan error, 1)}
+	go func() { s.done <- runChatTUI(ctx, ch, approve, id, false) }()
+	t.Cleanup(func() {
+		cancel()
+		w.Close()
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			t.Error("the chat did not end")
+		}
+	})
+	return s
+}
+
+// typed sends keys as a terminal would.
+func (s *screen) typed(keys string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.keys, keys); err != nil {
+		s.t.Fatalf("keys %q: %v", keys, err)
+	}
+}
+
+// expect waits until the screen shows want after what was expected
+// before, and moves past it.
+func (s *screen) expect(want string) {
+	s.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		all := s.out.String()
+		if i := strings.Index(all[s.pos:], want); i >= 0 {
+			s.pos += i + len(want)
+			return
+		}
+		select {
+		case <-s.out.changed:
+		case err := <-s.done:
+			s.t.Fatalf("the chat ended (%v) before showing %q:\n%s", err, want, all[s.pos:])
+		case <-deadline:
+			s.t.Fatalf("the screen never showed %q; after the last expected:\n%s", want, all[s.pos:])
+		}
+	}
+}
+
+// ended waits for the chat to leave and returns its error.
+func (s *screen) ended() error {
+	s.t.Helper()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("the chat did not leave")
+		return nil
+	}
+}
+
+const (
+	keyEnter  = "\r"
+	keyEsc    = "\x1b"
+	keyCtrlC  = "\x03"
+	keyCtrlS  = "\x13"
+	keyCtrlD  = "\x04"
+	keyTab    = "\t"
+	keyUp     = "\x1b[A"
+	keyDown   = "\x1b[B"
+	keyAltEnt = "\x1b\r"
+)
+
+// The full-screen chat as a person uses it: a prompt streams its reply;
+// an approval shows the change as a diff and is answered by a key (y,
+// n, e); a question and a poll are answered in the input; Tab completes
+// a command and the up arrow recalls a prompt; a slow turn shows that it
+// works, takes prompts queued behind it and a steer (Ctrl-S), and Esc
+// cancels it; another client's turn on the session shows live; Ctrl-C
+// twice on an empty prompt leaves.
+func TestChatTUI(t *testing.T) {
+	h := startDaemon(t, "")
+	os.WriteFile(filepath.Join(h.cwd, "a.txt"), []byte("old line\n"), 0o644)
+	s := h.tui("ask", "tui-one")
+	s.expect("type /help for commands")
+	s.expect("tui-one") // the footer names the session
+
+	s.typed("hello there" + keyEnter)
+	s.expect("hello there")
+	s.expect("echo: hello there")
+
+	// An edit asks, showing what it changes; e explains, y allows.
+	s.typed(`//tool write_file {"path":"a.txt","content":"new line\n"}` + keyEnter)
+	s.expect("allow write_file?")
+	s.expect("-old line")
+	s.expect("+new line")
+	s.typed("e")
+	s.expect("tool write_file, call")
+	s.typed("y")
+	s.expect("allowed once: write_file")
+	s.expect("tool write_file returned")
+	if b, _ := os.ReadFile(filepath.Join(h.cwd, "a.txt")); string(b) != "new line\n" {
+		t.Errorf("a.txt holds %q after the allowed write", b)
+	}
+	// A command shows in full; n refuses it.
+	s.typed(`//tool shell {"command":"echo never ran"}` + keyEnter)
+	s.expect("allow shell?")
+	s.expect("$ echo never ran")
+	s.typed("n")
+	s.expect("rejected: shell")
+	s.expect("tool shell failed")
+
+	// A question is answered in the input; a poll by number.
+	s.typed(`//tool ask_user {"question":"your name?"}` + keyEnter)
+	s.expect("your name?")
+	s.typed("bob" + keyEnter)
+	s.expect(`answered: `)
+	s.expect("bob")
+	s.typed(`//tool poll {"question":"which colour?","options":["red","blue"]}` + keyEnter)
+	s.expect("1) red")
+	s.expect("2) blue")
+	s.typed("2" + keyEnter)
+	s.expect("blue")
+	// Esc declines a question.
+	s.typed(`//tool ask_user {"question":"really?"}` + keyEnter)
+	s.expect("really?")
+	s.typed(keyEsc)
+	s.expect("(declined)")
+
+	// Tab completes a command; the up arrow recalls it.
+	s.typed("/hel" + keyTab + keyEnter)
+	s.expect("commands:")
+	s.typed(keyUp + keyEnter)
+	s.expect("commands:")
+	// A line ending in \ goes on on the next; Alt-Enter adds a line.
+	s.typed(`two\` + keyEnter + "lines" + keyEnter)
+	s.expect("echo: two")
+	s.expect("lines")
+
+	// A slow turn: it says it works; a prompt typed meanwhile is queued
+	// and a steer joins it; Esc cancels it, and the queued prompt runs.
+	s.typed("//delay 30000\nslow" + keyEnter)
+	s.expect("thinking")
+	s.typed("queued behind" + keyEnter)
+	s.expect("queued: queued behind")
+	s.typed("steer this" + keyCtrlS)
+	s.expect("(steered: the agent sees it at its next model call)")
+	s.typed(keyEsc)
+	s.expect("cancelled")
+	s.expect("echo: queued behind")
+
+	// Another client's turn on this session shows here, live.
+	if _, _, err := h.prompt(PromptOptions{Text: "from afar", SessionID: "tui-one"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.expect("from afar")
+	s.expect("· from zeroclaw-prompt")
+	s.expect("echo: from afar")
+
+	// Ctrl-C on an empty prompt arms, the second leaves.
+	s.typed(keyCtrlC)
+	s.expect("press Ctrl-C again to leave")
+	s.typed(keyCtrlC)
+	if err := s.ended(); err != nil {
+		t.Errorf("the chat left with %v", err)
+	}
+}
