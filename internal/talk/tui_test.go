@@ -21,8 +21,9 @@ type screen struct {
 	done chan error
 }
 
-// tui starts the full-screen chat on session id against h's daemon.
-func (h *harness) tui(approve, id string) *screen {
+// tui starts the full-screen chat on session id against h's daemon
+// (with cont, on this directory's latest session).
+func (h *harness) tui(approve, id string, cont ...bool) *screen {
 	t := h.t
 	env, out, _ := h.env("")
 	out.changed = make(chan struct{}, 1)
@@ -31,10 +32,35 @@ func (h *harness) tui(approve, id string) *screen {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := newChat(env, ChatOptions{ConfigDir: h.dirs.ConfigDir, Cwd: h.cwd, NoStart: true}, false)
 	s := &screen{t: t, keys: w, out: out, done: make(chan error, 1)}
-	go func() { s.done <- runChatTUI(ctx, ch, approve, id, false) }()
+	go func() { s.done <- runChatTUI(ctx, ch, approve, id, len(cont) > 0 && cont[0]) }()
 	t.Cleanup(func() {
 		cancel()
 		w.Close()
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			t.Error("the chat did not end")
+		}
+	})
+	return s
+}
+
+// lines starts the chat a line at a time (no terminal) on session id,
+// its output and notes in one stream, as a person at a pipe sees them.
+func (h *harness) lines(approve, id string) *screen {
+	t := h.t
+	env, out, _ := h.env("")
+	out.changed = make(chan struct{}, 1)
+	env.Stderr = out
+	r, w := io.Pipe()
+	env.Stdin = r
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := newChat(env, ChatOptions{ConfigDir: h.dirs.ConfigDir, Cwd: h.cwd, NoStart: true}, false)
+	s := &screen{t: t, keys: w, out: out, done: make(chan error, 1)}
+	go func() { s.done <- runChatLines(ctx, ch, approve, id, false) }()
+	t.Cleanup(func() {
+		w.Close()
+		cancel()
 		select {
 		case <-s.done:
 		case <-time.After(10 * time.Second):
@@ -191,4 +217,130 @@ func TestChatTUI(t *testing.T) {
 	if err := s.ended(); err != nil {
 		t.Errorf("the chat left with %v", err)
 	}
+}
+
+// The chat a line at a time through a session's life: a turn that
+// changes a file (asked on the next line), its diff, the turns listed,
+// a rewind shown and confirmed, an undo declined, a question answered
+// on the next line, an export, /resume by list number, by prefix and
+// by a typo, /new, and a daemon restarted between two prompts (the
+// chat reconnects and goes on in the same session).
+func TestChatLinesSessionLife(t *testing.T) {
+	h := startDaemon(t, "")
+	s := h.lines("ask", "life-one")
+	s.typed("hello\n")
+	s.expect("echo: hello")
+
+	s.typed(`//tool write_file {"path":"f.txt","content":"v1\n"}` + "\n")
+	s.expect("Allow write_file?")
+	s.typed("y\n")
+	s.expect("tool write_file returned")
+	s.typed("/diff 2\n")
+	s.expect("+v1")
+	s.typed("/rewind\n")
+	s.expect("/rewind N goes back to before turn N")
+	s.typed("/rewind 2\n")
+	s.expect("created f.txt (turn 2)")
+	s.expect("do it? y")
+	s.typed("y\n")
+	s.expect("back to before turn 2: 0 file(s) restored, 1 removed")
+	if _, err := os.Stat(filepath.Join(h.cwd, "f.txt")); !os.IsNotExist(err) {
+		t.Errorf("f.txt after the rewind: %v", err)
+	}
+	s.typed("/undo\n")
+	s.expect("do it? y")
+	s.typed("n\n")
+	s.expect("(not done)")
+	s.typed("/rewind two\n")
+	s.expect("N is a turn number")
+
+	s.typed(`//tool ask_user {"question":"favourite number?"}` + "\n")
+	s.expect("favourite number?")
+	s.typed("42\n")
+	s.expect("tool ask_user returned")
+	s.expect("42")
+
+	out := filepath.Join(h.cwd, "life.json")
+	s.typed("/export " + out + "\n")
+	s.expect("wrote " + out + " (json, ")
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "favourite number?") {
+		t.Errorf("the export: %v %.200s", err, b)
+	}
+
+	s.typed("/new\n")
+	s.expect("ses_")
+	s.typed("/resume\n")
+	s.expect("life-one")
+	s.expect("type its number to resume it")
+	s.typed("9\n")
+	s.expect("pick 1 to")
+	s.typed("/resume lif\n")
+	s.expect("life-one")
+	s.typed("/resume nosuch\n")
+	s.expect(`no session matches "nosuch"`)
+
+	// The daemon restarts between two prompts.
+	h.stop()
+	h.start("")
+	s.typed("after the restart\n")
+	s.expect("(connection to the daemon lost; reconnecting)")
+	s.expect("echo: after the restart")
+	s.typed("/quit\n")
+	if err := s.ended(); err != nil {
+		t.Errorf("the chat left with %v", err)
+	}
+}
+
+// More of the full-screen chat: thoughts, Markdown paragraphs and plans
+// as they stream; Tab listing several commands; Ctrl-C clearing a typed
+// line; commands beside a running turn (/queue) and one that cancels it
+// (/cancel); an approval of another client's turn answered there; Ctrl-D
+// leaving; and a second chat continuing the directory's latest session
+// (-c) with the prompts of the first in its history.
+func TestChatTUIMore(t *testing.T) {
+	h := startDaemon(t, "")
+	s := h.tui("ask", "more-one")
+	s.expect("type /help for commands")
+	s.typed("first words" + keyEnter)
+	s.expect("echo: first words")
+	s.typed("//think pondering" + keyAltEnt + "ok" + keyEnter)
+	s.expect("pondering")
+	s.expect("echo: ok")
+	s.typed("para one" + keyAltEnt + keyAltEnt + "para two" + keyEnter)
+	s.expect("para one")
+	s.expect("para two")
+	s.typed(`//tool plan {"entries":[{"content":"look around","status":"in_progress","priority":"high"}]}` + keyEnter)
+	s.expect("look around")
+	s.expect("tool plan returned")
+	s.typed("/re" + keyTab)
+	s.expect("/reasoning  /resume  /rewind")
+	s.typed(keyCtrlC + "/status" + keyEnter)
+	s.expect("daemon test pid")
+
+	s.typed("//delay 30000" + keyAltEnt + "slow" + keyEnter)
+	s.expect("thinking")
+	s.typed("/queue" + keyEnter)
+	s.expect("the queue is empty")
+	s.typed("/cancel" + keyEnter)
+	s.expect("cancelled")
+
+	// Another client's turn asks; that client answers first.
+	if _, _, err := h.prompt(PromptOptions{Text: `/tool shell {"command":"echo elsewhere"}`, SessionID: "more-one", Approve: "all"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.expect("answered by zeroclaw-prompt")
+	s.expect("elsewhere")
+	s.typed(keyCtrlD)
+	if err := s.ended(); err != nil {
+		t.Fatalf("the chat left with %v", err)
+	}
+
+	s = h.tui("ask", "", true)
+	s.expect("more-one") // the latest session here, continued
+	// The up arrow recalls the first chat's last line (/cancel), which
+	// answers that nothing runs.
+	s.typed(keyUp + keyDown + keyUp + keyEnter)
+	s.expect("nothing is running")
+	s.typed(keyCtrlD)
+	s.ended()
 }
