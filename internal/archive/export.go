@@ -79,28 +79,13 @@ func (m *Archive) Export(ctx context.Context, p protocol.SessionExportParams) (*
 	if err != nil {
 		return nil, err
 	}
-	doc := &exportDoc{Session: m.Info(rec)}
-	started := map[int64]int64{} // a turn's user_message seq → when it started
+	x := &exportBuilder{doc: &exportDoc{Session: m.Info(rec)}, started: map[int64]int64{}, calls: map[string]*exportItem{}}
 	if m.CheckpointDir != "" {
 		if cp, err := checkpoint.Open(filepath.Join(m.CheckpointDir, rec.ID), rec.Cwd, checkpoint.Options{}); err == nil {
 			for _, t := range cp.Turns() {
-				started[t.Seq] = t.StartedMs
+				x.started[t.Seq] = t.StartedMs
 			}
 		}
-	}
-	var turn *exportTurn
-	calls := map[string]*exportItem{}
-	item := func(kind string) *exportItem {
-		if turn == nil { // events before any prompt (a fork's rewind, say)
-			turn = &exportTurn{}
-			doc.Turns = append(doc.Turns, turn)
-		}
-		if n := len(turn.Items); (kind == "text" || kind == "thought") && n > 0 && turn.Items[n-1].Kind == kind {
-			return turn.Items[n-1]
-		}
-		it := &exportItem{Kind: kind}
-		turn.Items = append(turn.Items, it)
-		return it
 	}
 	for since := int64(0); ; {
 		evs, err := m.Store.Events(ctx, rec.ID, since, forkPage, 0)
@@ -115,92 +100,132 @@ func (m *Archive) Export(ctx context.Context, p protocol.SessionExportParams) (*
 			if err != nil {
 				return nil, fmt.Errorf("session %s: %w", rec.ID, err)
 			}
-			switch e := u.Event.(type) {
-			case protocol.UserMessageEvent:
-				if e.Steered {
-					item("steer").Text = "steered: " + e.Text
-					continue
-				}
-				turn = &exportTurn{N: len(doc.Turns) + 1, Seq: u.Seq, StartedMs: started[u.Seq], Prompt: e.Text}
-				doc.Turns = append(doc.Turns, turn)
-			case protocol.AgentMessageChunkEvent:
-				item("text").Text += e.Text
-			case protocol.AgentThoughtChunkEvent:
-				item("thought").Text += e.Text
-			case protocol.ToolCallEvent:
-				it := item("tool")
-				it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = e.Name, e.Kind, e.Title, e.ToolCallID, e.RawInput
-				calls[e.ToolCallID] = it
-			case protocol.ToolResultEvent:
-				if it := calls[e.ToolCallID]; it != nil {
-					it.Output, it.IsError = e.RawOutput, e.IsError
-				}
-			case protocol.ToolProgressEvent, protocol.QueueUpdateEvent:
-				// How far a call was, what waited: live state, not the
-				// conversation's.
-			case protocol.ApprovalRequestEvent:
-				it := item("approval")
-				it.Text, it.CallID, it.Tool = e.Summary, e.ToolCallID, e.ToolName
-			case protocol.ApprovalResolvedEvent:
-				it := item("approval")
-				it.Decision, it.Text = e.Decision, "by "+e.By
-			case protocol.PlanEvent:
-				var b strings.Builder
-				for _, e := range e.Entries {
-					fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
-				}
-				item("plan").Text = b.String()
-			case protocol.ContextUsageEvent:
-				if turn != nil {
-					turn.InputTokens, turn.SessionCostUSD = e.InputTokens, e.SessionCostUSD
-				}
-			case protocol.HistoryTrimmedEvent:
-				item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", e.DroppedMessages, e.Reason)
-			case protocol.HookEvent:
-				it := item("hook")
-				it.Text = hookLine(e)
-				it.IsError = e.Outcome != "ok"
-			case protocol.RewindEvent:
-				it := item("rewind")
-				what := "rewound to before turn " + fmt.Sprint(e.Turn)
-				if e.Undo {
-					what = "undid the last rewind"
-				}
-				it.Text = fmt.Sprintf("%s: %d files restored, %d removed (files %v, conversation %v)", what, len(e.Restored), len(e.Removed), e.Files, e.Conversation)
-			case protocol.TurnCompleteEvent:
-				if turn != nil {
-					turn.Outcome, turn.StopReason, turn.Notice = e.Outcome, e.StopReason, e.Notice
-					if e.Error != nil {
-						turn.Error = e.Error.Message
-					}
-				}
-			default: // a newer daemon's event: said, not lost
-				item("note").Text = "event " + u.Type
-			}
+			x.add(u)
 		}
 		since = evs[len(evs)-1].Seq
 	}
+	out, err := x.doc.render(format)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.SessionExportResult{Format: format, Content: out}, nil
+}
+
+// exportBuilder makes a session's document from its events, in order.
+type exportBuilder struct {
+	doc     *exportDoc
+	turn    *exportTurn
+	started map[int64]int64        // a turn's user_message seq → when it started
+	calls   map[string]*exportItem // tool calls by id, for their results
+}
+
+// item is the current turn's item of kind: the last one when text or a
+// thought streams on, else a new one.
+func (x *exportBuilder) item(kind string) *exportItem {
+	if x.turn == nil { // events before any prompt (a fork's rewind, say)
+		x.turn = &exportTurn{}
+		x.doc.Turns = append(x.doc.Turns, x.turn)
+	}
+	turn := x.turn
+	if n := len(turn.Items); (kind == "text" || kind == "thought") && n > 0 && turn.Items[n-1].Kind == kind {
+		return turn.Items[n-1]
+	}
+	it := &exportItem{Kind: kind}
+	turn.Items = append(turn.Items, it)
+	return it
+}
+
+// add takes one event into the document: every event type is either
+// shown or named here as left out.
+func (x *exportBuilder) add(u protocol.SessionUpdate) {
+	switch e := u.Event.(type) {
+	case protocol.UserMessageEvent:
+		if e.Steered {
+			x.item("steer").Text = "steered: " + e.Text
+			return
+		}
+		x.turn = &exportTurn{N: len(x.doc.Turns) + 1, Seq: u.Seq, StartedMs: x.started[u.Seq], Prompt: e.Text}
+		x.doc.Turns = append(x.doc.Turns, x.turn)
+	case protocol.AgentMessageChunkEvent:
+		x.item("text").Text += e.Text
+	case protocol.AgentThoughtChunkEvent:
+		x.item("thought").Text += e.Text
+	case protocol.ToolCallEvent:
+		it := x.item("tool")
+		it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = e.Name, e.Kind, e.Title, e.ToolCallID, e.RawInput
+		x.calls[e.ToolCallID] = it
+	case protocol.ToolResultEvent:
+		if it := x.calls[e.ToolCallID]; it != nil {
+			it.Output, it.IsError = e.RawOutput, e.IsError
+		}
+	case protocol.ToolProgressEvent, protocol.QueueUpdateEvent:
+		// How far a call was, what waited: live state, not the
+		// conversation's.
+	case protocol.ApprovalRequestEvent:
+		it := x.item("approval")
+		it.Text, it.CallID, it.Tool = e.Summary, e.ToolCallID, e.ToolName
+	case protocol.ApprovalResolvedEvent:
+		it := x.item("approval")
+		it.Decision, it.Text = e.Decision, "by "+e.By
+	case protocol.PlanEvent:
+		var b strings.Builder
+		for _, e := range e.Entries {
+			fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
+		}
+		x.item("plan").Text = b.String()
+	case protocol.ContextUsageEvent:
+		if x.turn != nil {
+			x.turn.InputTokens, x.turn.SessionCostUSD = e.InputTokens, e.SessionCostUSD
+		}
+	case protocol.HistoryTrimmedEvent:
+		x.item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", e.DroppedMessages, e.Reason)
+	case protocol.HookEvent:
+		it := x.item("hook")
+		it.Text = hookLine(e)
+		it.IsError = e.Outcome != "ok"
+	case protocol.RewindEvent:
+		x.item("rewind").Text = rewindLine(e)
+	case protocol.TurnCompleteEvent:
+		if t := x.turn; t != nil {
+			t.Outcome, t.StopReason, t.Notice = e.Outcome, e.StopReason, e.Notice
+			if e.Error != nil {
+				t.Error = e.Error.Message
+			}
+		}
+	default: // a newer daemon's event: said, not lost
+		x.item("note").Text = "event " + u.Type
+	}
+}
+
+// rewindLine says what a rewind did.
+func rewindLine(e protocol.RewindEvent) string {
+	what := "rewound to before turn " + fmt.Sprint(e.Turn)
+	if e.Undo {
+		what = "undid the last rewind"
+	}
+	return fmt.Sprintf("%s: %d files restored, %d removed (files %v, conversation %v)", what, len(e.Restored), len(e.Removed), e.Files, e.Conversation)
+}
+
+// render writes the document in format (markdown, json or html).
+func (doc *exportDoc) render(format string) (string, error) {
 	if doc.Turns == nil {
 		doc.Turns = []*exportTurn{}
 	}
-	var out string
 	switch format {
 	case "json":
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		out = string(b) + "\n"
-	case "markdown":
-		out = markdownOf(doc)
+		return string(b) + "\n", nil
 	case "html":
 		var b bytes.Buffer
 		if err := exportHTML.Execute(&b, doc); err != nil {
-			return nil, err
+			return "", err
 		}
-		out = b.String()
+		return b.String(), nil
 	}
-	return &protocol.SessionExportResult{Format: format, Content: out}, nil
+	return markdownOf(doc), nil
 }
 
 // hookLine says what a hook did: "PreToolUse hook `cmd` (shell):

@@ -144,7 +144,7 @@ func TestChatTUI(t *testing.T) {
 
 	// An edit asks, showing what it changes; e explains, y allows.
 	s.typed(`//tool write_file {"path":"a.txt","content":"new line\n"}` + keyEnter)
-	s.expect("allow write_file?")
+	s.expect("╭ allow write_file?")
 	s.expect("-old line")
 	s.expect("+new line")
 	s.typed("e")
@@ -157,7 +157,7 @@ func TestChatTUI(t *testing.T) {
 	}
 	// A command shows in full; n refuses it.
 	s.typed(`//tool shell {"command":"echo never ran"}` + keyEnter)
-	s.expect("allow shell?")
+	s.expect("╭ allow shell?")
 	s.expect("$ echo never ran")
 	s.typed("n")
 	s.expect("rejected: shell")
@@ -165,7 +165,7 @@ func TestChatTUI(t *testing.T) {
 
 	// A question is answered in the input; a poll by number.
 	s.typed(`//tool ask_user {"question":"your name?"}` + keyEnter)
-	s.expect("your name?")
+	s.expect("? your name?")
 	s.typed("bob" + keyEnter)
 	s.expect(`answered: `)
 	s.expect("bob")
@@ -174,10 +174,10 @@ func TestChatTUI(t *testing.T) {
 	s.expect("2) blue")
 	s.typed("2" + keyEnter)
 	s.expect("blue")
-	// Esc declines a question.
+	// Enter with nothing declines a question.
 	s.typed(`//tool ask_user {"question":"really?"}` + keyEnter)
-	s.expect("really?")
-	s.typed(keyEsc)
+	s.expect("? really?")
+	s.typed(keyEnter)
 	s.expect("(declined)")
 
 	// Tab completes a command; the up arrow recalls it.
