@@ -116,6 +116,8 @@ type chatUI interface {
 	Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult
 }
 
+// handle shows one event (or asks one question); complete says the
+// turn followed has ended.
 func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 	if r.before != nil {
 		r.before()
@@ -128,12 +130,27 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 		return false
 	}
-	u, err := protocol.ParseUpdate(ev.update)
-	if err != nil || u.SessionID != r.sessionID {
+	u, ok := r.accept(ev.update)
+	if !ok {
 		return false
 	}
-	if u.Seq <= r.lastSeq {
-		return false // already shown (a replay after reconnect)
+	if r.ui != nil {
+		return r.toUI(ctx, u)
+	}
+	if r.format == "ndjson" {
+		fmt.Fprintf(r.out, "%s\n", ev.update)
+	}
+	return r.plain(ctx, u)
+}
+
+// accept reads an event and says whether it is to be shown: of this
+// session, not shown before (a replay after a reconnect), and, when only
+// this prompt's turn is followed, of that turn. It keeps which turn is
+// this client's and which turns have ended.
+func (r *renderer) accept(raw json.RawMessage) (protocol.SessionUpdate, bool) {
+	u, err := protocol.ParseUpdate(raw)
+	if err != nil || u.SessionID != r.sessionID || u.Seq <= r.lastSeq {
+		return u, false
 	}
 	r.lastSeq = u.Seq
 	switch e := u.Event.(type) {
@@ -147,30 +164,32 @@ func (r *renderer) handle(ctx context.Context, ev event) (complete bool) {
 		}
 		r.done[u.TurnID] = &e
 	}
-	if r.onlyMine && u.TurnID != "" && u.TurnID != r.mine {
-		return false // another client's turn, before this prompt's
+	// Another client's turn, before this prompt's, is not shown.
+	return u, !r.onlyMine || u.TurnID == "" || u.TurnID == r.mine
+}
+
+// toUI hands an event to the full-screen chat.
+func (r *renderer) toUI(ctx context.Context, u protocol.SessionUpdate) bool {
+	switch e := u.Event.(type) {
+	case protocol.ApprovalRequestEvent:
+		// Asked without holding up the events: another client may
+		// answer first (approval_resolved then withdraws the ask).
+		go func() {
+			if decision, reason := r.ui.Approve(&e); decision != "" {
+				r.answer(ctx, e.RequestID, decision, reason)
+			}
+		}()
+	case protocol.TurnCompleteEvent:
+		r.ui.Event(u)
+		return true
+	default:
+		r.ui.Event(u)
 	}
-	if r.ui != nil {
-		switch e := u.Event.(type) {
-		case protocol.ApprovalRequestEvent:
-			// Asked without holding up the events: another client may
-			// answer first (approval_resolved then withdraws the ask).
-			go func() {
-				if decision, reason := r.ui.Approve(&e); decision != "" {
-					r.answer(ctx, e.RequestID, decision, reason)
-				}
-			}()
-		case protocol.TurnCompleteEvent:
-			r.ui.Event(u)
-			return true
-		default:
-			r.ui.Event(u)
-		}
-		return false
-	}
-	if r.format == "ndjson" {
-		fmt.Fprintf(r.out, "%s\n", ev.update)
-	}
+	return false
+}
+
+// plain shows an event as text: the reply on stdout, the rest on stderr.
+func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	if _, ok := u.Event.(protocol.AgentThoughtChunkEvent); r.thinking && !ok {
 		r.thinking = false
 		r.note("\n")
