@@ -39,8 +39,10 @@ args = ["-start-gate", "`+gate+`"]
 	a := connect(t, r.dirs.Endpoint, "")
 	closing := result(t, a.call("session/new", `{"sessionId":"closing","cwd":`+quote(cwd)+`}`))["sessionId"].(string)
 	other := result(t, a.call("session/new", `{"sessionId":"other","keep_siblings":true}`))["sessionId"].(string)
-	// A turn whose command says when it got SIGTERM, and goes on.
-	a.send("session/prompt", prompt(closing, toolLine("shell", `{"command":"trap 'touch got-term' TERM; touch started; while :; do sleep 0.05; done"}`)))
+	// A turn whose command says when it got SIGTERM (by a builtin's
+	// redirection: nothing to start on a loaded machine, where a touch
+	// could miss the SIGKILL KillGrace later), and goes on.
+	a.send("session/prompt", prompt(closing, toolLine("shell", `{"command":"trap 'echo > got-term' TERM; echo > started; while :; do sleep 0.05; done"}`)))
 	waitFile(t, filepath.Join(cwd, "started"))
 	a.send("session/close", `{"sessionId":"closing"}`)
 	waitFile(t, filepath.Join(cwd, "got-term")) // the close has begun

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Modes of [sandbox] mode.
@@ -42,6 +43,11 @@ func Wrap(exe string, p Policy, argv []string) []string {
 	spec, _ := json.Marshal(p)
 	return append([]string{exe, ShimArg, string(spec), "--"}, argv...)
 }
+
+// StopGrace is how long a confined command has to end after the shim is
+// told to stop (SIGTERM, SIGINT, SIGHUP) before everything it started is
+// killed: the shell tool's KillGrace, between its SIGTERM and SIGKILL.
+const StopGrace = 2 * time.Second
 
 // IsShim says whether args (os.Args) run the shim.
 func IsShim(args []string) bool { return len(args) > 1 && args[1] == ShimArg }

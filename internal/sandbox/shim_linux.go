@@ -76,7 +76,14 @@ func run(p Policy, argv []string) int {
 		killDescendants()
 		return exitCode(cmd, err)
 	case sig := <-sigs:
-		// Cancelled, or the daemon died: nothing it started runs on.
+		// Cancelled (the daemon signals the whole group, the command
+		// included), or the daemon died: the command has the grace a
+		// command out of the sandbox has to end (its traps run), then
+		// nothing it started runs on.
+		select {
+		case <-done:
+		case <-time.After(StopGrace):
+		}
 		killDescendants()
 		<-done
 		return 128 + int(sig.(syscall.Signal))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
@@ -121,5 +122,32 @@ func TestSandboxNetwork(t *testing.T) {
 	r := sandboxed(t, sb, ws, connect)
 	if !r.IsError || strings.Contains(r.Output, "connected") || !strings.Contains(r.Output, "the sandbox denies network access") {
 		t.Errorf("without the network: %+v", r)
+	}
+}
+
+// A cancelled command in the sandbox has the grace one out of it has: its
+// TERM trap runs to the end (the shim used to kill everything at once).
+func TestSandboxedCommandGetsItsGrace(t *testing.T) {
+	needLandlock(t)
+	ws := t.TempDir()
+	exe, _ := os.Executable()
+	sb := &Sandbox{Exe: exe, Temp: []string{t.TempDir()}, Network: true, Mode: "workspace-write"}
+	in, _ := json.Marshal(map[string]any{"command": "trap 'sleep 0.3; echo > stopped; exit 0' TERM; echo > started; while :; do sleep 0.05; done"})
+	env := &Env{Cwd: ws, Confine: true, Commands: Commands{Sandbox: sb, Environ: os.Environ()}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() { done <- shell{}.Run(ctx, env, in) }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
+	cancel()
+	r := <-done
+	if _, err := os.Stat(filepath.Join(ws, "stopped")); err != nil {
+		t.Errorf("the TERM trap did not finish (%v): %+v", err, r)
 	}
 }

@@ -22,7 +22,7 @@ const (
 	shellMaxSec     = 3600
 	// KillGrace is how long a cancelled command's process group has
 	// between SIGTERM and SIGKILL.
-	KillGrace = 2 * time.Second
+	KillGrace = sandbox.StopGrace
 )
 
 // Shells are the shells the shell tool can run commands with
