@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], console.OS()))
 	}
-	goleak.VerifyTestMain(m)
+	// On Windows the named pipe's library keeps one I/O completion
+	// goroutine for the whole process (go-winio's initIO).
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/Microsoft/go-winio.ioCompletionProcessor"))
 }
 
 func testEnv(t *testing.T, stdin string) (console.Env, *bytes.Buffer, *bytes.Buffer, string) {
