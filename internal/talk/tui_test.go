@@ -24,40 +24,32 @@ type screen struct {
 // tui starts the full-screen chat on session id against h's daemon
 // (with cont, on this directory's latest session).
 func (h *harness) tui(approve, id string, cont ...bool) *screen {
-	t := h.t
-	env, out, _ := h.env("")
-	out.changed = make(chan struct{}, 1)
-	r, w := io.Pipe()
-	env.Stdin = r
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := newChat(env, ChatOptions{ConfigDir: h.dirs.ConfigDir, Cwd: h.cwd, NoStart: true}, false)
-	s := &screen{t: t, keys: w, out: out, done: make(chan error, 1)}
-	go func() { s.done <- runChatTUI(ctx, ch, approve, id, len(cont) > 0 && cont[0]) }()
-	t.Cleanup(func() {
-		cancel()
-		w.Close()
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			t.Error("the chat did not end")
-		}
+	return h.run(false, func(ctx context.Context, ch *chat) error {
+		return runChatTUI(ctx, ch, approve, id, len(cont) > 0 && cont[0])
 	})
-	return s
 }
 
 // lines starts the chat a line at a time (no terminal) on session id,
 // its output and notes in one stream, as a person at a pipe sees them.
 func (h *harness) lines(approve, id string) *screen {
+	return h.run(true, func(ctx context.Context, ch *chat) error { return runChatLines(ctx, ch, approve, id, false) })
+}
+
+// run starts a chat (run) with keys from a pipe and the screen kept
+// (with notes, stderr too), and ends it when the test does.
+func (h *harness) run(notes bool, run func(context.Context, *chat) error) *screen {
 	t := h.t
 	env, out, _ := h.env("")
 	out.changed = make(chan struct{}, 1)
-	env.Stderr = out
+	if notes {
+		env.Stderr = out
+	}
 	r, w := io.Pipe()
 	env.Stdin = r
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := newChat(env, ChatOptions{ConfigDir: h.dirs.ConfigDir, Cwd: h.cwd, NoStart: true}, false)
 	s := &screen{t: t, keys: w, out: out, done: make(chan error, 1)}
-	go func() { s.done <- runChatLines(ctx, ch, approve, id, false) }()
+	go func() { s.done <- run(ctx, ch) }()
 	t.Cleanup(func() {
 		w.Close()
 		cancel()
