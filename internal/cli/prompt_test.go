@@ -113,9 +113,15 @@ func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 	if code != 0 || out != "tool poll returned: the user chose: [\"a\",\"c\"]\n" {
 		t.Fatalf("poll: %d %q", code, out)
 	}
-	code, out, _ = runCLI(t, env, "\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Name?"}`)
-	if code != 0 || out != "tool ask_user returned: the user declined to answer\n" {
-		t.Fatalf("declined: %d %q", code, out)
+	// Enter alone insists on a required answer; /decline and /cancel are
+	// answers of their own.
+	code, out, errs = runCLI(t, env, "\n/decline\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Name?"}`)
+	if code != 0 || out != "tool ask_user returned: the user declined to answer\n" || !strings.Contains(errs, "this field is required") {
+		t.Fatalf("declined: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, env, "/cancel\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Name?"}`)
+	if code != 0 || out != "tool ask_user returned: the user cancelled the question\n" {
+		t.Fatalf("cancelled: %d %q", code, out)
 	}
 }
 

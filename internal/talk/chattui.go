@@ -24,6 +24,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/zeroclaw/zeroclaw/internal/console"
+	"github.com/zeroclaw/zeroclaw/internal/form"
 	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -113,9 +114,8 @@ type asking struct {
 	reply    chan [2]string
 	detail   string // the command or diff shown with an approval
 	elicit   *elicitMsg
-	choices  []string
-	multi    bool
-	url      bool // a url-mode question: y is done, else declined
+	fill     *form.Filling // a form's answer so far
+	url      bool          // a url-mode question: y is done, else declined
 }
 
 func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont bool) error {
@@ -329,7 +329,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 		case m.busy:
 			return tea.Quit // a second Ctrl-C while it stops
 		case m.asking != nil:
-			return m.answerElicit("")
+			return m.answerElicit(form.CancelWord)
 		case m.ta.Value() != "":
 			m.ta.Reset()
 			m.ta.SetHeight(1)
@@ -341,7 +341,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 		return tea.Quit
 	case "esc":
 		if m.asking != nil {
-			return m.answerElicit("")
+			return m.answerElicit(form.CancelWord)
 		}
 		if m.busy {
 			return m.cancelTurn()
@@ -989,69 +989,90 @@ func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
 		m.asking = &asking{elicit: &msg, url: true}
 		m.flush()
 		m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message) + "\n  open: " + m.ch.sgr("\x1b[4m", mdterm.Safe(msg.p.URL)) +
-			"\n" + m.ch.dim("  y and Enter once done there; Enter alone declines"))
+			"\n" + m.ch.dim("  y and Enter once done there; Enter alone declines, Esc cancels"))
 		return nil
 	}
-	schema := parseElicitSchema(msg.p.RequestedSchema)
-	a := &asking{elicit: &msg}
-	for _, prop := range schema.Properties {
-		a.choices = prop.Enum
-		if prop.Items != nil {
-			a.choices, a.multi = prop.Items.Enum, true
-		}
-		break
-	}
-	m.asking = a
-	var b strings.Builder
-	b.WriteString(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message))
-	for i, c := range a.choices {
-		fmt.Fprintf(&b, "\n  %d) %s", i+1, mdterm.Safe(c))
-	}
 	m.flush()
-	m.out.print(b.String())
+	m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message))
+	f, err := form.Parse(msg.p.RequestedSchema)
+	if err != nil {
+		m.out.print(m.ch.dim("  (this question cannot be answered here: " + mdterm.Safe(err.Error()) + "; declined)"))
+		msg.reply <- protocol.ElicitationResult{Action: form.Decline}
+		return nil
+	}
+	m.asking = &asking{elicit: &msg, fill: f.Fill()}
+	if m.asking.fill.Field() == nil {
+		return m.answerElicit("")
+	}
+	m.showField()
 	return nil
 }
 
-// answerElicit answers the question with line ("" declines).
+// showField shows the form's field asked now: its name, description and
+// choices (its type and default are on the line above the input).
+func (m *tui) showField() {
+	fd := m.asking.fill.Field()
+	var b strings.Builder
+	if fd.Label() != m.asking.elicit.p.Message || fd.Description != "" {
+		b.WriteString("  " + mdterm.Safe(fd.Heading()))
+	}
+	for i, o := range fd.Options {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "    %d) %s", i+1, mdterm.Safe(o.Title))
+	}
+	if b.Len() > 0 {
+		m.out.print(b.String())
+	}
+}
+
+// answerElicit takes a line typed for the question: a url question's y,
+// else the form's field asked now (form.CancelWord cancels).
 func (m *tui) answerElicit(line string) tea.Cmd {
 	a := m.asking
-	m.asking = nil
 	line = strings.TrimSpace(line)
 	if a.url {
-		if l := strings.ToLower(line); l == "y" || l == "yes" {
-			a.elicit.reply <- protocol.ElicitationResult{Action: "accept"}
+		m.asking = nil
+		switch l := strings.ToLower(line); {
+		case l == "y" || l == "yes":
+			a.elicit.reply <- protocol.ElicitationResult{Action: form.Accept}
 			m.out.print(m.ch.dim("  (done)"))
-			return nil
+		case l == form.CancelWord:
+			a.elicit.reply <- protocol.ElicitationResult{Action: form.Cancel}
+			m.out.print(m.ch.dim("  (cancelled)"))
+		default:
+			a.elicit.reply <- protocol.ElicitationResult{Action: form.Decline}
+			m.out.print(m.ch.dim("  (declined)"))
 		}
-		line = ""
-	}
-	if line == "" {
-		a.elicit.reply <- protocol.ElicitationResult{Action: "decline"}
-		m.out.print(m.ch.dim("  (declined)"))
 		return nil
 	}
-	schema := parseElicitSchema(a.elicit.p.RequestedSchema)
-	pick := func(s string) string {
-		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(a.choices) {
-			return a.choices[n-1]
+	fd := a.fill.Field()
+	action, err := a.fill.Take(line)
+	switch {
+	case err != nil:
+		m.out.print(m.ch.dim("  " + mdterm.Safe(err.Error())))
+		return nil
+	case action == "":
+		if fd != nil && line != "" {
+			m.out.print(m.ch.dim("  " + mdterm.Safe(fd.Label()) + ": " + mdterm.Safe(line)))
 		}
-		return s
+		m.showField()
+		return nil
 	}
-	content := map[string]any{}
-	for name := range schema.Properties {
-		if a.multi {
-			var picked []string
-			for _, f := range strings.Fields(strings.ReplaceAll(line, ",", " ")) {
-				picked = append(picked, pick(f))
-			}
-			content[name] = picked
-		} else {
-			content[name] = pick(line)
-		}
+	m.asking = nil
+	switch action {
+	case form.Accept:
+		b, _ := json.Marshal(a.fill.Content())
+		a.elicit.reply <- protocol.ElicitationResult{Action: action, Content: b}
+		m.out.print(m.ch.dim("  answered: " + mdterm.Safe(string(b))))
+	case form.Decline:
+		a.elicit.reply <- protocol.ElicitationResult{Action: action}
+		m.out.print(m.ch.dim("  (declined)"))
+	default:
+		a.elicit.reply <- protocol.ElicitationResult{Action: action}
+		m.out.print(m.ch.dim("  (cancelled)"))
 	}
-	b, _ := json.Marshal(content)
-	a.elicit.reply <- protocol.ElicitationResult{Action: "accept", Content: b}
-	m.out.print(m.ch.dim("  answered: " + mdterm.Safe(string(b))))
 	return nil
 }
 
@@ -1114,8 +1135,11 @@ func (m *tui) View() string {
 	for _, q := range m.queue {
 		b.WriteString(m.ch.dim("queued: "+cut(strings.ReplaceAll(q, "\n", " ⏎ "), max(m.width-10, 20))) + "\n")
 	}
-	if m.asking != nil && m.asking.elicit != nil {
-		b.WriteString(m.ch.dim("answer (a number, text; Enter with nothing or Esc declines)") + "\n")
+	switch a := m.asking; {
+	case a != nil && a.url:
+		b.WriteString(m.ch.dim("y and Enter once done there; Enter alone declines, Esc cancels") + "\n")
+	case a != nil && a.fill != nil && a.fill.Field() != nil:
+		b.WriteString(m.ch.dim(a.fill.Field().Label()+" ("+a.fill.Field().Hint()+"); /decline, Esc cancels") + "\n")
 	}
 	b.WriteString(m.ta.View() + "\n")
 	switch {

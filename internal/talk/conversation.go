@@ -18,6 +18,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/console"
+	"github.com/zeroclaw/zeroclaw/internal/form"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -303,25 +304,8 @@ func (r *renderer) answer(ctx context.Context, requestID, decision, reason strin
 	}()
 }
 
-// elicitSchema is what a question's requested schema says: each field's
-// type and, for a choice, its options (enum, or items.enum for several).
-type elicitSchema struct {
-	Properties map[string]struct {
-		Type  string   `json:"type"`
-		Enum  []string `json:"enum"`
-		Items *struct {
-			Enum []string `json:"enum"`
-		} `json:"items"`
-	} `json:"properties"`
-}
-
-func parseElicitSchema(raw json.RawMessage) elicitSchema {
-	var s elicitSchema
-	json.Unmarshal(raw, &s)
-	return s
-}
-
-// elicit answers ask_user/poll from the answers stream.
+// elicit answers a question (ask_user, poll, an MCP server's form) from
+// the answers stream, a field at a time.
 func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
 	r.endLine()
 	if p.Mode == "url" {
@@ -334,45 +318,18 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 		}
 		return protocol.ElicitationResult{Action: "decline"}
 	}
-	schema := parseElicitSchema(p.RequestedSchema)
-	content := map[string]any{}
-	for name, prop := range schema.Properties {
-		choices := prop.Enum
-		if prop.Items != nil {
-			choices = prop.Items.Enum
-		}
-		fmt.Fprintf(r.errw, "? %s\n", p.Message)
-		for i, c := range choices {
-			fmt.Fprintf(r.errw, "  %d) %s\n", i+1, c)
-		}
-		q := "answer (empty: decline): "
-		if prop.Type == "array" {
-			q = "numbers separated by spaces (empty: decline): "
-		}
-		line, _ := r.answers.ReadLine(q)
-		line = strings.TrimSpace(line)
-		if line == "" {
-			return protocol.ElicitationResult{Action: "decline"}
-		}
-		pick := func(s string) string {
-			var n int
-			if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n >= 1 && n <= len(choices) {
-				return choices[n-1]
-			}
-			return s
-		}
-		if prop.Type == "array" {
-			var picked []string
-			for _, f := range strings.Fields(line) {
-				picked = append(picked, pick(f))
-			}
-			content[name] = picked
-		} else {
-			content[name] = pick(line)
-		}
+	fmt.Fprintf(r.errw, "? %s\n", p.Message)
+	f, err := form.Parse(p.RequestedSchema)
+	if err != nil {
+		fmt.Fprintf(r.errw, "  (this question cannot be answered here: %v; declined)\n", err)
+		return protocol.ElicitationResult{Action: form.Decline}
+	}
+	action, content := f.Ask(p.Message, func(s string) { fmt.Fprintln(r.errw, s) }, r.answers.ReadLine)
+	if action != form.Accept {
+		return protocol.ElicitationResult{Action: action}
 	}
 	b, _ := json.Marshal(content)
-	return protocol.ElicitationResult{Action: "accept", Content: b}
+	return protocol.ElicitationResult{Action: action, Content: b}
 }
 
 // compact is raw JSON on one line as a person reads it (no \u0026 for

@@ -166,11 +166,20 @@ func TestChatTUI(t *testing.T) {
 	s.expect("2) blue")
 	s.typed("2" + keyEnter)
 	s.expect("blue")
-	// Enter with nothing declines a question.
+	// Enter with nothing insists on a required answer; /decline declines,
+	// Esc cancels.
 	s.typed(`//tool ask_user {"question":"really?"}` + keyEnter)
 	s.expect("? really?")
 	s.typed(keyEnter)
+	s.expect("this field is required")
+	s.typed("/decline" + keyEnter)
 	s.expect("(declined)")
+	s.expect("the user declined to answer")
+	s.typed(`//tool ask_user {"question":"truly?"}` + keyEnter)
+	s.expect("? truly?")
+	s.typed(keyEsc)
+	s.expect("(cancelled)")
+	s.expect("the user cancelled the question")
 
 	// Tab completes a command; the up arrow recalls it.
 	s.typed("/hel" + keyTab + keyEnter)
