@@ -103,12 +103,11 @@ func (b *Bridge) daemon(ctx context.Context) (*client.Client, error) {
 			return b.d, nil
 		}
 	}
-	caps := &protocol.ClientCapabilities{FS: b.fs, Terminal: b.terminal}
-	if b.elicits {
-		caps.Elicitation = &protocol.Elicitation{Form: &struct{}{}}
-		if b.elicitsURL {
-			caps.Elicitation.URL = &struct{}{}
-		}
+	// Forms are always answered: by the editor when it shows them, else
+	// by the bridge with the form's defaults (formByDefaults).
+	caps := &protocol.ClientCapabilities{FS: b.fs, Terminal: b.terminal, Elicitation: &protocol.Elicitation{Form: &struct{}{}}}
+	if b.elicits && b.elicitsURL {
+		caps.Elicitation.URL = &struct{}{}
 	}
 	d, err := b.o.Dial(ctx, jsonrpc.HandlerFunc(b.fromDaemon), caps, b.editor)
 	if err != nil {

@@ -977,6 +977,57 @@ func TestMCPServerQuestionReachesTheEditor(t *testing.T) {
 	}
 }
 
+// An editor that shows no forms: a form with defaults for every field
+// it needs is answered by them, a form without is declined, and the
+// conversation says which, naming the answers.
+func TestFormsWithoutAnEditorThatShowsThem(t *testing.T) {
+	bin := mcptest.Server(t)
+	e := startBridge(t, runDaemon(t, func(c *config.Config) {
+		a := c.Agents["default"]
+		a.Risk = "full"
+		c.Agents["default"] = a
+		c.MCP.TurnWaitMs = 30000 // however slow the machine, the server is there
+		c.MCP.Servers = map[string]config.MCPServer{"q": {Command: bin}}
+	}))
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sid := result(t, e.call("session/new", `{"cwd":"`+t.TempDir()+`","mcpServers":[]}`))["sessionId"].(string)
+	said := func() string {
+		var s string
+		for _, u := range e.updates() {
+			if u["sessionUpdate"] == "agent_message_chunk" {
+				s += u["content"].(map[string]any)["text"].(string)
+			}
+		}
+		return s
+	}
+	res := result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool mcp__q__survey {}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	got := said()
+	for _, w := range []string{`accept {"age":36,"score":9.5,"status":"active","verified":true,"zname":"Ada"}`,
+		`This editor does not show forms: "About you (MCP server q)" was answered with its defaults (Name: Ada, age: 36, score: 9.5, status: active, verified: y)`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the conversation does not say %q:\n%s", w, got)
+		}
+	}
+	res = result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"/tool mcp__q__ask {\"question\":\"Which colour?\"}"}]}`))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("prompt %v", res)
+	}
+	got = said()
+	for _, w := range []string{"decline null", `"Which colour? (MCP server q)" needs an answer with no default (answer): declined.`} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the conversation does not say %q:\n%s", w, got)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.questions) != 0 {
+		t.Errorf("an editor without forms was asked %v", e.questions)
+	}
+}
+
 // An MCP server's prompts reach the editor as available commands, and
 // one sent as a prompt is expanded by the daemon.
 func TestMCPPromptsAreAvailableCommands(t *testing.T) {

@@ -3,10 +3,12 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/form"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -20,6 +22,12 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 		// The editor's file access and its forms: the same method and
 		// params in ACP.
 		params := req.Params
+		b.mu.Lock()
+		elicits := b.elicits
+		b.mu.Unlock()
+		if req.Method == protocol.MethodElicitationCreate && !elicits {
+			return b.formByDefaults(params), nil
+		}
 		return jsonrpc.Later(func(ctx context.Context) (any, error) {
 			var res json.RawMessage
 			if err := b.acp.Call(ctx, req.Method, params, &res); err != nil {
@@ -75,6 +83,54 @@ func (b *Bridge) fromDaemon(ctx context.Context, req *jsonrpc.Request) (any, err
 		b.forward(u, false)
 	}
 	return nil, nil
+}
+
+// formByDefaults answers a form for an editor that shows none: with
+// the form's defaults when they answer it (a required field without one
+// declines it), and a notice in the conversation that says what was
+// answered for the user.
+func (b *Bridge) formByDefaults(params json.RawMessage) any {
+	var p protocol.ElicitationParams
+	if json.Unmarshal(params, &p) != nil || p.Mode == "url" {
+		return protocol.ElicitationResult{Action: form.Decline}
+	}
+	f, err := form.Parse(p.RequestedSchema)
+	var content map[string]any
+	if err == nil {
+		content = f.Defaults()
+	}
+	res := protocol.ElicitationResult{Action: form.Decline}
+	var notice string
+	switch {
+	case err != nil:
+		notice = fmt.Sprintf("zeroclaw could not read the form %q: declined (%v)", p.Message, err)
+	case content == nil:
+		var missing []string
+		for _, fd := range f.Fields {
+			if fd.Required && fd.Default == nil {
+				missing = append(missing, fd.Label())
+			}
+		}
+		notice = fmt.Sprintf("This editor does not show forms, and %q needs an answer with no default (%s): declined.", p.Message, strings.Join(missing, ", "))
+	default:
+		raw, _ := json.Marshal(content)
+		res = protocol.ElicitationResult{Action: form.Accept, Content: raw}
+		var said []string
+		for _, fd := range f.Fields {
+			if v, ok := content[fd.Name]; ok {
+				said = append(said, fd.Label()+": "+fd.Show(v))
+			}
+		}
+		notice = fmt.Sprintf("This editor does not show forms: %q was answered with its defaults (%s).", p.Message, strings.Join(said, ", "))
+		if len(said) == 0 {
+			notice = fmt.Sprintf("This editor does not show forms: %q was accepted (it asks nothing).", p.Message)
+		}
+	}
+	if p.SessionID != "" {
+		b.acp.Notify("session/update", map[string]any{"sessionId": p.SessionID,
+			"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + notice + ")\n\n")}})
+	}
+	return res
 }
 
 // sentByUs says whether a user_message came from this bridge (another

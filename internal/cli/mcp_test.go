@@ -92,7 +92,7 @@ func TestMCPLoginEndToEnd(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("mcp login: exit %d\n%s\n%s", code, strings.Join(printed, "\n"), errb)
 	}
-	if last := printed[len(printed)-1]; last != "Logged in to web (12 tools); the daemon uses the login from now on." {
+	if last := printed[len(printed)-1]; last != "Logged in to web (13 tools); the daemon uses the login from now on." {
 		t.Fatalf("mcp login printed:\n%s", strings.Join(printed, "\n"))
 	}
 	file := filepath.Join(dir, "data", "mcp-logins", "web.json")

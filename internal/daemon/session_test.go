@@ -760,7 +760,7 @@ func TestMCPServerToolInATurn(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 	st = result(t, a.call("status", `{}`))
-	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 11 {
+	if s := st["mcpServers"].([]any)[0].(map[string]any); s["state"] != "ready" || s["tools"].(float64) != 12 {
 		t.Fatalf("after use: %v", s)
 	}
 }
@@ -1115,7 +1115,7 @@ func TestMCPChangeReachesTheSessionsClients(t *testing.T) {
 			t.Fatal("no session/mcpChanged after the list changed")
 		}
 		st := result(t, a.call("status", `{}`))
-		grown = st["mcpServers"].([]any)[0].(map[string]any)["tools"].(float64) == 12
+		grown = st["mcpServers"].([]any)[0].(map[string]any)["tools"].(float64) == 13
 	}
 	if res := result(t, a.call("session/prompt", prompt(sid, `/tool mcp__calc__grown {}`))); res["content"] != "tool mcp__calc__grown returned: grown" {
 		t.Fatalf("the new tool: %v", res)

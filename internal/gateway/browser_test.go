@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -80,6 +81,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mcpServer := mcptest.Server(t)
 	tune := func(gateway bool) func(*config.Config, *daemon.Options) {
 		return func(c *config.Config, _ *daemon.Options) {
 			a := c.Agents["default"]
@@ -89,6 +91,8 @@ func TestDashboardInABrowser(t *testing.T) {
 			p.Pricing = &config.Pricing{Input: 3, Output: 15} // so the list shows a cost
 			c.Providers[a.Provider] = p
 			c.Gateway.Enabled, c.Gateway.Listen = gateway, listen
+			c.MCP.TurnWaitMs = 30000 // however slow the machine, the server is there
+			c.MCP.Servers = map[string]config.MCPServer{"q": {Command: mcpServer, AutoApprove: []string{"survey"}}}
 		}
 	}
 	g := startOn(t, dirs, tune(true))
@@ -169,7 +173,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
 		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
 		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                    string
-		Queued, Steers                                                                                                      []string
+		Queued, Steers, FormLabels, FormValues, FormReplies                                                                 []string
+		FormRefusesOutOfBounds                                                                                              bool
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -208,6 +213,15 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.WaitingChip == "waiting for approval" && out.ApprovalCommand == "$ echo hi" && out.ApprovalShownOnce,
 		"a command waiting: chip %q, command %q, shown once %v", out.WaitingChip, out.ApprovalCommand, out.ApprovalShownOnce)
 	check(out.DoneChip == "done" && strings.Contains(out.ToolOutput, "hi"), "after Alt+A: chip %q, output %q", out.DoneChip, out.ToolOutput)
+	// Forms: the server's order, its defaults shown, a bound kept, the
+	// answer typed; several choices; decline and cancel, each as itself.
+	check(strings.Join(out.FormLabels, "|") == "Name *|age|score|status|verified", "the form's labels: %q", out.FormLabels)
+	check(strings.Join(out.FormValues, "|") == "Ada|36|9.5|active|true", "the form's defaults: %q", out.FormValues)
+	check(out.FormRefusesOutOfBounds, "an age of 200 (maximum 150) was not refused")
+	for i, w := range []string{`accept {"age":40,"score":9.5,"status":"active","verified":true,"zname":"Ada"}`, `the user chose: ["Mon","Wed"]`,
+		"the user declined to answer", "the user cancelled the question"} {
+		check(i < len(out.FormReplies) && strings.Contains(out.FormReplies[i], w), "form %d: the tool returned %q, want %q", i, out.FormReplies, w)
+	}
 	check(out.DiffDel == "- old line" && out.DiffAdd == "+ new line", "the edit's diff: %q / %q", out.DiffDel, out.DiffAdd)
 	check(!strings.Contains(out.EditCard, "null") && strings.Contains(out.EditCard, "waiting for approval"), "the edit's card reads %q", out.EditCard)
 	check(out.RefusedChip == "refused", "after Alt+R: chip %q", out.RefusedChip)
@@ -238,7 +252,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.SendWhileRunning == "Queue", "Send during a turn reads %q", out.SendWhileRunning)
 	check(len(out.Steers) == 2 && strings.Contains(out.Steers[0], "steer me in") && strings.Contains(out.Steers[0], "phone") &&
 		strings.Contains(out.Steers[1], "steered from the page"), "the steers shown: %q", out.Steers)
-	check(strings.HasPrefix(out.ListCost, "$0.0") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
+	check(strings.HasPrefix(out.ListCost, "$0.") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
 		"the session's cost: %q in the list, footer %q", out.ListCost, out.Footer)
 	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)
 	check(out.SearchHit == "made by a script", "search found %q", out.SearchHit)

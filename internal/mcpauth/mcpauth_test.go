@@ -68,7 +68,7 @@ func TestLoginKeepRenewAndLose(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := res.Login
-	if res.Tools != 12 || l.ClientID == "" || l.Token.RefreshToken == "" || l.URL != srvURL || !strings.HasSuffix(l.TokenURL, "/token") {
+	if res.Tools != 13 || l.ClientID == "" || l.Token.RefreshToken == "" || l.URL != srvURL || !strings.HasSuffix(l.TokenURL, "/token") {
 		t.Fatalf("login %+v, %d tools", l, res.Tools)
 	}
 	store := Open(filepath.Join(t.TempDir(), "logins"))
@@ -82,7 +82,7 @@ func TestLoginKeepRenewAndLose(t *testing.T) {
 	before := store.Stamp("web")
 
 	h := store.Handler("web", srvURL)
-	if n, err := tools(ctx, srvURL, h); err != nil || n != 12 {
+	if n, err := tools(ctx, srvURL, h); err != nil || n != 13 {
 		t.Fatalf("with the kept login: %d tools, %v", n, err)
 	}
 	kept, err := store.Load("web")
@@ -93,7 +93,7 @@ func TestLoginKeepRenewAndLose(t *testing.T) {
 		t.Fatalf("stamp %q, needs login %v", store.Stamp("web"), h.NeedsLogin())
 	}
 	// A second connection (a later daemon) starts from the kept one.
-	if n, err := tools(ctx, srvURL, store.Handler("web", srvURL)); err != nil || n != 12 {
+	if n, err := tools(ctx, srvURL, store.Handler("web", srvURL)); err != nil || n != 13 {
 		t.Fatalf("from the kept renewal: %d tools, %v", n, err)
 	}
 
@@ -177,7 +177,7 @@ func TestLoginAsARegisteredClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Login.ClientID != "zeroclaw-desktop" || res.Tools != 12 {
+	if res.Login.ClientID != "zeroclaw-desktop" || res.Tools != 13 {
 		t.Fatalf("login %+v", res.Login)
 	}
 	if _, err := (Flow{Server: "web", URL: srvURL, ClientID: "someone-else", Open: browse(t)}).Run(ctx); err == nil {

@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/form"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -512,14 +513,18 @@ func (srv *Server) failLocked(err error) {
 // elicit serves the server's elicitation/create: the question goes to
 // the user of the session whose call is in flight (the latest, when
 // several are), as the daemon's own questions do; with none, or a
-// client that cannot answer, it is declined at once.
-func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+// client that cannot answer, it is declined at once. A form goes out
+// with its schema as the server wrote it (fields in its order, from the
+// watcher), and an accepted answer is checked against it and completed
+// (values typed as the schema says, defaults filled) before it is sent.
+func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest, watch *taskWatch) (*mcp.ElicitResult, error) {
 	env := srv.caller(func(e *tool.Env) bool { return e.Elicit != nil })
 	if env == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	p := req.Params
 	e := tool.Elicitation{Message: fmt.Sprintf("%s (MCP server %s)", p.Message, srv.name)}
+	var f *form.Form
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
 		// Only a web page: a javascript: or file: URL is not something
 		// to send a person to.
@@ -528,9 +533,17 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		}
 		e.URL, e.ID = p.URL, p.ElicitationID
 	} else {
-		schema, err := json.Marshal(p.RequestedSchema)
-		if err != nil || string(schema) == "null" {
-			schema = []byte(`{"type":"object","properties":{}}`)
+		schema := watch.schema(p.Message)
+		if schema == nil {
+			var err error
+			if schema, err = json.Marshal(p.RequestedSchema); err != nil || string(schema) == "null" {
+				schema = []byte(`{"type":"object","properties":{}}`)
+			}
+		}
+		var err error
+		if f, err = form.Parse(schema); err != nil {
+			srv.set.log.Warn("mcp server asked with a form zeroclaw cannot read", "server", srv.name, "err", err)
+			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 		e.Schema = schema
 	}
@@ -539,8 +552,15 @@ func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	}
 	res := &mcp.ElicitResult{Action: ans.Action}
-	if ans.Action == "accept" && len(ans.Content) > 0 {
-		if err := json.Unmarshal(ans.Content, &res.Content); err != nil {
+	if ans.Action == "accept" && f != nil {
+		var content map[string]any
+		if len(ans.Content) > 0 {
+			if err := json.Unmarshal(ans.Content, &content); err != nil {
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}
+		}
+		if res.Content, err = f.Complete(content); err != nil {
+			srv.set.log.Warn("an answer to an mcp server's form did not fit it", "server", srv.name, "err", err)
 			return &mcp.ElicitResult{Action: "cancel"}, nil
 		}
 	}
@@ -1025,7 +1045,9 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		caps.RootsV2 = &mcp.RootCapabilities{} // declared only when there are roots to say
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler:          srv.elicit,
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return srv.elicit(ctx, req, watch)
+		},
 		CreateMessageHandler:        srv.sample,
 		ProgressNotificationHandler: srv.onProgress,
 		ToolListChangedHandler:      func(ctx context.Context, _ *mcp.ToolListChangedRequest) { srv.relist(ctx) },

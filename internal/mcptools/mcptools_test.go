@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/form"
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -43,7 +45,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	}
 	ts := set.Tools(context.Background())
 	add := find(ts, "mcp__calc__add")
-	if add == nil || len(ts) != 11 { // add, slow, write, ask, visit, count, grow, roots, summarise, shot, crash
+	if add == nil || len(ts) != 12 { // add, slow, write, ask, survey, visit, count, grow, roots, summarise, shot, crash
 		t.Fatalf("tools %v", ts)
 	}
 	// job needs MCP tasks: not offered, and status says why.
@@ -64,7 +66,7 @@ func TestStdioServerToolsAndApproval(t *testing.T) {
 	if r := call(t, context.Background(), add, `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
 		t.Fatalf("add: %+v", r)
 	}
-	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 11 {
+	if st := set.Status(); st[0].State != StateReady || st[0].Tools != 12 {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -283,6 +285,39 @@ func TestServerQuestionsReachTheUser(t *testing.T) {
 	// No one to ask: declined at once.
 	if r := call(t, context.Background(), find(ts, "mcp__q__ask"), `{"question":"Anyone?"}`); r.Output != "decline null" {
 		t.Fatalf("with no one to ask: %+v", r)
+	}
+}
+
+// A form is passed on with its fields in the server's order, and the
+// answer is sent typed as the schema says, with the defaults of the
+// fields left out; an answer that does not fit is never sent.
+func TestFormAnswersTypedAndCompleted(t *testing.T) {
+	set := newSet(map[string]config.MCPServer{"f": {Command: server(t)}})
+	defer set.Close()
+	survey := find(set.Tools(context.Background()), "mcp__f__survey")
+	answer := `{"age":"7","score":"1.5","zname":"Grace"}` // numbers as text, as a plain client sends them
+	var order []string
+	env := &tool.Env{Elicit: func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
+		f, err := form.Parse(e.Schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order = order[:0]
+		for _, fd := range f.Fields {
+			order = append(order, fd.Name)
+		}
+		return tool.Answer{Action: "accept", Content: json.RawMessage(answer)}, nil
+	}}
+	r := survey.Run(context.Background(), env, json.RawMessage(`{}`))
+	if want := `accept {"age":7,"score":1.5,"status":"active","verified":true,"zname":"Grace"}`; r.Output != want {
+		t.Fatalf("the server got %q, want %q", r.Output, want)
+	}
+	if strings.Join(order, " ") != "zname age score status verified" {
+		t.Errorf("fields asked in the order %q", order)
+	}
+	answer = `{"age":"many","zname":"Grace"}`
+	if r := survey.Run(context.Background(), env, json.RawMessage(`{}`)); r.Output != "cancel null" {
+		t.Fatalf("an answer that does not fit: the server got %q", r.Output)
 	}
 }
 

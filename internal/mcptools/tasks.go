@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -14,6 +16,7 @@ import (
 // they pass on the wire (a stdio server's stdout, an HTTP server's
 // response bodies, a JSON-RPC message a line, or an SSE data line) and
 // hides those tools from the model; status names them and says why.
+// The same watcher keeps the schemas of form questions as sent (below).
 
 // needsTasksWhy is what status says of a hidden tool.
 const needsTasksWhy = "it needs MCP tasks (execution.taskSupport \"required\"), which zeroclaw does not run yet"
@@ -22,10 +25,73 @@ const needsTasksWhy = "it needs MCP tasks (execution.taskSupport \"required\"), 
 // (no tool list is that long) passes unread.
 const maxWatchedLine = 8 << 20
 
-// taskWatch keeps which tools of a connection need tasks.
+// taskWatch keeps which tools of a connection need tasks, and the
+// schemas of its latest questions as the server wrote them.
 type taskWatch struct {
 	mu    sync.Mutex
 	needs map[string]bool
+	// asked is the requested schema of the latest form questions
+	// (elicitation/create), by message, oldest first: the SDK decodes a
+	// schema into a map, which loses the order of its fields, and a form
+	// is asked in the server's order.
+	asked []askedSchema
+}
+
+type askedSchema struct {
+	message string
+	schema  json.RawMessage
+}
+
+// keptSchemas bounds the questions a watcher remembers.
+const keptSchemas = 8
+
+// schema is the requested schema, as sent, of the latest question with
+// this message; nil when the watcher did not see it.
+func (w *taskWatch) schema(message string) json.RawMessage {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.asked) - 1; i >= 0; i-- {
+		if w.asked[i].message == message {
+			return w.asked[i].schema
+		}
+	}
+	return nil
+}
+
+// question keeps the schemas of form questions: a request
+// (elicitation/create), or the input requests of a result (the
+// multi round-trip questions of MCP 2026-07-28).
+func (w *taskWatch) question(b []byte) {
+	type ask struct {
+		Method string `json:"method"`
+		Params struct {
+			Message string          `json:"message"`
+			Schema  json.RawMessage `json:"requestedSchema"`
+		} `json:"params"`
+	}
+	var m struct {
+		ask
+		Result struct {
+			InputRequests map[string]ask `json:"inputRequests"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range append([]ask{m.ask}, slices.Collect(maps.Values(m.Result.InputRequests))...) {
+		if a.Method != "elicitation/create" || len(a.Params.Schema) == 0 {
+			continue
+		}
+		if len(w.asked) == keptSchemas {
+			w.asked = append(w.asked[:0], w.asked[1:]...)
+		}
+		w.asked = append(w.asked, askedSchema{a.Params.Message, a.Params.Schema})
+	}
 }
 
 // needsTasks says whether the server said the tool needs tasks.
@@ -41,11 +107,18 @@ func (w *taskWatch) needsTasks(name string) bool {
 // line reads one line of what the server sent: a tools/list answer
 // updates what is known of each tool it lists.
 func (w *taskWatch) line(b []byte) {
-	if !bytes.Contains(b, []byte(`"taskSupport"`)) {
-		return // the cheap test: most lines are not tool lists
+	tools, asks := bytes.Contains(b, []byte(`"taskSupport"`)), bytes.Contains(b, []byte(`"elicitation/create"`))
+	if !tools && !asks {
+		return // the cheap test: most lines are neither
 	}
 	b = bytes.TrimSpace(b)
 	b = bytes.TrimSpace(bytes.TrimPrefix(b, []byte("data:")))
+	if asks {
+		w.question(b)
+	}
+	if !tools {
+		return
+	}
 	var m struct {
 		Result struct {
 			Tools []struct {

@@ -115,6 +115,38 @@ try {
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('[Document: report.md]')));
   out.attachedAfterSend = await page.$$eval('.attached li', (l) => l.length);
 
+  step('forms: fields in order, typed, with their defaults, bounds checked; several choices; decline and cancel apart');
+  const replies = () => page.$$eval('.msg.agent', (ms) => ms.map((m) => m.textContent).filter((t) => t.includes(' returned: ')));
+  const asked = async (prompt) => {
+    await page.waitForFunction(() => document.querySelector('#cancel').hidden); // the turn before is over
+    await page.fill('#prompt', prompt);
+    await page.click('#send');
+    await page.waitForSelector('form.elicit');
+  };
+  const answered = async (n) => { await page.waitForFunction((n) => [...document.querySelectorAll('.msg.agent')].filter((m) => m.textContent.includes(' returned: ')).length > n, n); };
+  let seen = (await replies()).length;
+  await asked('/tool mcp__q__survey {}');
+  out.formLabels = await page.$$eval('form.elicit label', (ls) => ls.map((l) => l.textContent));
+  out.formValues = await page.$$eval('form.elicit input, form.elicit select', (is) => is.map((i) => (i.type === 'checkbox' ? String(i.checked) : i.value)));
+  await page.fill('form.elicit input[name="age"]', '200');
+  await page.click('form.elicit button[type="submit"]');
+  out.formRefusesOutOfBounds = await page.$$eval('form.elicit input[name="age"]:invalid', (is) => is.length) === 1;
+  await page.fill('form.elicit input[name="age"]', '40');
+  await page.click('form.elicit button[type="submit"]');
+  await answered(seen++);
+  await asked('/tool poll {"question":"Which days?","options":["Mon","Tue","Wed"],"multi":true}');
+  await page.check('form.elicit .choice-boxes input[value="Mon"]');
+  await page.check('form.elicit .choice-boxes input[value="Wed"]');
+  await page.click('form.elicit button[type="submit"]');
+  await answered(seen++);
+  await asked('/tool ask_user {"question":"Go on?"}');
+  await page.click('form.elicit button:text-is("Decline")');
+  await answered(seen++);
+  await asked('/tool ask_user {"question":"Really?"}');
+  await page.click('form.elicit button:text-is("Cancel")');
+  await answered(seen++);
+  out.formReplies = (await replies()).slice(-4);
+
   step('a turn undone from its prompt, its diff shown first');
   const endsBefore = await page.$$eval('.turn-end', (t) => t.length);
   await page.fill('#prompt', '/tool write_file {"path":"undo-me.txt","content":"to be undone\\n"}');

@@ -905,40 +905,116 @@ class SessionView {
       });
     }
     return new Promise((resolve) => {
-      const props = (params.requestedSchema && params.requestedSchema.properties) || {};
-      const fields = [];
+      const schema = params.requestedSchema || {};
+      const required = new Set(schema.required || []);
       const form = el('form', { class: 'elicit card' }, el('div', { class: 'card-title', text: params.message || 'The agent asks' }));
+      const fields = [];
       let n = 0;
-      for (const [name, p] of Object.entries(props)) {
+      // The fields in the schema's order (JSON.parse keeps it), each as
+      // its type asks: a choice a select (several: checkboxes), a boolean a
+      // checkbox, numbers with their bounds; defaults filled in.
+      for (const [name, p] of Object.entries(schema.properties || {})) {
         const id = 'q' + Date.now() + '-' + (n++);
-        let input;
-        if (p.enum) input = el('select', { name, id }, p.enum.map((v, k) => el('option', { value: v, text: (p.enumNames && p.enumNames[k]) || v })));
-        else if (p.type === 'boolean') input = el('input', { type: 'checkbox', name, id });
-        else input = el('input', { name, id, type: p.type === 'number' || p.type === 'integer' ? 'number' : 'text' });
-        fields.push([name, p, input]);
-        form.append(el('label', { for: id, text: p.title || p.description || name }), input);
+        const req = required.has(name);
+        const f = formField(name, p, id, req);
+        fields.push(f);
+        const label = el('label', { for: id, text: (p.title || name) + (req ? ' *' : '') });
+        form.append(...(f.multi ? [el('fieldset', { class: 'choices' }, el('legend', { text: label.textContent }), f.input)] : [label, f.input]),
+          ...(p.description ? [el('div', { class: 'small muted', text: p.description })] : []));
       }
+      const error = el('div', { class: 'form-error', role: 'alert' });
       const done = (action) => {
-        const content = {};
+        let content;
         if (action === 'accept') {
-          for (const [name, p, input] of fields) {
-            if (p.type === 'boolean') content[name] = input.checked;
-            else if (p.type === 'number' || p.type === 'integer') content[name] = Number(input.value);
-            else content[name] = input.value;
+          content = {};
+          for (const f of fields) {
+            const v = f.value();
+            if (v === undefined) continue;
+            if (v === null) { error.textContent = (f.p.title || f.name) + ': ' + (f.why || 'required'); return; }
+            content[f.name] = v;
           }
         }
-        form.replaceWith(el('div', { class: 'resolved', text: action === 'accept' ? 'Answered' : 'Declined' }));
+        const said = { accept: 'Answered', decline: 'Declined', cancel: 'Cancelled' }[action];
+        form.replaceWith(el('div', { class: 'resolved', text: said }));
         resolve(action === 'accept' ? { action, content } : { action });
       };
       form.addEventListener('submit', (ev) => { ev.preventDefault(); done('accept'); });
-      form.append(el('div', { class: 'buttons' }, el('button', { type: 'submit', class: 'primary', text: 'Answer' }),
-        el('button', { type: 'button', class: 'secondary', text: 'Decline', onclick: () => done('decline') })));
+      form.append(error, el('div', { class: 'buttons' }, el('button', { type: 'submit', class: 'primary', text: 'Answer' }),
+        el('button', { type: 'button', class: 'secondary', text: 'Decline', title: 'Say no to the question', onclick: () => done('decline') }),
+        el('button', { type: 'button', class: 'secondary', text: 'Cancel', title: 'Dismiss the question without an answer', onclick: () => done('cancel') })));
       this.log.append(form);
       this.scroll();
       const first = form.querySelector('input, select');
       if (first) first.focus();
     });
   }
+}
+
+// choicesOf reads an enum (with enumNames), a oneOf/anyOf of consts with
+// titles, or an array's items of either, as [value, title] pairs.
+function choicesOf(p) {
+  if (!p) return null;
+  if (Array.isArray(p.enum)) return p.enum.map((v, k) => [String(v), String((p.enumNames && p.enumNames[k]) || v)]);
+  const alts = p.oneOf || p.anyOf;
+  if (Array.isArray(alts) && alts.every((a) => a && a.const !== undefined)) return alts.map((a) => [String(a.const), String(a.title || a.const)]);
+  return null;
+}
+
+// formField is one field of a form: its input and how its value is read
+// (typed as the schema says; undefined: left out; null: not valid).
+function formField(name, p, id, req) {
+  const f = { name, p, multi: false };
+  const def = p.default;
+  const choices = p.type === 'array' ? choicesOf(p.items) : choicesOf(p);
+  if (p.type === 'array' && choices) {
+    f.multi = true;
+    const picked = new Set(Array.isArray(def) ? def.map(String) : []);
+    const boxes = choices.map(([v, title], k) => {
+      const box = el('input', { type: 'checkbox', value: v, id: id + '-' + k, checked: picked.has(v) });
+      return [box, el('label', { for: id + '-' + k, text: title })];
+    });
+    f.input = el('div', { id, class: 'choice-boxes' }, boxes.map(([b, l]) => el('span', {}, b, ' ', l)));
+    f.value = () => {
+      const vs = boxes.filter(([b]) => b.checked).map(([b]) => b.value);
+      if (p.minItems !== undefined && vs.length < p.minItems) { f.why = 'pick at least ' + p.minItems; return null; }
+      if (p.maxItems !== undefined && vs.length > p.maxItems) { f.why = 'pick at most ' + p.maxItems; return null; }
+      if (!vs.length && !req) return undefined;
+      return vs;
+    };
+    return f;
+  }
+  if (choices) {
+    const none = def === undefined ? [el('option', { value: '', text: req ? 'Choose…' : '(none)', disabled: req, selected: true })] : [];
+    f.input = el('select', { name, id, required: req }, none, choices.map(([v, title]) => el('option', { value: v, text: title, selected: def !== undefined && String(def) === v })));
+    f.value = () => (f.input.value === '' ? (req ? null : undefined) : f.input.value);
+    return f;
+  }
+  if (p.type === 'boolean') {
+    f.input = el('input', { type: 'checkbox', name, id, checked: def === true });
+    f.value = () => f.input.checked;
+    return f;
+  }
+  if (p.type === 'number' || p.type === 'integer') {
+    f.input = el('input', { name, id, type: 'number', step: p.type === 'integer' ? '1' : 'any', min: p.minimum, max: p.maximum,
+      value: def === undefined ? undefined : String(def), required: req });
+    f.value = () => {
+      if (f.input.value === '') return req ? null : undefined;
+      const v = Number(f.input.value);
+      if (!Number.isFinite(v) || (p.type === 'integer' && !Number.isInteger(v))) { f.why = p.type === 'integer' ? 'a whole number' : 'a number'; return null; }
+      if (p.minimum !== undefined && v < p.minimum) { f.why = 'at least ' + p.minimum; return null; }
+      if (p.maximum !== undefined && v > p.maximum) { f.why = 'at most ' + p.maximum; return null; }
+      return v;
+    };
+    return f;
+  }
+  const type = { email: 'email', uri: 'url', date: 'date' }[p.format] || 'text';
+  f.input = el('input', { name, id, type, minlength: p.minLength, maxlength: p.maxLength, value: def === undefined ? undefined : String(def), required: req });
+  f.value = () => {
+    if (f.input.value === '') return req ? null : undefined;
+    if (!f.input.checkValidity()) { f.why = f.input.validationMessage; return null; }
+    return f.input.value;
+  };
+  return f;
 }
 
 // ---- keyboard ----

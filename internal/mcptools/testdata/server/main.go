@@ -1,7 +1,8 @@
 // Command server is the MCP server of the mcptools tests, written with the
 // official Go SDK: over stdio, or streamable HTTP with -http ADDR (it
 // prints its URL). Tools: add (a+b), slow (waits until cancelled), write,
-// ask (a form question to the user), visit (a url-mode question), count
+// ask (a form question to the user), survey (a typed form with
+// defaults), visit (a url-mode question), count
 // (progress), grow (adds a tool: tools/list_changed), roots (the
 // client's roots), summarise (asks the client's model: sampling), crash
 // (the process exits). -hang-start makes it never answer initialize;
@@ -95,6 +96,25 @@ func main() {
 				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)}}}, nil, nil
 		}
 		res, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult)
+		if !ok {
+			return text("no answer"), nil, nil
+		}
+		b, _ := json.Marshal(res.Content)
+		return text(res.Action + " " + string(b)), nil, nil
+	})
+	// A form with a field of each type, each with a default, in an order
+	// that is not the alphabet's.
+	mcp.AddTool(s, &mcp.Tool{Name: "survey", Description: "ask the user a typed form with defaults"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.ElicitParams{Mode: "form", Message: "About you",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{
+					"zname":{"type":"string","title":"Name","default":"Ada"},
+					"age":{"type":"integer","minimum":0,"maximum":150,"default":36},
+					"score":{"type":"number","default":9.5},
+					"status":{"type":"string","enum":["active","away"],"default":"active"},
+					"verified":{"type":"boolean","default":true}},"required":["zname"]}`)}}}, nil, nil
+		}
+		res, ok := req.Params.InputResponses["s"].(*mcp.ElicitResult)
 		if !ok {
 			return text("no answer"), nil, nil
 		}
