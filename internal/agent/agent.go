@@ -283,6 +283,9 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			case provider.StopMaxTokens:
 				out.StopReason = StopMaxTokens
 				out.Notice = a.maxTokensNotice()
+				if resp.CutCall != "" {
+					out.Notice += fmt.Sprintf(" (it was cut off inside the arguments of a call to %s, which was not run)", resp.CutCall)
+				}
 			case provider.StopRefusal:
 				out.StopReason = StopRefusal
 			default:
@@ -538,7 +541,15 @@ func toolLabel(byName map[string]tool.Tool, name string) string {
 func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call provider.ToolCall) (tool.Result, string) {
 	t := g.tool
 	if t == nil {
-		return tool.Result{Output: fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name), IsError: true}, "unknown"
+		out := fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name)
+		// An MCP server's tool may be missing because its server is not
+		// ready: say why (a login to run, a start that failed).
+		if a.Note != nil && strings.HasPrefix(call.Name, "mcp__") {
+			if n := a.Note(); n != "" {
+				out += "; " + n
+			}
+		}
+		return tool.Result{Output: out, IsError: true}, "unknown"
 	}
 	if g.standing != nil && !g.standing.Allow {
 		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}, "refused"

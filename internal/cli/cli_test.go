@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], console.OS()))
 	}
+	if os.Getenv("ZEROCLAW_CONFORMANCE_CLIENT") == "1" && len(os.Args) > 1 {
+		os.Exit(conformanceClient(os.Args[len(os.Args)-1]))
+	}
 	// On Windows the named pipe's library keeps one I/O completion
 	// goroutine for the whole process (go-winio's initIO).
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/Microsoft/go-winio.ioCompletionProcessor"))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ func mcpCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "mcp", Short: "log in to (and out of) remote MCP servers that want an OAuth login", Args: noArgs}
 	var noBrowser bool
 	var timeout time.Duration
+	var scopes []string
 	server := func(env console.Env, name string) (config.Dirs, config.MCPServer, error) {
 		dirs, err := resolve(env, g.configDir)
 		if err != nil {
@@ -42,12 +44,16 @@ func mcpCmd(g *globals) *cobra.Command {
 	login := &cobra.Command{Use: "login NAME", Short: "log in to a configured url server (OAuth: the browser, then the daemon uses the login)", Args: exactArgs(1, "the server's name in config.toml"),
 		Long: `zeroclaw mcp login NAME runs OAuth's authorization-code flow with PKCE
 against the authorization server the MCP server names: it registers
-zeroclaw as a client (or uses oauth_client_id), prints the address to log
+zeroclaw as a client (or uses oauth_client_id, or the client ID metadata
+document of oauth_client_metadata_url where the authorization server
+takes one), prints the address to log
 in at and opens it in a browser (not with --no-browser), waits for the
 browser to come back to a port on 127.0.0.1, checks the login by listing
 the server's tools, and keeps the tokens in the data dir (mcp-logins/,
 readable by you only). The daemon uses them at once (a server that was
-waiting for a login starts again) and renews them as they expire.`,
+waiting for a login starts again) and renews them as they expire.
+When a server refuses a call for want of scopes, its error names them:
+--scope asks for them too, with those the login had (a step-up).`,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, s, err := server(env, args[0])
 			if err != nil {
@@ -55,7 +61,14 @@ waiting for a login starts again) and renews them as they expire.`,
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
+			store := mcpauth.In(dirs.DataDir)
+			// A step-up keeps what the login before had.
+			want := strings.Fields(strings.Join(scopes, " "))
+			if old, err := store.Load(args[0]); err == nil && old != nil && old.URL == s.URL && len(want) > 0 {
+				want = mcpauth.Union(old.Scopes, want)
+			}
 			res, err := mcpauth.Flow{Server: args[0], URL: s.URL, ClientID: s.OAuthClientID, ClientSecret: s.OAuthClientSecret,
+				ClientMetadataURL: s.OAuthClientMetadataURL, Scopes: want,
 				Client: &http.Client{Transport: withHeaders(s.URL, s.Headers)},
 				Open: func(u string) error {
 					fmt.Fprintf(env.Stdout, "Log in to %s at this address:\n%s\n", args[0], u)
@@ -70,14 +83,18 @@ waiting for a login starts again) and renews them as they expire.`,
 			if err != nil {
 				return err
 			}
-			store := mcpauth.In(dirs.DataDir)
 			if err := store.Save(res.Login); err != nil {
 				return fmt.Errorf("keeping the login: %w", err)
 			}
-			fmt.Fprintf(env.Stdout, "Logged in to %s (%d tools); the daemon uses the login from now on.\n", args[0], res.Tools)
+			tools := "tools"
+			if res.Tools == 1 {
+				tools = "tool"
+			}
+			fmt.Fprintf(env.Stdout, "Logged in to %s (%d %s); the daemon uses the login from now on.\n", args[0], res.Tools, tools)
 			return nil
 		})}
 	login.Flags().BoolVar(&noBrowser, "no-browser", false, "only print the address to log in at")
+	login.Flags().StringArrayVar(&scopes, "scope", nil, "scopes to ask for besides those the server names (space-separated; with those of the login before)")
 	login.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the login")
 	logout := &cobra.Command{Use: "logout NAME", Short: "forget a server's login (its tokens in the data dir)", Args: exactArgs(1, "the server's name in config.toml"),
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {

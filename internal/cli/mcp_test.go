@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 
@@ -101,6 +102,21 @@ func TestMCPLoginEndToEnd(t *testing.T) {
 		t.Fatalf("the kept login: %v %v", fi, err)
 	}
 	saved, _ := os.ReadFile(file)
+
+	// The daemon takes the login at once, with no turn to prompt it:
+	// status says ready (each status is a round trip; no sleep).
+	loggedIn := time.Now()
+	for {
+		_, out, _ = runCLI(t, env, "", "status", "--output-format", "json")
+		st.MCPServers = nil
+		if json.Unmarshal([]byte(out), &st); len(st.MCPServers) == 1 && st.MCPServers[0].State == "ready" {
+			break
+		}
+		if time.Since(loggedIn) > 30*time.Second {
+			t.Fatalf("the server is not ready after the login, with no turn: %+v", st.MCPServers)
+		}
+	}
+	t.Logf("ready %v after the login returned", time.Since(loggedIn).Round(time.Millisecond))
 
 	// The next turn finds the server started again with the login.
 	code, out, errs = runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool mcp__web__add {"a":40,"b":2}`)

@@ -18,7 +18,9 @@ is. Put -- before a prompt that starts with a dash.
 
 Exit codes: 0 done, 1 the turn failed, 2 usage, 3 the turn used all its
 model calls, 4 the model refused, 5 a spending limit ([budget]) is
-reached, 130 cancelled.`,
+reached, 6 the reply was cut at the output limit (max_tokens; the notice
+names the limit, the key that raises it, and the tool whose call it cut
+off), 130 cancelled.`,
 		Example: `  zeroclaw prompt explain this repository
   git diff | zeroclaw prompt --output-format json
   zeroclaw prompt --approve all --session my-task "run the tests"`}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -405,5 +407,30 @@ func TestPromptShowsOnlyItsOwnTurn(t *testing.T) {
 		for len(updates) > 0 {
 			<-updates
 		}
+	}
+}
+
+// A reply cut at the output limit inside a tool call's arguments: the
+// prompt says the limit and the tool, and exits 6 (docs/cli.md).
+func TestPromptMaxTokensExitCode(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, d := range []string{
+			`{"choices":[{"index":0,"delta":{"content":"Writing the file."}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"a.txt\",\"content\":\"a lo"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`, `[DONE]`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", d)
+		}
+	}))
+	defer model.Close()
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.fake]\nkind = \"openai\"\nbase_url = \""+model.URL+
+		"\"\nmodel = \"m\"\nmax_tokens = 300\n[agents.default]\nprovider = \"fake\"\n"), 0o600)
+	defer runCLI(t, env, "", "daemon", "stop")
+	code, out, errs := runCLI(t, env, "", "prompt", "--cwd", t.TempDir(), "write a.txt")
+	if code != 6 || out != "Writing the file.\n" || !strings.Contains(errs, "max_tokens = 300") || !strings.Contains(errs, "a call to write_file, which was not run") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

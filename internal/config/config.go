@@ -225,6 +225,10 @@ type MCPServer struct {
 	// registration).
 	OAuthClientID     string `toml:"oauth_client_id"`
 	OAuthClientSecret string `toml:"oauth_client_secret"`
+	// OAuthClientMetadataURL is an https URL of a client ID metadata
+	// document describing zeroclaw, used as the client id with an
+	// authorization server that takes one (in place of registering).
+	OAuthClientMetadataURL string `toml:"oauth_client_metadata_url"`
 }
 
 // SharedServers are the MCP servers started once for every session (not
@@ -265,6 +269,14 @@ func (m MCPServer) Check(name string) error {
 	}
 	if m.OAuthClientSecret != "" && m.OAuthClientID == "" {
 		return fmt.Errorf("mcp.servers.%s: oauth_client_secret needs oauth_client_id", name)
+	}
+	if m.OAuthClientMetadataURL != "" {
+		// A client ID metadata document is named by an https URL with a
+		// path (the authorization server fetches it).
+		u, err := url.Parse(m.OAuthClientMetadataURL)
+		if m.URL == "" || err != nil || u.Scheme != "https" || u.Host == "" || len(u.Path) < 2 {
+			return fmt.Errorf("mcp.servers.%s.oauth_client_metadata_url = %q: want https://host/path of a document, on a url server", name, m.OAuthClientMetadataURL)
+		}
 	}
 	return nil
 }

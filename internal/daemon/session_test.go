@@ -782,7 +782,8 @@ func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	res := result(t, a.call("session/prompt", prompt(sid, "write a.txt")))
-	want := "the reply reached its output limit, max_tokens = 300: raise max_tokens under [providers.fake] in config.toml"
+	want := "the reply reached its output limit, max_tokens = 300: raise max_tokens under [providers.fake] in config.toml" +
+		" (it was cut off inside the arguments of a call to write_file, which was not run)"
 	if res["stopReason"] != "max_tokens" || res["notice"] != want || res["content"] != "Writing the file." {
 		t.Fatalf("result %v", res)
 	}
@@ -798,7 +799,8 @@ func TestMaxTokensNamesTheLimitAndTheKey(t *testing.T) {
 	// An agent's own max_tokens is sent, and named where it is set.
 	big := newSession(t, a, `,"agentAlias":"big"`)
 	res = result(t, a.call("session/prompt", prompt(big, "write a.txt")))
-	if want := "the reply reached its output limit, max_tokens = 900: raise max_tokens under [agents.big] in config.toml"; res["notice"] != want {
+	if want := "the reply reached its output limit, max_tokens = 900: raise max_tokens under [agents.big] in config.toml" +
+		" (it was cut off inside the arguments of a call to write_file, which was not run)"; res["notice"] != want {
 		t.Errorf("agent's limit: %v", res)
 	}
 	fake.mu.Lock()

@@ -171,7 +171,7 @@ func (g *Gateway) pair(w http.ResponseWriter, r *http.Request) {
 	var limited *pairing.RateLimitedError
 	switch {
 	case errors.As(err, &limited):
-		w.Header().Set("Retry-After", strconv.Itoa(int(limited.RetryAfter.Seconds()+0.999)))
+		w.Header().Set("Retry-After", strconv.Itoa(limited.Seconds()))
 		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
 		return
 	case errors.Is(err, pairing.ErrBadCode):

@@ -1,13 +1,18 @@
 package mcpauth
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +34,14 @@ type Flow struct {
 	// the authorization server; empty: register one (dynamic client
 	// registration).
 	ClientID, ClientSecret string
+	// ClientMetadataURL is the https URL of a client ID metadata document
+	// that describes zeroclaw: used as the client id with an authorization
+	// server that says it takes one (client_id_metadata_document_supported),
+	// in place of registering.
+	ClientMetadataURL string
+	// Scopes are asked for besides those the server names (a step-up: the
+	// scopes a call was refused for, with those of the login before).
+	Scopes []string
 	// Open shows the user the address to log in at (and may open a
 	// browser); the login waits for the browser's return.
 	Open func(authURL string) error
@@ -65,14 +78,24 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	hc = &http.Client{Transport: &legacyIssuer{next: cmp.Or(hc.Transport, http.DefaultTransport), server: f.URL}, Timeout: hc.Timeout}
+	asked := false
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:         redirect,
 		RequestRefreshToken: true,
 		Client:              hc,
+		ScopeFilter:         func(named []string) []string { return Union(named, f.Scopes) },
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			u, err := url.Parse(args.URL)
 			if err != nil {
 				return nil, err
+			}
+			if asked {
+				// The server refused the new login too and asks for more
+				// (a step-up): one login sends the user once, never in a
+				// loop.
+				return nil, fmt.Errorf("the server refused the new login as well and asks for more access (scopes %q): run 'zeroclaw mcp login %s --scope %q' if you mean to give it",
+					u.Query().Get("scope"), f.Server, u.Query().Get("scope"))
 			}
 			st := u.Query().Get("state")
 			state.Store(&st)
@@ -84,6 +107,7 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 				if cb.err != "" {
 					return nil, fmt.Errorf("the authorization server refused: %s", cb.err)
 				}
+				asked = true // a code: the user went through once
 				return &auth.AuthorizationResult{Code: cb.code, State: cb.state, Iss: cb.iss}, nil
 			case <-ctx.Done():
 				return nil, fmt.Errorf("no login came back: %w", ctx.Err())
@@ -100,6 +124,9 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 			return tap, nil
 		},
 	}
+	if f.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: f.ClientMetadataURL}
+	}
 	if f.ClientID != "" {
 		pre := &oauthex.ClientCredentials{ClientID: f.ClientID}
 		if f.ClientSecret != "" {
@@ -108,7 +135,7 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 		cfg.PreregisteredClient = pre
 	} else {
 		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs: []string{redirect}, ClientName: "zeroclaw", TokenEndpointAuthMethod: "none",
+			RedirectURIs: []string{redirect}, ClientName: "zeroclaw", TokenEndpointAuthMethod: "none", ApplicationType: "native",
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"}}}
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
@@ -135,6 +162,50 @@ func (f Flow) Run(ctx context.Context) (*Result, error) {
 	l := *got
 	l.Token = tap.last()
 	return &Result{Login: &l, Tools: n}, nil
+}
+
+// legacyIssuer lets a server of MCP's 2025-03-26 revision be logged in
+// to. That revision has no protected resource metadata: the
+// authorization server is the MCP server's origin, and its metadata
+// (origin/.well-known/oauth-authorization-server) may name an issuer
+// other than the origin (the conformance suite's names origin/oauth);
+// the revision never asked a client to compare the two, while the SDK
+// checks RFC 8414's rule everywhere. So, once the server was seen to
+// have no resource metadata, that one document's issuer is read as the
+// origin the SDK expects. Nothing else is changed, and a server with
+// resource metadata is checked in full.
+type legacyIssuer struct {
+	next   http.RoundTripper
+	server string
+	noPRM  atomic.Bool
+}
+
+func (t *legacyIssuer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil || r.Method != http.MethodGet {
+		return resp, err
+	}
+	su, perr := url.Parse(t.server)
+	if perr != nil || r.URL.Scheme != su.Scheme || r.URL.Host != su.Host {
+		return resp, err
+	}
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource"):
+		if resp.StatusCode == http.StatusNotFound {
+			t.noPRM.Store(true)
+		}
+	case r.URL.Path == "/.well-known/oauth-authorization-server" && t.noPRM.Load() && resp.StatusCode == http.StatusOK:
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		var meta map[string]any
+		if rerr == nil && json.Unmarshal(body, &meta) == nil {
+			meta["issuer"] = su.Scheme + "://" + su.Host
+			body, _ = json.Marshal(meta)
+		}
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		resp.Header.Del("Content-Length")
+	}
+	return resp, err
 }
 
 // latest is a token source that remembers the last token it gave.

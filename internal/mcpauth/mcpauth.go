@@ -17,10 +17,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/zeroclaw/zeroclaw/internal/atomicfile"
 	"golang.org/x/oauth2"
 )
@@ -134,7 +137,8 @@ type Handler struct {
 	mu     sync.Mutex
 	stamp  string // of the login src was made from
 	src    oauth2.TokenSource
-	needed error // why a login is needed, once the server said so
+	scopes []string // the login's
+	needed error    // why a login is needed, once the server said so
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -152,10 +156,11 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.stamp, h.src = stamp, nil
+	h.stamp, h.src, h.scopes = stamp, nil, nil
 	if l == nil || l.URL != h.url || l.Token == nil {
 		return nil, nil
 	}
+	h.scopes = l.Scopes
 	// The renewals outlive the request that first needed them, each
 	// bounded: a token endpoint that never answers fails the request.
 	rctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Timeout: RenewTimeout})
@@ -164,17 +169,59 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 }
 
 // Authorize is called when the server refused the request (401, 403): the
-// user must log in again.
+// user must log in again. A 403 for want of scopes (error
+// "insufficient_scope", RFC 6750) names the scopes the call needs: the
+// hint asks for them with those the login has (the server's step-up).
 func (h *Handler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
 	resp.Body.Close()
 	why := fmt.Errorf("MCP server %s needs a login (it answered %s): run 'zeroclaw mcp login %s'", h.server, resp.Status, h.server)
 	if resp.StatusCode == http.StatusForbidden {
-		why = fmt.Errorf("MCP server %s refused the login's scopes (%s): run 'zeroclaw mcp login %s'", h.server, resp.Status, h.server)
+		want, insufficient := stepUp(resp.Header.Values("WWW-Authenticate"))
+		h.mu.Lock()
+		have := h.scopes
+		h.mu.Unlock()
+		switch all := Union(have, want); {
+		case insufficient && len(want) > 0:
+			why = fmt.Errorf("MCP server %s needs more access than its login gives (%s): run 'zeroclaw mcp login %s --scope %q'",
+				h.server, strings.Join(all, " "), h.server, strings.Join(all, " "))
+		default:
+			why = fmt.Errorf("MCP server %s refused the login's scopes (%s): run 'zeroclaw mcp login %s'", h.server, resp.Status, h.server)
+		}
 	}
 	h.mu.Lock()
 	h.needed = why
 	h.mu.Unlock()
 	return why
+}
+
+// stepUp reads a 403's challenges: the scopes they ask for, and whether
+// the refusal is for want of scopes.
+func stepUp(headers []string) (scopes []string, insufficient bool) {
+	cs, err := oauthex.ParseWWWAuthenticate(headers)
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range cs {
+		if c.Scheme != "bearer" {
+			continue
+		}
+		if c.Params["error"] == "insufficient_scope" {
+			insufficient = true
+		}
+		scopes = Union(scopes, strings.Fields(c.Params["scope"]))
+	}
+	return scopes, insufficient
+}
+
+// Union is the scopes of a and b, each once, in the order first seen.
+func Union(a, b []string) []string {
+	var out []string
+	for _, s := range append(slices.Clone(a), b...) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // NeedsLogin is why the server needs a login, nil when it has not said so

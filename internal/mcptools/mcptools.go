@@ -298,6 +298,7 @@ type Server struct {
 	// only that) starts it again.
 	needsLogin bool
 	loginStamp string
+	awaiting   bool // a watcher looks for the new login
 	// login gives the live connection its token (an HTTP server's, with
 	// logins kept); it says when the server wants a new login.
 	login *mcpauth.Handler
@@ -347,6 +348,43 @@ func (srv *Server) dueLocked() bool {
 		return true
 	}
 	return !time.Now().Before(srv.retryAt)
+}
+
+// loginPoll is how often a server that waits for a login looks for one.
+const loginPoll = 200 * time.Millisecond
+
+// awaitLoginLocked watches, while the server waits for a login, for the
+// user's new one (zeroclaw mcp login writes the login file, from another
+// process): the server starts again as soon as it is there, not at the
+// next turn, so status says ready within a moment of the login. One
+// watcher a server; it ends with the wait (a start, a stop). srv.mu is
+// held.
+func (srv *Server) awaitLoginLocked() {
+	if srv.awaiting {
+		return
+	}
+	srv.awaiting = true
+	go func() {
+		t := time.NewTicker(loginPoll)
+		defer t.Stop()
+		for range t.C {
+			srv.mu.Lock()
+			if !srv.needsLogin || srv.state != StateFailed {
+				srv.awaiting = false
+				srv.mu.Unlock()
+				return
+			}
+			fresh := srv.set.logins.Stamp(srv.name) != srv.loginStamp
+			if fresh {
+				srv.awaiting = false
+			}
+			srv.mu.Unlock()
+			if fresh {
+				srv.kick()
+				return
+			}
+		}
+	}()
 }
 
 // firstStart is what closes when the server's first start ends, and when
@@ -466,6 +504,7 @@ func (srv *Server) ensure(ctx context.Context) {
 		// user logs in.
 		srv.failLocked(login.NeedsLogin())
 		srv.needsLogin, srv.loginStamp = true, srv.set.logins.Stamp(srv.name)
+		srv.awaitLoginLocked()
 		return
 	}
 	if err != nil {
@@ -780,6 +819,7 @@ func (srv *Server) loginLost(cs *mcp.ClientSession) error {
 	why := srv.login.NeedsLogin()
 	srv.failLocked(why)
 	srv.needsLogin, srv.loginStamp = true, srv.set.logins.Stamp(srv.name)
+	srv.awaitLoginLocked()
 	srv.mu.Unlock()
 	cs.Close()
 	return why

@@ -23,11 +23,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"math"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -95,8 +97,14 @@ var (
 // RateLimitedError says a client address failed too often.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
+// Seconds is the wait in whole seconds, rounded up and never under 1 (an
+// HTTP Retry-After of 0 would invite the retry at once).
+func (e *RateLimitedError) Seconds() int {
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+}
+
 func (e *RateLimitedError) Error() string {
-	return fmt.Sprintf("too many failed pairing attempts from this address; retry in %s", e.RetryAfter.Round(time.Second))
+	return fmt.Sprintf("too many failed pairing attempts from this address; retry in %ds", e.Seconds())
 }
 
 // Info describes a credential (never its secrets).

@@ -206,3 +206,12 @@ func TestBrowserSessions(t *testing.T) {
 		t.Fatal("an idle session outlived session_ttl")
 	}
 }
+
+// A wait is said in whole seconds, rounded up, and never as 0.
+func TestRetryAfterSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]int{0: 1, -time.Second: 1, time.Millisecond: 1, time.Second: 1, 1500 * time.Millisecond: 2, time.Minute: 60} {
+		if got := (&RateLimitedError{RetryAfter: d}).Seconds(); got != want {
+			t.Errorf("%v: %d, want %d", d, got, want)
+		}
+	}
+}

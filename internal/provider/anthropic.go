@@ -401,7 +401,7 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		}
 		if !json.Valid([]byte(args)) {
 			if stop == "max_tokens" { // cut off mid-call: the limit, not a bad call
-				resp.ToolCalls = nil
+				resp.ToolCalls, resp.CutCall = nil, b.name
 				break
 			}
 			return resp, a.http.fail(0, "tool call %s: arguments are not valid JSON: %q", b.name, args)

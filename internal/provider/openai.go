@@ -418,7 +418,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 		}
 		if !json.Valid([]byte(args)) {
 			if finish == "length" { // cut off mid-call: the limit, not a bad call
-				resp.ToolCalls = nil
+				resp.ToolCalls, resp.CutCall = nil, p.name
 				break
 			}
 			return resp, o.http.fail(0, "tool call %s: arguments are not valid JSON: %q", p.name, args)

@@ -162,6 +162,9 @@ type Response struct {
 	Usage      Usage
 	// Reasoning is the response's reasoning, when the server sent any.
 	Reasoning *Reasoning
+	// CutCall names the tool whose call the output limit cut off inside
+	// its arguments (StopMaxTokens; the call is dropped, never run).
+	CutCall string
 }
 
 // Provider runs model calls. Stream calls onDelta for each piece as it

@@ -29,6 +29,7 @@ const (
 	exitMaxTurnRequests = 3
 	exitRefusal         = 4
 	exitBudget          = 5
+	exitMaxTokens       = 6
 	exitCancelled       = 130
 )
 
@@ -674,10 +675,12 @@ func exitFor(res protocol.SessionPromptResult, text bool, errw io.Writer) error 
 	case "end_turn":
 		return nil
 	case "max_tokens":
+		// The reply is cut short: said, and not a success.
 		if text {
 			fmt.Fprintln(errw, "("+cutNotice(res)+")")
+			return console.Exitf(exitMaxTokens, "")
 		}
-		return nil
+		return console.Exitf(exitMaxTokens, "%s", cutNotice(res))
 	case "cancelled":
 		return console.Exitf(exitCancelled, "")
 	case "max_turn_requests":
