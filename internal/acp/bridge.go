@@ -67,6 +67,10 @@ type Bridge struct {
 	calls      map[string]toolCall      // toolCallId -> the call, until its result
 }
 
+// editorGone is how long, once the editor closed stdin, its calls still
+// running may take to be answered.
+const editorGone = 300 * time.Millisecond
+
 // Serve runs the bridge on rwc (the editor's stdio) until it ends.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 	log := o.Logger
@@ -80,7 +84,10 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 		calls: map[string]toolCall{}}
 	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
 	// base64): take frames up to the attachments' request limit.
-	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-", MaxFrame: editorMaxFrame})
+	// An editor that closes our stdin is gone: what is running is not
+	// waited for beyond a moment (a turn goes on in the daemon, and the
+	// session stays loadable), so the process ends at once.
+	b.acp = jsonrpc.NewConn(rwc, jsonrpc.HandlerFunc(b.handle), jsonrpc.Options{Logger: log, IDPrefix: "zc-acp-", MaxFrame: editorMaxFrame, EOFGrace: editorGone})
 	err := b.acp.Run(ctx)
 	b.mu.Lock()
 	d := b.d
@@ -445,20 +452,34 @@ func (b *Bridge) prompt(ctx context.Context, p *promptParams) (any, error) {
 		return nil, acpError(err)
 	}
 	res := &protocol.SessionPromptResult{}
-	if err := sent.Wait(context.WithoutCancel(ctx), res); err != nil {
+	// The turn is waited for whatever the call's context says (a cancel
+	// comes back as the turn's "cancelled"), until the editor is gone.
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	context.AfterFunc(ctx, func() {
+		select {
+		case <-b.acp.Done():
+			stop()
+		case <-wctx.Done():
+		}
+	})
+	if err := sent.Wait(wctx, res); err != nil {
 		return nil, acpError(err)
 	}
+	// Every update of the turn reaches the editor before the answer that
+	// ends it, the session's new title among them.
+	b.info(d, id)
 	switch res.StopReason {
 	case "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled":
-		return jsonrpc.Then{Result: map[string]any{"stopReason": res.StopReason}, After: func() { b.info(d, id) }}, nil
+		return map[string]any{"stopReason": res.StopReason}, nil
 	case "blocked":
 		// A hook refused the prompt: ACP's nearest is a refusal (the
 		// notice said why).
-		return jsonrpc.Then{Result: map[string]any{"stopReason": "refusal"}, After: func() { b.info(d, id) }}, nil
+		return map[string]any{"stopReason": "refusal"}, nil
 	case "budget":
 		// ACP has no budget stop: the nearest is a limit on the agent's
 		// requests between user turns; the notice said which.
-		return jsonrpc.Then{Result: map[string]any{"stopReason": "max_turn_requests"}, After: func() { b.info(d, id) }}, nil
+		return map[string]any{"stopReason": "max_turn_requests"}, nil
 	}
 	msg := "the turn failed"
 	if res.Error != nil {

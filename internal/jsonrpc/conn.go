@@ -42,6 +42,11 @@ type Options struct {
 	// StallTimeout is how long a write may make no progress before the
 	// connection is given up; 0 means DefaultStallTimeout.
 	StallTimeout time.Duration
+	// EOFGrace bounds how long, once the peer has finished sending, the
+	// calls still running may take to be answered before the connection
+	// ends (their contexts cancelled); 0 means no bound (a peer that
+	// only half-closed gets every answer).
+	EOFGrace time.Duration
 }
 
 // Conn is one JSON-RPC 2.0 peer over an NDJSON stream. It serves incoming
@@ -55,6 +60,7 @@ type Conn struct {
 	prefix   string
 	maxQueue int
 	stall    time.Duration
+	eofGrace time.Duration
 	peerMax  atomic.Int64 // the largest frame the peer accepts; 0: no limit known
 
 	out     outbox
@@ -94,7 +100,7 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 	c := &Conn{
 		rwc: rwc, r: NewReader(rwc, opts.MaxFrame),
 		handler: h, log: log, prefix: prefix,
-		maxQueue: opts.MaxQueue, stall: opts.StallTimeout,
+		maxQueue: opts.MaxQueue, stall: opts.StallTimeout, eofGrace: opts.EOFGrace,
 		pending: map[string]chan *Response{}, inflight: map[string]context.CancelCauseFunc{},
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
 	}
@@ -148,8 +154,9 @@ func (c *Conn) Run(ctx context.Context) error {
 	close(c.readDone) // no response can arrive any more: pending calls fail now
 	if errors.Is(err, io.EOF) {
 		// The peer has finished sending (it may only have half-closed):
-		// answer what is still running before closing our side.
-		c.later.Wait()
+		// answer what is still running before closing our side, within
+		// the grace when there is one.
+		c.waitLater(c.eofGrace)
 		c.waitFlushed(c.stall)
 		err = nil
 	}
@@ -157,6 +164,23 @@ func (c *Conn) Run(ctx context.Context) error {
 	c.later.Wait()
 	c.writers.Wait()
 	return c.Err()
+}
+
+// waitLater waits for the calls running off the read loop, up to d (0:
+// no bound).
+func (c *Conn) waitLater(d time.Duration) {
+	if d <= 0 {
+		c.later.Wait()
+		return
+	}
+	done := make(chan struct{})
+	go func() { c.later.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // waitFlushed waits (bounded) until everything queued has been written.

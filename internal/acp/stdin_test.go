@@ -1,0 +1,110 @@
+package acp_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An editor that closes zeroclaw acp's stdin mid-turn is gone: the
+// process ends at once, the prompt left unanswered, and the turn goes on
+// in the daemon (another client sees it end, in the session kept).
+func TestACPExitsWhenTheEditorClosesStdin(t *testing.T) {
+	bin := buildZeroclaw(t)
+	cfg := filepath.Join(t.TempDir(), "cfg")
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasSuffix(k, "_API_KEY") && !strings.HasSuffix(k, "_AUTH_TOKEN") && k != "OLLAMA_HOST" && !strings.HasPrefix(k, "ZEROCLAW_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
+	defer func() {
+		c := exec.Command(bin, "daemon", "stop")
+		c.Env = env
+		c.Run()
+	}()
+	cmd := exec.Command(bin, "acp")
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan map[string]any, 1024)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+		close(lines)
+	}()
+	send := func(id int, method, params string) {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+	}
+	answer := func(id int) map[string]any {
+		for m := range lines {
+			if v, ok := m["id"].(float64); ok && int(v) == id {
+				if m["error"] != nil {
+					t.Fatalf("call %d: %v", id, m["error"])
+				}
+				return m["result"].(map[string]any)
+			}
+		}
+		t.Fatalf("no answer to call %d", id)
+		return nil
+	}
+	send(1, "initialize", `{"protocolVersion":1,"clientCapabilities":{}}`)
+	answer(1)
+	send(2, "session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, t.TempDir()))
+	sid := answer(2)["sessionId"].(string)
+	// A turn of 120 chunks, 100 ms apart: 12 s.
+	send(3, "session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"/chunks 120\n/delay 100"}]}`, sid))
+	for m := range lines {
+		if p, ok := m["params"].(map[string]any); ok && fmt.Sprint(p["update"]) != "" && strings.Contains(fmt.Sprint(p["update"]), "agent_message_chunk") {
+			break // the turn is under way
+		}
+	}
+	closed := time.Now()
+	stdin.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var answered bool
+	go func() {
+		for m := range lines {
+			if v, ok := m["id"].(float64); ok && int(v) == 3 {
+				answered = true
+			}
+		}
+	}()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second): // the turn's end is 12 s away
+		t.Fatal("zeroclaw acp still runs after its stdin closed: it waits for the turn")
+	}
+	t.Logf("zeroclaw acp exited %v after its stdin closed", time.Since(closed).Round(time.Millisecond))
+	if answered {
+		t.Error("the prompt was answered: the process waited for the turn")
+	}
+	// The turn goes on in the daemon: another client resumes the session
+	// and sees it end.
+	c := exec.Command(bin, "prompt", "--session", sid, "--output-format", "json", "after")
+	c.Env = env
+	out, err := c.Output()
+	var res struct{ StopReason string }
+	if err != nil || json.Unmarshal(out, &res) != nil || res.StopReason != "end_turn" {
+		t.Fatalf("the session afterwards: %v %s", err, out)
+	}
+}
