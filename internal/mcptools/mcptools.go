@@ -1077,7 +1077,11 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		if proc, err = startProcess(cmd, srv.stderr); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
-		t = &mcp.IOTransport{Reader: watch.reader(proc.stdout), Writer: proc}
+		name, log := srv.name, srv.set.log
+		stdout := newJSONOnly(proc.stdout, func(line string) {
+			log.Warn("mcp server printed a line that is not JSON-RPC on stdout; skipped", "server", name, "line", line)
+		})
+		t = &mcp.IOTransport{Reader: watch.reader(stdout), Writer: proc}
 	}
 	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}

@@ -1,9 +1,11 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -369,5 +371,41 @@ func TestRoots(t *testing.T) {
 	defer shared.Close()
 	if r := call(t, context.Background(), find(shared.Tools(context.Background()), "mcp__r__roots"), `{}`); strings.Contains(r.Output, "file://") {
 		t.Fatalf("the shared set's roots: %+v", r)
+	}
+}
+
+// A stdio server's stdout lines that are not JSON-RPC are skipped (and
+// logged); the JSON lines pass whole, however they are read.
+func TestStrayStdoutLinesSkipped(t *testing.T) {
+	in := "starting up...\n{\"jsonrpc\":\"2.0\",\"id\":1}\n  \nnot json\r\n[1,2]\n" + `{"long":"` + strings.Repeat("x", 100<<10) + "\"}\nbye"
+	var skipped []string
+	j := newJSONOnly(io.NopCloser(strings.NewReader(in)), func(s string) { skipped = append(skipped, s) })
+	var out bytes.Buffer
+	buf := make([]byte, 7) // reads smaller than a line
+	for {
+		n, err := j.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	want := "{\"jsonrpc\":\"2.0\",\"id\":1}\n[1,2]\n" + `{"long":"` + strings.Repeat("x", 100<<10) + "\"}\n"
+	if out.String() != want {
+		t.Errorf("passed %d bytes, want %d: %.80q", out.Len(), len(want), out.String())
+	}
+	if strings.Join(skipped, "|") != "starting up...|not json|bye" {
+		t.Errorf("skipped %q", skipped)
+	}
+}
+
+// A server that prints a banner before speaking MCP still works.
+func TestServerWithABanner(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the banner is printed by sh")
+	}
+	set := newSet(map[string]config.MCPServer{"b": {Command: "sh", Args: []string{"-c", "echo 'a banner, not JSON'; exec " + server(t)}}})
+	defer set.Close()
+	if r := call(t, context.Background(), find(set.Tools(context.Background()), "mcp__b__add"), `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
+		t.Fatalf("add: %+v", r)
 	}
 }
