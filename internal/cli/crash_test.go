@@ -110,16 +110,18 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	// The resume says the queue emptied: in the history once committed;
 	// the attached client is told when it is, unless it already was
 	// (then the answer's lastSeq counts it).
-	var lastType string
+	// (The queue_update before the crash, naming the queued prompt, is
+	// not that one: only an empty one is.)
+	emptied := false
 	var probe protocol.SessionHistoryResult
 	if err := c2.Call(ctx, "session/history", map[string]any{"sessionId": "crash-1", "sinceSeq": res.LastSeq - 1, "limit": 1}, &probe); err == nil && len(probe.Events) == 1 {
 		var u crashUpdate
 		json.Unmarshal(probe.Events[0], &u)
-		lastType = u.Type
+		emptied = u.Type == "queue_update" && len(u.Items) == 0
 	}
-	if lastType != "queue_update" {
+	if !emptied {
 		for u := range updates2 {
-			if u.Type == "queue_update" {
+			if u.Type == "queue_update" && len(u.Items) == 0 {
 				break
 			}
 		}
