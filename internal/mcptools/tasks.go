@@ -221,7 +221,7 @@ type jsonOnly struct {
 	r     *bufio.Reader
 	c     io.Closer
 	skip  func(start string)
-	state int // 0: at a line's start; 1: in a JSON line; 2: in a skipped line
+	state int    // 0: at a line's start; 1: in a JSON line; 2: in a skipped line
 	rest  []byte // of the JSON line read, not yet passed on
 	drop  []byte
 }
