@@ -37,6 +37,20 @@ func interopDir(t *testing.T) string {
 	return dir
 }
 
+// zeroclawEnv is the environment of a zeroclaw run by a test: never the
+// host's provider keys or zeroclaw settings (it runs on the offline echo
+// provider), its own config dir and home.
+func zeroclawEnv(t *testing.T) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasSuffix(k, "_API_KEY") && !strings.HasSuffix(k, "_AUTH_TOKEN") && k != "OLLAMA_HOST" && !strings.HasPrefix(k, "ZEROCLAW_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "ZEROCLAW_CONFIG_DIR="+filepath.Join(t.TempDir(), "cfg"), "HOME="+t.TempDir())
+}
+
 // buildZeroclaw builds the real binary for the clients to spawn.
 func buildZeroclaw(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "zeroclaw")
@@ -50,17 +64,7 @@ func buildZeroclaw(t *testing.T) string {
 func TestInteropWithACPClientsFromNPM(t *testing.T) {
 	dir := interopDir(t)
 	bin := buildZeroclaw(t)
-	cfg := filepath.Join(t.TempDir(), "cfg")
-	// Never the host's provider keys or zeroclaw settings: the test runs
-	// on the offline echo provider.
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasSuffix(k, "_API_KEY") && !strings.HasSuffix(k, "_AUTH_TOKEN") && k != "OLLAMA_HOST" && !strings.HasPrefix(k, "ZEROCLAW_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
+	env := zeroclawEnv(t)
 	cwd := t.TempDir()
 	defer func() {
 		// Stop the daemon the clients started.

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +15,7 @@ import (
 // in the daemon (another client sees it end, in the session kept).
 func TestACPExitsWhenTheEditorClosesStdin(t *testing.T) {
 	bin := buildZeroclaw(t)
-	cfg := filepath.Join(t.TempDir(), "cfg")
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasSuffix(k, "_API_KEY") && !strings.HasSuffix(k, "_AUTH_TOKEN") && k != "OLLAMA_HOST" && !strings.HasPrefix(k, "ZEROCLAW_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "ZEROCLAW_CONFIG_DIR="+cfg, "HOME="+t.TempDir())
+	env := zeroclawEnv(t)
 	defer func() {
 		c := exec.Command(bin, "daemon", "stop")
 		c.Env = env
