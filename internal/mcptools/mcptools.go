@@ -291,7 +291,7 @@ type Server struct {
 	stderr    *tail // a stdio server's last 8 KiB of stderr
 	// watch knows which tools of the live connection need tasks;
 	// hidden are those tools, not offered to the model.
-	watch  *taskWatch
+	watch  *wireWatch
 	hidden []string
 	// needsLogin: the server refused us for want of an OAuth login;
 	// loginStamp is the login file's stamp then, so a new login (and
@@ -556,7 +556,7 @@ func (srv *Server) failLocked(err error) {
 // with its schema as the server wrote it (fields in its order, from the
 // watcher), and an accepted answer is checked against it and completed
 // (values typed as the schema says, defaults filled) before it is sent.
-func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest, watch *taskWatch) (*mcp.ElicitResult, error) {
+func (srv *Server) elicit(ctx context.Context, req *mcp.ElicitRequest, watch *wireWatch) (*mcp.ElicitResult, error) {
 	env := srv.caller(func(e *tool.Env) bool { return e.Elicit != nil })
 	if env == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
@@ -1032,7 +1032,7 @@ func (p *process) why() string {
 	return b.String()
 }
 
-func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *taskWatch, *mcpauth.Handler, *process, error) {
+func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool, *wireWatch, *mcpauth.Handler, *process, error) {
 	timeout := StartTimeout
 	if srv.cfg.StartTimeoutSecs > 0 {
 		timeout = time.Duration(srv.cfg.StartTimeoutSecs) * time.Second
@@ -1041,7 +1041,7 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 	defer cancel()
 	var t mcp.Transport
 	var proc *process
-	watch := &taskWatch{}
+	watch := &wireWatch{}
 	var login *mcpauth.Handler
 	if srv.cfg.URL != "" {
 		st := &mcp.StreamableClientTransport{Endpoint: srv.cfg.URL, MaxRetries: 2,

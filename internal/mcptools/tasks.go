@@ -1,14 +1,12 @@
 package mcptools
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -27,9 +25,10 @@ const needsTasksWhy = "it needs MCP tasks (execution.taskSupport \"required\"), 
 // (no tool list is that long) passes unread.
 const maxWatchedLine = 8 << 20
 
-// taskWatch keeps which tools of a connection need tasks, and the
-// schemas of its latest questions as the server wrote them.
-type taskWatch struct {
+// wireWatch reads what a connection's server sends as it passes: which
+// of its tools need tasks, and the schemas of its latest questions as
+// the server wrote them.
+type wireWatch struct {
 	mu    sync.Mutex
 	needs map[string]bool
 	// asked is the requested schema of the latest form questions
@@ -49,7 +48,7 @@ const keptSchemas = 8
 
 // schema is the requested schema, as sent, of the latest question with
 // this message; nil when the watcher did not see it.
-func (w *taskWatch) schema(message string) json.RawMessage {
+func (w *wireWatch) schema(message string) json.RawMessage {
 	if w == nil {
 		return nil
 	}
@@ -66,7 +65,7 @@ func (w *taskWatch) schema(message string) json.RawMessage {
 // question keeps the schemas of form questions: a request
 // (elicitation/create), or the input requests of a result (the
 // multi round-trip questions of MCP 2026-07-28).
-func (w *taskWatch) question(b []byte) {
+func (w *wireWatch) question(b []byte) {
 	type ask struct {
 		Method string `json:"method"`
 		Params struct {
@@ -97,7 +96,7 @@ func (w *taskWatch) question(b []byte) {
 }
 
 // needsTasks says whether the server said the tool needs tasks.
-func (w *taskWatch) needsTasks(name string) bool {
+func (w *wireWatch) needsTasks(name string) bool {
 	if w == nil {
 		return false
 	}
@@ -108,7 +107,7 @@ func (w *taskWatch) needsTasks(name string) bool {
 
 // line reads one line of what the server sent: a tools/list answer
 // updates what is known of each tool it lists.
-func (w *taskWatch) line(b []byte) {
+func (w *wireWatch) line(b []byte) {
 	tools, asks := bytes.Contains(b, []byte(`"taskSupport"`)), bytes.Contains(b, []byte(`"elicitation/create"`))
 	if !tools && !asks {
 		return // the cheap test: most lines are neither
@@ -145,7 +144,7 @@ func (w *taskWatch) line(b []byte) {
 }
 
 // reader passes r through, showing each line to the watcher.
-func (w *taskWatch) reader(r io.ReadCloser) io.ReadCloser {
+func (w *wireWatch) reader(r io.ReadCloser) io.ReadCloser {
 	return &lineTap{r: r, on: w.line}
 }
 
@@ -201,7 +200,7 @@ func (t *lineTap) Close() error { return t.r.Close() }
 
 // watchBodies shows an HTTP server's response bodies to the watcher.
 type watchBodies struct {
-	w    *taskWatch
+	w    *wireWatch
 	next http.RoundTripper
 }
 
@@ -212,77 +211,3 @@ func (b watchBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
-
-// jsonOnly passes a stdio server's stdout on a line at a time, less the
-// lines that are not JSON-RPC (a stray print of the server's, a banner):
-// those are logged (their start) and skipped, as the TypeScript SDK
-// does, where the SDK's reader would end the connection on them.
-type jsonOnly struct {
-	r     *bufio.Reader
-	c     io.Closer
-	skip  func(start string)
-	state int    // 0: at a line's start; 1: in a JSON line; 2: in a skipped line
-	rest  []byte // of the JSON line read, not yet passed on
-	drop  []byte
-}
-
-func newJSONOnly(r io.ReadCloser, skip func(string)) *jsonOnly {
-	return &jsonOnly{r: bufio.NewReaderSize(r, 64<<10), c: r, skip: skip}
-}
-
-// keptOfSkipped is how much of a skipped line the log shows.
-const keptOfSkipped = 200
-
-func (j *jsonOnly) Read(p []byte) (int, error) {
-	for {
-		switch j.state {
-		case 0:
-			b, err := j.r.ReadByte()
-			if err != nil {
-				return 0, err
-			}
-			switch {
-			case b == '{' || b == '[':
-				j.state = 1
-				p[0] = b
-				return 1, nil // the rest of the line follows
-			case b == '\n' || b == '\r' || b == ' ' || b == '\t':
-				continue // blank, or the space before a line's JSON
-			default:
-				j.state, j.drop = 2, append(j.drop[:0], b)
-			}
-		case 1:
-			// The rest of the line, as the reader's buffer holds it (valid
-			// until the next read of it, which waits until it is passed on).
-			if len(j.rest) == 0 {
-				var err error
-				j.rest, err = j.r.ReadSlice('\n')
-				if len(j.rest) == 0 {
-					return 0, err
-				}
-			}
-			n := copy(p, j.rest)
-			j.rest = j.rest[n:]
-			if len(j.rest) == 0 && p[n-1] == '\n' {
-				j.state = 0
-			}
-			return n, nil
-		case 2:
-			b, err := j.r.ReadByte()
-			if err != nil {
-				j.skip(string(j.drop))
-				return 0, err
-			}
-			if b == '\n' {
-				j.skip(strings.TrimRight(string(j.drop), "\r"))
-				j.state = 0
-				continue
-			}
-			if len(j.drop) < keptOfSkipped {
-				j.drop = append(j.drop, b)
-			}
-		}
-	}
-}
-
-func (j *jsonOnly) Close() error { return j.c.Close() }
