@@ -18,12 +18,14 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
 // The test binary doubles as the zeroclaw binary: with ZEROCLAW_TEST_MAIN
 // set it runs the command line, so tests start real daemon processes.
 func TestMain(m *testing.M) {
+	sandbox.ShimMain()
 	if os.Getenv("ZEROCLAW_TEST_MAIN") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], console.OS()))
 	}

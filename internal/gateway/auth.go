@@ -194,6 +194,11 @@ func (w *statusWriter) WriteHeader(s int) {
 		w.status = s
 		if w.body != nil && !w.body.eof.Load() {
 			w.Header().Set("Connection", "close")
+			// After the answer, the server reads what is left of the
+			// body (to keep the connection) with no deadline of its own:
+			// the body's last moment is now, so a body never sent does
+			// not hold the connection open.
+			w.body.setDeadline(time.Now())
 		}
 	}
 	w.ResponseWriter.WriteHeader(s)

@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -175,4 +177,69 @@ func TestWSFrameLimitCloses(t *testing.T) {
 	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Fatalf("then: %q, %v (want a close frame 1009)", b, err)
 	}
+}
+
+// A request that promised a body its route does not read is closed right
+// after its answer (the server would otherwise wait for that body to
+// keep the connection); a /pair body over the limit, whole (10 MiB) or
+// endless (chunks until the connection ends), is answered 413, and the
+// client reads that answer rather than a reset.
+func TestUnreadAndOversizedBodies(t *testing.T) {
+	g := start(t, nil)
+	addr := strings.TrimPrefix(g.url, "http://")
+	limit := gateway.BodyIdle + 5*time.Second
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Now()
+	fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+	c.SetReadDeadline(t0.Add(limit))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("GET /health with a body promised: %s, then %v after %v (want the connection closed)", resp.Status, err, time.Since(t0).Round(time.Millisecond))
+	}
+	t.Logf("GET /health with a body promised: %s, closed after %v", resp.Status, time.Since(t0).Round(time.Millisecond))
+
+	oversized := func(name, head string, body func(io.Writer) error) {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprint(c, head)
+		go body(c) // until the server stops reading
+		c.SetReadDeadline(time.Now().Add(limit))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: %v (want a 413 read)", name, err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(msg), "too_large") {
+			t.Fatalf("%s: %s %s", name, resp.Status, msg)
+		}
+	}
+	oversized("a 10 MiB /pair body", "POST /pair HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n",
+		func(w io.Writer) error {
+			_, err := w.Write(bytes.Repeat([]byte("x"), 10<<20))
+			return err
+		})
+	oversized("an endless chunked /pair body", "POST /pair HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+		func(w io.Writer) error {
+			chunk := fmt.Sprintf("%x\r\n%s\r\n", 64<<10, bytes.Repeat([]byte("x"), 64<<10))
+			for {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return err
+				}
+			}
+		})
 }

@@ -143,9 +143,25 @@ func clientIP(r *http.Request) string {
 	return r.RemoteAddr
 }
 
+// innermost is the writer under w's wrappers (Unwrap).
+func innermost(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
+
 // decodeBody reads a JSON body of at most max bytes into v.
+//
+// The limit is told to net/http's own writer (under the wrappers): then
+// the server, not reading the rest of a body too large, half-closes the
+// connection after the 413 and waits a moment before closing it, so the
+// client reads the 413 rather than a reset.
 func decodeBody(w http.ResponseWriter, r *http.Request, max int, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(max)))
+	body, err := io.ReadAll(http.MaxBytesReader(innermost(w), r.Body, int64(max)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

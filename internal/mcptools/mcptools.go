@@ -146,8 +146,8 @@ func (s *Set) Start() {
 	}
 }
 
-// Sandboxed makes the set's stdio servers run through wrap (the session's
-// sandbox); it returns s.
+// Sandboxed makes the set's stdio servers run through wrap (the
+// session's sandbox, or the shim's supervision alone); it returns s.
 func (s *Set) Sandboxed(wrap func(argv []string) ([]string, error)) *Set {
 	s.wrap = wrap
 	return s
@@ -940,9 +940,12 @@ type process struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	stderr *tail
-	exited chan struct{}
-	err    error // its Wait's, once exited is closed
-	once   sync.Once
+	// skipped is what it printed on stdout that was not JSON-RPC
+	// (jsonOnly), for the error of a start that failed.
+	skipped *jsonOnly
+	exited  chan struct{}
+	err     error // its Wait's, once exited is closed
+	once    sync.Once
 }
 
 func startProcess(cmd *exec.Cmd, stderr *tail) (*process, error) {
@@ -957,6 +960,7 @@ func startProcess(cmd *exec.Cmd, stderr *tail) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		inR.Close()
 		inW.Close()
@@ -995,7 +999,7 @@ func (p *process) end(sigs ...os.Signal) {
 		defer p.stdout.Close()
 		for _, sig := range sigs {
 			if sig != nil {
-				p.cmd.Process.Signal(sig)
+				signalGroup(p.cmd.Process, sig)
 			}
 			select {
 			case <-p.exited:
@@ -1028,6 +1032,9 @@ func (p *process) why() string {
 	}
 	if s := p.stderr.String(); s != "" {
 		fmt.Fprintf(&b, "; its stderr ends: %s", s)
+	}
+	if s := p.skipped.first(); s != "" {
+		fmt.Fprintf(&b, "; it printed on stdout what is not JSON-RPC: %q", s)
 	}
 	return b.String()
 }
@@ -1081,6 +1088,7 @@ func (srv *Server) connect(ctx context.Context) (*mcp.ClientSession, []*mcp.Tool
 		stdout := newJSONOnly(proc.stdout, func(line string) {
 			log.Warn("mcp server printed a line that is not JSON-RPC on stdout; skipped", "server", name, "line", line)
 		})
+		proc.skipped = stdout
 		t = &mcp.IOTransport{Reader: watch.reader(stdout), Writer: proc}
 	}
 	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{

@@ -409,3 +409,19 @@ func TestServerWithABanner(t *testing.T) {
 		t.Fatalf("add: %+v", r)
 	}
 }
+
+// A command that never speaks JSON-RPC fails at its start timeout, and
+// the error shows the start of what it printed.
+func TestServerThatNeverSpeaksMCP(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the command is sh")
+	}
+	set := newSet(map[string]config.MCPServer{"mute": {Command: "sh", Args: []string{"-c", "echo 'Usage: server --port N'; exec sleep 30"}, StartTimeoutSecs: 1}})
+	defer set.Close()
+	set.Start()
+	firstStarted(set, "mute")
+	st := statusOf(set, "mute")
+	if st.State != StateFailed || !strings.Contains(st.Error, "no answer within 1s") || !strings.Contains(st.Error, `it printed on stdout what is not JSON-RPC: "Usage: server --port N"`) {
+		t.Fatalf("status %+v", st)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"strings"
+	"sync"
 )
 
 // jsonOnly passes a stdio server's stdout on a line at a time, less the
@@ -17,6 +18,29 @@ type jsonOnly struct {
 	state int    // 0: at a line's start; 1: in a JSON line; 2: in a skipped line
 	rest  []byte // of the JSON line read, not yet passed on
 	drop  []byte
+
+	mu    sync.Mutex
+	start string // the first line skipped (its start)
+}
+
+// first is the start of the first line skipped, "" when none was.
+func (j *jsonOnly) first() string {
+	if j == nil {
+		return ""
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.start
+}
+
+// skipped logs a line skipped and keeps the first.
+func (j *jsonOnly) skipped(line string) {
+	j.mu.Lock()
+	if j.start == "" {
+		j.start = line
+	}
+	j.mu.Unlock()
+	j.skip(line)
 }
 
 func newJSONOnly(r io.ReadCloser, skip func(string)) *jsonOnly {
@@ -63,11 +87,11 @@ func (j *jsonOnly) Read(p []byte) (int, error) {
 		case 2:
 			b, err := j.r.ReadByte()
 			if err != nil {
-				j.skip(string(j.drop))
+				j.skipped(string(j.drop))
 				return 0, err
 			}
 			if b == '\n' {
-				j.skip(strings.TrimRight(string(j.drop), "\r"))
+				j.skipped(strings.TrimRight(string(j.drop), "\r"))
 				j.state = 0
 				continue
 			}

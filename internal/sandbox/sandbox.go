@@ -33,7 +33,24 @@ type Policy struct {
 	Network  bool     `json:"network"`
 	// Parent is the daemon's pid: the shim runs nothing once it is gone.
 	Parent int `json:"parent"`
+	// Unconfined runs the command with no policy, only supervised: it
+	// and all it starts end with the daemon (a stdio MCP server).
+	Unconfined bool `json:"unconfined,omitempty"`
 }
+
+// Supervise is the argv that runs argv supervised, unconfined, through
+// the shim exe; argv itself where the shim cannot supervise (Supervises).
+func Supervise(exe string, argv []string) []string {
+	if !Supervises() || exe == "" {
+		return argv
+	}
+	return Wrap(exe, Policy{Unconfined: true}, argv)
+}
+
+// OrphanGrace is how long what a command started has, once the daemon
+// is gone, between being told to stop (SIGTERM, all of it) and being
+// killed: no one waits for it any more.
+const OrphanGrace = 300 * time.Millisecond
 
 // Wrap is the argv that runs argv under p through the shim exe.
 func Wrap(exe string, p Policy, argv []string) []string {

@@ -81,3 +81,7 @@ func run(p Policy, argv []string) int {
 		return 137
 	}
 }
+
+// Supervises says whether the shim can supervise an unconfined command
+// (Supervise): not here yet.
+func Supervises() bool { return false }

@@ -41,22 +41,10 @@ func run(p Policy, argv []string) int {
 		return 125
 	}
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	rules := []landlock.Rule{
-		landlock.RODirs("/"),
-		landlock.RWFiles(devices...).IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing(),
-		landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing(),
-	}
-	cfg := landlock.V7.BestEffort()
-	var err error
-	if p.Network {
-		err = cfg.RestrictPaths(rules...)
-	} else {
-		err = cfg.Restrict(rules...) // no network rule: no TCP connect or bind
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
-		return 126
+	if !p.Unconfined {
+		if code := confine(p); code != 0 {
+			return code
+		}
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -76,18 +64,53 @@ func run(p Policy, argv []string) int {
 		killDescendants()
 		return exitCode(cmd, err)
 	case sig := <-sigs:
-		// Cancelled (the daemon signals the whole group, the command
-		// included), or the daemon died: the command has the grace a
-		// command out of the sandbox has to end (its traps run), then
+		grace := StopGrace
+		if p.Parent != 0 && os.Getppid() != p.Parent {
+			// The daemon died (the parent-death signal): no one waits
+			// for the command; all it started is told at once, and
+			// killed a moment later.
+			signalDescendants(syscall.SIGTERM)
+			grace = OrphanGrace
+		}
+		// Else stopped or cancelled (the daemon signals the whole
+		// group, the command included): the command has the grace a
+		// command out of the sandbox has to end (its traps run); then
 		// nothing it started runs on.
+		exited := false
 		select {
 		case <-done:
-		case <-time.After(StopGrace):
+			exited = true
+		case <-time.After(grace):
 		}
 		killDescendants()
-		<-done
+		if !exited {
+			<-done
+		}
 		return 128 + int(sig.(syscall.Signal))
 	}
+}
+
+// confine applies p to this process (and so to all it starts); a
+// non-zero exit code when it cannot.
+func confine(p Policy) int {
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWFiles(devices...).IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing(),
+		landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing(),
+	}
+	cfg := landlock.V7.BestEffort()
+	var err error
+	if p.Network {
+		err = cfg.RestrictPaths(rules...)
+	} else {
+		err = cfg.Restrict(rules...) // no network rule: no TCP connect or bind
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
+		return 126
+	}
+	return 0
 }
 
 func exitCode(cmd *exec.Cmd, err error) int {
@@ -103,6 +126,52 @@ func exitCode(cmd *exec.Cmd, err error) int {
 	return 127
 }
 
+// Supervises says whether the shim can supervise an unconfined command
+// (Supervise): here, with the parent-death signal and a subreaper.
+func Supervises() bool { return true }
+
+// signalDescendants sends sig to every process below this one.
+func signalDescendants(sig syscall.Signal) {
+	for _, pid := range descendants() {
+		syscall.Kill(pid, sig)
+	}
+}
+
+// descendants are the processes below this one, read from /proc.
+func descendants() []int {
+	self := os.Getpid()
+	kids := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		kids[ppid] = append(kids[ppid], pid)
+	}
+	var all []int
+	for q := kids[self]; len(q) > 0; {
+		pid := q[0]
+		q = append(q[1:], kids[pid]...)
+		all = append(all, pid)
+	}
+	return all
+}
+
 // killDescendants kills every process below this one (orphans come back
 // to it: it is their subreaper), until none is left.
 func killDescendants() {
@@ -112,37 +181,8 @@ func killDescendants() {
 	if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err == syscall.ECHILD {
 		return
 	}
-	self := os.Getpid()
 	for range 50 {
-		kids := map[int][]int{}
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			s := string(b)
-			i := strings.LastIndexByte(s, ')')
-			if i < 0 {
-				continue
-			}
-			f := strings.Fields(s[i+1:])
-			if len(f) < 2 {
-				continue
-			}
-			ppid, _ := strconv.Atoi(f[1])
-			kids[ppid] = append(kids[ppid], pid)
-		}
-		var all []int
-		for q := kids[self]; len(q) > 0; {
-			pid := q[0]
-			q = append(q[1:], kids[pid]...)
-			all = append(all, pid)
-		}
+		all := descendants()
 		if len(all) == 0 {
 			return
 		}

@@ -207,6 +207,8 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 			// the session's directory.
 			cwd := s.cwd
 			s.mcp.Sandboxed(func(argv []string) ([]string, error) { return sb.Wrap(cwd, argv) })
+		} else {
+			s.mcp.Sandboxed(superviseMCP)
 		}
 		s.mcp.WithTurnWait(time.Duration(l.cfg.MCP.TurnWaitMs) * time.Millisecond).Start()
 	}

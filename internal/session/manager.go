@@ -111,7 +111,7 @@ func (m *Manager) Reload(cfg *config.Config) {
 	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
 	next.rules = rulesOf(cfg)
 	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
-		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log).
+		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log).Sandboxed(superviseMCP).
 			WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(m.logins).
 			OnChange(func() { m.mcpChanged("") })
 		next.mcp.Start()
@@ -200,7 +200,7 @@ func NewManager(o Options) (*Manager, error) {
 	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: m.changed, Log: log}
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
-	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).
+	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).Sandboxed(superviseMCP).
 		WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond).WithLogins(o.MCPLogins).
 		OnChange(func() { m.mcpChanged("") })
 	shared.Start()
@@ -305,7 +305,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.store.Sync()
-	m.w.wg.Wait()
+	m.stopTelling()
 	// Every session's servers and the shared ones stop at once.
 	var wg sync.WaitGroup
 	for _, set := range append(own, m.conf().mcp) {

@@ -53,6 +53,10 @@ func sandboxFor(c config.Sandbox, exe string) (*tool.Sandbox, protocol.SandboxSt
 	return &tool.Sandbox{Exe: exe, Writable: c.Writable, ReadOnly: mode == sandbox.ModeReadOnly, Network: c.Network, Mode: mode}, st
 }
 
+// superviseMCP runs an MCP server under the shim, unconfined: it and all
+// it starts end with the daemon, as a sandboxed command does.
+func superviseMCP(argv []string) ([]string, error) { return sandbox.Supervise(shimExe(), argv), nil }
+
 // shimExe is the binary that confines commands: this one.
 func shimExe() string {
 	exe, err := os.Executable()

@@ -21,7 +21,17 @@ type watchers struct {
 	clients map[*Client]struct{}
 	pending map[string]struct{}
 	running bool
+	stopped bool           // the manager shuts down: no telling starts
 	wg      sync.WaitGroup // the telling goroutine, while it runs
+}
+
+// stopTelling lets the telling in progress end and starts no other (a
+// change after this is not told: the daemon is stopping).
+func (m *Manager) stopTelling() {
+	m.w.mu.Lock()
+	m.w.stopped = true
+	m.w.mu.Unlock()
+	m.w.wg.Wait()
 }
 
 // Watch makes c follow the list of sessions until it closes.
@@ -50,7 +60,7 @@ func (m *Manager) changed(id string) {
 		m.w.pending = map[string]struct{}{}
 	}
 	m.w.pending[id] = struct{}{}
-	if !m.w.running {
+	if !m.w.running && !m.w.stopped {
 		m.w.running = true
 		m.w.wg.Add(1)
 		go m.tell()

@@ -208,7 +208,9 @@ func (q *printQueue) run(p *tea.Program, done <-chan struct{}) {
 		q.lines = nil
 		q.mu.Unlock()
 		if len(lines) > 0 {
-			p.Println(strings.Join(lines, "\n"))
+			// Sent as a message, not p.Println: that blocks for ever once
+			// the program has ended; Send gives up then.
+			p.Send(tea.Println(strings.Join(lines, "\n"))())
 		}
 	}
 }

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// marked are the processes whose environment holds mark.
+func marked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, []byte(mark)) {
+			if st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); !bytes.Contains(st, []byte(") Z ")) {
+				pids = append(pids, pid) // a zombie is gone, only not yet reaped
+			}
+		}
+	}
+	return pids
+}
+
+// Three stdio MCP servers, one of which starts a grandchild (a sleep of
+// five minutes): a reload that removes that one ends all of it; after a
+// kill -9 of the daemon, nothing of the others runs on.
+func TestMCPServersDieWithTheDaemon(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	bin := mcpServer(t)
+	k, v := "ZEROCLAW_FAULT_MARK", fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	mark, markC := k+"="+v+"-", k+"="+v+"-c"
+	servers := fmt.Sprintf("[mcp.servers.a]\ncommand = %q\nenv = { %s = %q }\n\n[mcp.servers.b]\ncommand = %q\nenv = { %s = %q }\n\n",
+		bin, k, v+"-ab", bin, k, v+"-ab")
+	withC := servers + fmt.Sprintf("[mcp.servers.c]\ncommand = \"sh\"\nargs = [\"-c\", %q]\nenv = { %s = %q }\n", "sleep 300 & exec "+bin, k, v+"-c")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(withC), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startDaemon(t, env)
+	c, _ := dialUpdates(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The servers start with the daemon: wait (a status a round trip)
+	// until all are ready.
+	readyAll := func(n int) {
+		for ready := 0; ready < n; {
+			var st protocol.StatusResult
+			if err := c.Call(ctx, protocol.MethodStatus, struct{}{}, &st); err != nil {
+				t.Fatal(err)
+			}
+			ready = 0
+			for _, s := range st.MCPServers {
+				if s.State == "ready" {
+					ready++
+				}
+			}
+		}
+	}
+	readyAll(3)
+	before := marked(mark)
+	// Three supervisors, three servers, one sleep.
+	if len(before) != 7 || len(marked(markC)) != 3 {
+		t.Fatalf("%d processes of the servers, %d of c, want 7 (three shims, three servers, a sleep) and 3: %v", len(before), len(marked(markC)), before)
+	}
+	gone := func(what, mark string, since time.Time) {
+		t.Helper()
+		for left := marked(mark); len(left) > 0; left = marked(mark) {
+			if time.Since(since) > 10*time.Second {
+				t.Fatalf("still running 10 s after %s: %v", what, left)
+			}
+			time.Sleep(5 * time.Millisecond) // /proc has no event to wait on
+		}
+		t.Logf("every process ended %v after %s", time.Since(since).Round(time.Millisecond), what)
+	}
+	// A reload that removes c ends c, its grandchild included.
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(servers), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reloaded := time.Now()
+	if code, out, errs := runCLI(t, env, "", "daemon", "reload"); code != 0 {
+		t.Fatalf("reload: %d %q %q", code, out, errs)
+	}
+	gone("the reload that removed c", markC, reloaded)
+	readyAll(2) // a and b (started again: the set changed)
+	if len(marked(mark)) != 4 {
+		t.Fatalf("after the reload: %v, want a and b (four processes)", marked(mark))
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	gone("the daemon's kill -9", mark, time.Now())
+}
