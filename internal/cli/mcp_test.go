@@ -117,6 +117,9 @@ func TestMCPLoginEndToEnd(t *testing.T) {
 		}
 	}
 	t.Logf("ready %v after the login returned", time.Since(loggedIn).Round(time.Millisecond))
+	if _, out, _ = runCLI(t, env, "", "status"); !strings.Contains(out, "mcp:        web ready, 12 tools, MCP 2025-11-25") {
+		t.Errorf("status after the login:\n%s", out)
+	}
 
 	// The next turn finds the server started again with the login.
 	code, out, errs = runCLI(t, env, "", "prompt", "--cwd", cwd, `/tool mcp__web__add {"a":40,"b":2}`)

@@ -113,6 +113,9 @@ func spentToday(t protocol.SpendToday) string {
 // mcpLine is status's line on an MCP server.
 func mcpLine(m protocol.MCPServerStatus) string {
 	line := fmt.Sprintf("%s %s, %d tools", m.Name, m.State, m.Tools)
+	if m.ProtocolVersion != "" {
+		line += ", MCP " + m.ProtocolVersion
+	}
 	if m.PerSession {
 		line += ", session " + m.SessionID
 	}

@@ -296,6 +296,7 @@ type Server struct {
 	// needsLogin: the server refused us for want of an OAuth login;
 	// loginStamp is the login file's stamp then, so a new login (and
 	// only that) starts it again.
+	version    string // the MCP revision agreed on, once ready
 	needsLogin bool
 	loginStamp string
 	awaiting   bool // a watcher looks for the new login
@@ -437,7 +438,7 @@ func (srv *Server) notReady() string {
 func (srv *Server) status() Status {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
-	st := Status{Name: srv.name, State: srv.state, Tools: len(srv.list)}
+	st := Status{Name: srv.name, State: srv.state, Tools: len(srv.list), ProtocolVersion: srv.version}
 	if srv.err != nil {
 		st.Error = srv.err.Error()
 	}
@@ -512,6 +513,9 @@ func (srv *Server) ensure(ctx context.Context) {
 		return
 	}
 	srv.watch, srv.login = watch, login
+	if ir := cs.InitializeResult(); ir != nil {
+		srv.version = ir.ProtocolVersion
+	}
 	srv.state, srv.err, srv.cs, srv.list, srv.failures = StateReady, nil, cs, srv.wrap(list), 0
 	srv.known, srv.everReady = srv.list, true
 	srv.set.log.Info("mcp server ready", "server", srv.name, "tools", len(list))

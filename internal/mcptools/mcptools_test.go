@@ -425,3 +425,42 @@ func TestServerThatNeverSpeaksMCP(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// A server of the current revision (2026-07-28: stateless, discovery,
+// multi round-trip questions, list changes by subscription) and one of
+// the revision before (2025-11-25: initialize, server-to-client
+// requests, list_changed notifications) work the same: their tools, a
+// question asked through a form (the user's answer reaching the
+// server), a tool added while it runs; status names the revision.
+func TestProtocolRevisions(t *testing.T) {
+	bin := server(t)
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			changed := make(chan string, 4)
+			relisted = func(server string) { changed <- server }
+			defer func() { relisted = nil }()
+			set := newSet(map[string]config.MCPServer{"v": {Command: bin, Args: []string{"-protocol", version}}})
+			defer set.Close()
+			ts := set.Tools(context.Background())
+			if r := call(t, context.Background(), find(ts, "mcp__v__add"), `{"a":2,"b":3}`); r.IsError || r.Output != "5" {
+				t.Fatalf("add: %+v", r)
+			}
+			if st := statusOf(set, "v"); st.State != StateReady || st.ProtocolVersion != version {
+				t.Fatalf("status %+v, want ready on %s", st, version)
+			}
+			env := &tool.Env{Elicit: func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
+				return tool.Answer{Action: "accept", Content: json.RawMessage(`{"answer":"green"}`)}, nil
+			}}
+			if r := find(ts, "mcp__v__ask").Run(context.Background(), env, json.RawMessage(`{"question":"Which colour?"}`)); r.IsError || r.Output != `accept {"answer":"green"}` {
+				t.Fatalf("a question: %+v", r)
+			}
+			if r := call(t, context.Background(), find(ts, "mcp__v__grow"), `{}`); r.Output != "grew" {
+				t.Fatalf("grow: %+v", r)
+			}
+			<-changed
+			if r := call(t, context.Background(), find(set.Tools(context.Background()), "mcp__v__grown"), `{}`); r.Output != "grown" {
+				t.Fatalf("the tool added: %+v", r)
+			}
+		})
+	}
+}

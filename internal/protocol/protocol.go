@@ -256,6 +256,9 @@ type MCPServerStatus struct {
 	// Auth is "login_required" when the server wants an OAuth login
 	// (zeroclaw mcp login NAME).
 	Auth string `json:"auth,omitempty"`
+	// ProtocolVersion is the MCP revision the server and zeroclaw agreed
+	// on ("2026-07-28", "2025-11-25", ...), once it was ready.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 // MCPHiddenTool is a server's tool not offered to the model, and why.

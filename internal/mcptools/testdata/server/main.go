@@ -56,6 +56,7 @@ func main() {
 	expiresIn := flag.Duration("expires-in", time.Hour, "with -oauth: how long an access token lasts")
 	clientID := flag.String("client-id", "", "with -oauth: a client registered beforehand")
 	gate := flag.String("start-gate", "", "answer nothing until this file exists")
+	version := flag.String("protocol", "", "serve only this MCP revision (2026-07-28, 2025-11-25, ...); empty: every one the SDK has")
 	flag.Parse()
 	if *fail != "" {
 		fmt.Fprintln(os.Stderr, "starting the test server")
@@ -72,7 +73,11 @@ func main() {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "zeroclaw-test-server", Version: "1"}, nil)
+	var opts *mcp.ServerOptions
+	if *version != "" {
+		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{*version}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "zeroclaw-test-server", Version: "1"}, opts)
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"}, func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d", in.A+in.B)}}}, addOut{Sum: in.A + in.B}, nil
 	})
