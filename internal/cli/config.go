@@ -24,7 +24,9 @@ func configCmd(g *globals) *cobra.Command {
 		Long: `zeroclaw config check reads config.toml as the daemon would: a mistake is an
 error naming the file, line and key (exit 1); mistakes the config runs with
 are warnings. It then prints the effective config, each value followed by
-where it came from. API keys are named by their variable, never shown.`,
+where it came from (the permission rules and hooks, in order, each with
+the line it starts on), and the sandbox this machine can enforce. API
+keys are named by their variable, never shown.`,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, err := resolve(env, g.configDir)
 			if err != nil {

@@ -48,6 +48,20 @@ api_key_env = "SECRET_KEY_VAR"
 [mcp.servers.files]
 command = "files-server"
 env = { TOKEN = "hunter2" }
+
+[[permissions]]
+tool = "shell"
+pattern = "git push*"
+decision = "ask"
+
+[[hooks]]
+event = "PreToolUse"
+command = "true"
+
+[[permissions]] # the second rule
+tool = "write_file"
+pattern = "secrets/**"
+decision = "deny"
 `)
 	env, out, errb, _ = testEnv(t, "")
 	env.Getenv = func(k string) string {
@@ -69,6 +83,9 @@ env = { TOKEN = "hunter2" }
 		`max_sessions = 64`, "# default",
 		`[agents.default]`, `provider = "main"`, "the file's one provider",
 		`env = { TOKEN = "<hidden>" }`,
+		"[[permissions]]  # 1 of permissions, config.toml:10", `pattern = "git push*"`,
+		"[[permissions]]  # 2 of permissions, config.toml:19", `pattern = "secrets/**"`,
+		"[[hooks]]  # 1 of hooks, config.toml:15", `event = "PreToolUse"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("config check lacks %q:\n%s", want, got)

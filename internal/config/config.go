@@ -501,6 +501,22 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	for _, k := range md.Keys() {
 		c.Origins[k.String()] = fmt.Sprintf("%s:%d", filepath.Base(path), lineOf(string(text), k))
 	}
+	// Each entry of an array of tables ([[permissions]], [[hooks]]) by
+	// its header's line: "permissions.0", "hooks.1", ...
+	seen := map[string]int{}
+	for i, l := range strings.Split(string(text), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "[[") {
+			continue
+		}
+		name, _, ok := strings.Cut(l[2:], "]]")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		c.Origins[fmt.Sprintf("%s.%d", name, seen[name])] = fmt.Sprintf("%s:%d", filepath.Base(path), i+1)
+		seen[name]++
+	}
 	// An agents table given in the file replaces the built-in one. With no
 	// agents, the one provider the file configures is the default agent's
 	// (a file that names a provider means to use it); with none, the

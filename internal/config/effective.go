@@ -49,7 +49,7 @@ func (c *Config) WriteEffective(w io.Writer, getenv func(string) string) {
 // writeEntry writes one entry of an array of tables ([[permissions]],
 // [[hooks]]), which come from the file, in its order.
 func (c *Config) writeEntry(w io.Writer, table string, i int, v reflect.Value) {
-	fmt.Fprintf(w, "\n[[%s]]  # %d of %s\n", table, i+1, c.Source)
+	fmt.Fprintf(w, "\n[[%s]]  # %d of %s, %s\n", table, i+1, table, c.Origin(fmt.Sprintf("%s.%d", table, i)))
 	t := v.Type()
 	for f := range t.NumField() {
 		tag := t.Field(f).Tag.Get("toml")

@@ -245,6 +245,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 				nc.Close()
 				continue
 			}
+			nc = metrics.Counted("socket", nc)
 			life.connect()
 			conns.Add(1)
 			go func() {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 )
 
 // Connection budget. The gateway never stops accepting: a flood of
@@ -54,8 +56,9 @@ func newBudget(ln net.Listener, max, reserved, perAddr int) *budget {
 // budgetConn is a connection counted in the budget.
 type budgetConn struct {
 	net.Conn
-	b    *budget
-	addr string
+	b     *budget
+	bytes metrics.Bytes
+	addr  string
 	// in the anonymous lists while anon (guarded by b.mu)
 	anon     bool
 	all, own *list.Element
@@ -99,7 +102,7 @@ func (b *budget) admit(c net.Conn) *budgetConn {
 		c.Close()
 		return nil
 	}
-	bc := &budgetConn{Conn: c, b: b, addr: addr, anon: true}
+	bc := &budgetConn{Conn: c, b: b, bytes: metrics.BytesOf("gateway"), addr: addr, anon: true}
 	b.total++
 	if own == nil {
 		own = &list.List{}
@@ -148,6 +151,28 @@ func (c *budgetConn) authenticated() {
 		c.b.unlistLocked(c)
 	}
 	c.b.mu.Unlock()
+}
+
+func (c *budgetConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.bytes.Received(n)
+	return n, err
+}
+
+func (c *budgetConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.bytes.Sent(n)
+	return n, err
+}
+
+// CloseWrite half-closes the connection: net/http does so after the 413
+// of a body too large, so the client reads the answer before the close
+// (an embedded net.Conn alone would hide the TCP connection's).
+func (c *budgetConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 func (c *budgetConn) Close() error {

@@ -72,7 +72,9 @@ func TestMetricsRoute(t *testing.T) {
 		t.Fatalf("/metrics with a token: %d %s", resp.StatusCode, body)
 	}
 	for _, want := range []string{`zeroclaw_turns_total{stop_reason="end_turn"}`, `zeroclaw_provider_requests_total{model="echo",outcome="ok",provider="echo"}`,
-		`zeroclaw_sessions{state="stored"}`, `zeroclaw_connections{transport="socket"}`} {
+		`zeroclaw_sessions{state="stored"}`, `zeroclaw_connections{transport="socket"}`,
+		`zeroclaw_bytes_sent_total{transport="socket"}`, `zeroclaw_bytes_received_total{transport="socket"}`,
+		`zeroclaw_bytes_sent_total{transport="gateway"}`, `zeroclaw_bytes_received_total{transport="gateway"}`} {
 		if v := series(body, want); v == "" || v == "0" {
 			t.Errorf("%s = %q in\n%.2000s", want, v, body)
 		}

@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -40,6 +41,10 @@ var (
 		Help: "Calls to MCP servers' tools, by server and outcome (ok, error, timeout, cancelled, not_ready)."}, []string{"server", "outcome"})
 	connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zeroclaw_connections",
 		Help: "Client connections open, by transport (socket, gateway)."}, []string{"transport"})
+	bytesSent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_bytes_sent_total",
+		Help: "Bytes written to clients, by transport (socket, gateway)."}, []string{"transport"})
+	bytesReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_bytes_received_total",
+		Help: "Bytes read from clients, by transport (socket, gateway)."}, []string{"transport"})
 	eventsSent = prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_events_sent_total",
 		Help: "Session events written to clients."})
 	storeCommit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zeroclaw_store_commit_seconds",
@@ -50,7 +55,7 @@ var (
 )
 
 func init() {
-	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, mcpCalls, connections, eventsSent, storeCommit,
+	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
 		sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
@@ -119,6 +124,51 @@ func Connected(transport string) (closed func()) {
 	g.Inc()
 	var once sync.Once
 	return func() { once.Do(g.Dec) }
+}
+
+// Bytes counts the bytes of one transport's connections.
+type Bytes struct{ sent, received prometheus.Counter }
+
+// BytesOf is the byte counters of transport (socket, gateway).
+func BytesOf(transport string) Bytes {
+	return Bytes{sent: bytesSent.WithLabelValues(transport), received: bytesReceived.WithLabelValues(transport)}
+}
+
+// Sent counts n bytes written.
+func (b Bytes) Sent(n int) {
+	if n > 0 {
+		b.sent.Add(float64(n))
+	}
+}
+
+// Received counts n bytes read.
+func (b Bytes) Received(n int) {
+	if n > 0 {
+		b.received.Add(float64(n))
+	}
+}
+
+// Counted is c with what is read and written on it counted for
+// transport.
+func Counted(transport string, c net.Conn) net.Conn {
+	return &countedConn{Conn: c, b: BytesOf(transport)}
+}
+
+type countedConn struct {
+	net.Conn
+	b Bytes
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.b.Received(n)
+	return n, err
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.b.Sent(n)
+	return n, err
 }
 
 // EventsSent counts events written to a client.
