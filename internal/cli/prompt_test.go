@@ -106,6 +106,12 @@ func TestPromptApprovalsAndQuestionsFromPipedInput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "rejected by the user: no answer") {
 		t.Fatalf("no answer: %d %q", code, out)
 	}
+	// A question's text is shown, never obeyed: its control sequences
+	// (a title change here) are printed as ^[, its line breaks kept.
+	_, _, errs = runCLI(t, env, "/decline\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Line one\nEvil\u001b]0;pwned\u0007?","choices":["a","b"]}`)
+	if strings.ContainsRune(errs, 0x1b) || !strings.Contains(errs, "? Line one\nEvil^[]0;pwned^G?") {
+		t.Fatalf("a question with control sequences: %q", errs)
+	}
 	// ask_user: a choice by number; poll with several.
 	code, out, errs = runCLI(t, env, "2\n", "prompt", "--cwd", cwd, `/tool ask_user {"question":"Colour?","choices":["red","blue"]}`)
 	if code != 0 || out != "tool ask_user returned: the user answered: blue\n" || !strings.Contains(errs, "? Colour?\n  1) red\n  2) blue") {

@@ -260,3 +260,13 @@ func isControl(c rune) bool { return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 
 
 // Safe is safe for text shown outside Markdown (tool output, notes).
 func Safe(s string) string { return safe(s) }
+
+// SafeLines is Safe line by line: its line breaks stay (a question of
+// several lines), every other control character is shown, not obeyed.
+func SafeLines(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = safe(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -990,12 +990,12 @@ func (m *tui) startElicit(msg elicitMsg) tea.Cmd {
 		// An MCP server sends the person to a page.
 		m.asking = &asking{elicit: &msg, url: true}
 		m.flush()
-		m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message) + "\n  open: " + m.ch.sgr("\x1b[4m", mdterm.Safe(msg.p.URL)) +
+		m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.SafeLines(msg.p.Message) + "\n  open: " + m.ch.sgr("\x1b[4m", mdterm.Safe(msg.p.URL)) +
 			"\n" + m.ch.dim("  y and Enter once done there; Enter alone declines, Esc cancels"))
 		return nil
 	}
 	m.flush()
-	m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.Safe(msg.p.Message))
+	m.out.print(m.ch.sgr("\x1b[1;35m", "? ") + mdterm.SafeLines(msg.p.Message))
 	f, err := form.Parse(msg.p.RequestedSchema)
 	if err != nil {
 		m.out.print(m.ch.dim("  (this question cannot be answered here: " + mdterm.Safe(err.Error()) + "; declined)"))
@@ -1141,7 +1141,7 @@ func (m *tui) View() string {
 	case a != nil && a.url:
 		b.WriteString(m.ch.dim("y and Enter once done there; Enter alone declines, Esc cancels") + "\n")
 	case a != nil && a.fill != nil && a.fill.Field() != nil:
-		b.WriteString(m.ch.dim(a.fill.Field().Label()+" ("+a.fill.Field().Hint()+"); /decline, Esc cancels") + "\n")
+		b.WriteString(m.ch.dim(mdterm.Safe(a.fill.Field().Label()+" ("+a.fill.Field().Hint()+")")+"; /decline, Esc cancels") + "\n")
 	}
 	b.WriteString(m.ta.View() + "\n")
 	switch {

@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/form"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -312,20 +313,23 @@ func (r *renderer) elicit(p *protocol.ElicitationParams) protocol.ElicitationRes
 	if p.Mode == "url" {
 		// An MCP server sends the person to a page: say where, and
 		// whether they went.
-		fmt.Fprintf(r.errw, "? %s\n  open: %s\n", p.Message, p.URL)
+		fmt.Fprintf(r.errw, "? %s\n  open: %s\n", mdterm.SafeLines(p.Message), mdterm.Safe(p.URL))
 		line, _ := r.answers.ReadLine("done there? [y]es / [n]o: ")
 		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
 			return protocol.ElicitationResult{Action: "accept"}
 		}
 		return protocol.ElicitationResult{Action: "decline"}
 	}
-	fmt.Fprintf(r.errw, "? %s\n", p.Message)
+	// What a server wrote is shown as text, never as the terminal's
+	// control sequences.
+	fmt.Fprintf(r.errw, "? %s\n", mdterm.SafeLines(p.Message))
 	f, err := form.Parse(p.RequestedSchema)
 	if err != nil {
 		fmt.Fprintf(r.errw, "  (this question cannot be answered here: %v; declined)\n", err)
 		return protocol.ElicitationResult{Action: form.Decline}
 	}
-	action, content := f.Ask(p.Message, func(s string) { fmt.Fprintln(r.errw, s) }, r.answers.ReadLine)
+	action, content := f.Ask(p.Message, func(s string) { fmt.Fprintln(r.errw, mdterm.Safe(s)) },
+		func(prompt string) (string, error) { return r.answers.ReadLine(mdterm.Safe(prompt)) })
 	if action != form.Accept {
 		return protocol.ElicitationResult{Action: action}
 	}
