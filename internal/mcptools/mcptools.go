@@ -950,6 +950,7 @@ type process struct {
 	exited  chan struct{}
 	err     error // its Wait's, once exited is closed
 	once    sync.Once
+	endTree func() // ends what the server left (Windows: its Job Object)
 }
 
 func startProcess(cmd *exec.Cmd, stderr *tail) (*process, error) {
@@ -974,7 +975,7 @@ func startProcess(cmd *exec.Cmd, stderr *tail) (*process, error) {
 	}
 	inR.Close()
 	outW.Close()
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: stderr, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: stderr, exited: make(chan struct{}), endTree: joinJob(cmd)}
 	go func() { p.err = cmd.Wait(); close(p.exited) }()
 	return p, nil
 }
@@ -1001,6 +1002,7 @@ func (p *process) end(sigs ...os.Signal) {
 	p.once.Do(func() {
 		p.stdin.Close()
 		defer p.stdout.Close()
+		defer p.endTree()
 		for _, sig := range sigs {
 			if sig != nil {
 				signalGroup(p.cmd.Process, sig)
