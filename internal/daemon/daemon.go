@@ -129,7 +129,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
-		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
+		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), ProcessDir: filepath.Join(o.Dirs.DataDir, "processes"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
 		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}})
 	if err != nil {
 		ln.Close()

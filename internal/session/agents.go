@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -54,7 +56,23 @@ func (s *Session) turnAgent() *agent.Agent {
 	}
 	s.mu.Unlock()
 	a.Commands.Sandbox = s.sandbox()
+	a.Commands.Processes = s.processes()
 	return &a
+}
+
+// processes is the session's table of background processes, made on
+// first use.
+func (s *Session) processes() *background.Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.procs == nil {
+		dir := ""
+		if s.m.procDir != "" && protocol.ValidID(s.id) {
+			dir = filepath.Join(s.m.procDir, s.id)
+		}
+		s.procs = background.NewTable(dir, 0, 0, nil)
+	}
+	return s.procs
 }
 
 // refreshAgent builds the session's agent again after a config reload

@@ -18,9 +18,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/archive"
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
 	"github.com/zeroclaw/zeroclaw/internal/permission"
 
@@ -78,6 +80,7 @@ type Manager struct {
 	now     func() time.Time // the clock the day's spend is kept by
 	spend   ledger
 	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
+	procDir string            // where background processes' output files go ("": none)
 	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
 	logins  *mcpauth.Store    // MCP servers' OAuth logins
 	uploads *attach.Store     // where tools' images are kept
@@ -156,6 +159,9 @@ type Options struct {
 	Now func() time.Time
 	// CheckpointDir holds each session's checkpoints ("": none kept).
 	CheckpointDir string
+	// ProcessDir holds the output files of each session's background
+	// processes ("": their output is kept in memory only).
+	ProcessDir string
 	// Permissions keeps the "always" answers per project (nil: they hold
 	// for their session only).
 	Permissions *permission.Store
@@ -192,7 +198,7 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
@@ -295,15 +301,25 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	// Turns that did not stop in time write nothing more.
 	m.mu.Lock()
 	var own []*mcptools.Set
+	var procs []*background.Table
 	for _, s := range m.live {
 		s.fence()
 		s.mu.Lock()
 		if s.mcp != nil {
 			own = append(own, s.mcp)
 		}
+		if s.procs != nil {
+			procs = append(procs, s.procs)
+		}
 		s.mu.Unlock()
 	}
 	m.mu.Unlock()
+	// Background processes end with the daemon.
+	var pwg sync.WaitGroup
+	for _, t := range procs {
+		pwg.Go(func() { t.Close(syscall.SIGTERM, tool.KillGrace) })
+	}
+	pwg.Wait()
 	m.store.Sync()
 	m.stopTelling()
 	// Every session's servers and the shared ones stop at once.

@@ -2,9 +2,11 @@ package session
 
 import (
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -81,8 +83,9 @@ type Session struct {
 	t turns
 
 	mu        sync.Mutex
-	mcp       *mcptools.Set // the session's own MCP servers (an editor's)
-	model     string        // the session's own model and risk ("": the agent's)
+	mcp       *mcptools.Set     // the session's own MCP servers (an editor's)
+	procs     *background.Table // its background processes, once one started
+	model     string            // the session's own model and risk ("": the agent's)
 	risk      string
 	reasoning string // the session's own reasoning level ("": the agent's)
 	// sbMode and noNetwork tighten the config's sandbox for this session.
@@ -206,11 +209,16 @@ func (s *Session) close() {
 	}
 	s.fence()
 	s.mu.Lock()
-	own := s.mcp
+	own, procs := s.mcp, s.procs
 	s.mcp = nil
 	s.mu.Unlock()
 	if own != nil {
 		own.Close()
+	}
+	if procs != nil {
+		// Its background processes end with it: TERM, then KILL after
+		// the shell tool's grace.
+		procs.Close(syscall.SIGTERM, tool.KillGrace)
 	}
 	s.m.store.Sync()
 }

@@ -9,7 +9,7 @@ import "sync"
 // added here.
 func Builtins() []Tool {
 	return []Tool{
-		shell{},
+		shell{}, processOutput{}, processWrite{}, processWait{}, processKill{}, processList{},
 		readFile{}, writeFile{}, editFile{}, multiEdit{}, listDir{}, glob{}, search{},
 		webFetch{},
 		askUser{}, poll{}, plan{},

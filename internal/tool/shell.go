@@ -55,7 +55,7 @@ type shell struct{}
 func (shell) Spec() Spec {
 	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on.",
 		Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
-		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"}},"required":["command"]}`)}
+		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"},"background":{"type":"boolean","description":"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"}},"required":["command"]}`)}
 }
 func (shell) Asks() bool   { return true }
 func (shell) Kind() string { return protocol.KindExecute }
@@ -69,6 +69,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
 		Command     string `json:"command"`
 		TimeoutSecs int    `json:"timeout_secs"`
+		Background  bool   `json:"background"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
@@ -81,47 +82,20 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		secs = shellDefaultSec
 	}
 	secs = min(secs, shellMaxSec)
+	if a.Background {
+		return startBackground(env, a.Command)
+	}
 	if env.Terminal != nil {
 		return inTerminal(ctx, env, a.Command, secs)
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
-	shell := env.shell()
-	posix := isPOSIX(shell)
-	script := a.Command
-	if env.Umask != "" && posix {
-		// The daemon's own files are private (umask 077); the user's
-		// commands get the user's umask back.
-		script = "umask " + env.Umask + "; " + a.Command // same line: error messages keep their line numbers
+	pc, err := env.prepare(tctx, a.Command)
+	if err != nil {
+		return errorf("%v", err)
 	}
-	// A command whose group is recorded (see Reaper) waits, before doing
-	// anything, until the record is written: a daemon killed in between
-	// must not leave an unrecorded command running. If the daemon dies
-	// first, the gate closes unwritten and the command exits unrun.
-	var gateR, gateW *os.File
-	if env.Reaper != nil && gateable && posix {
-		var err error
-		if gateR, gateW, err = os.Pipe(); err != nil {
-			return errorf("%v", err)
-		}
-		defer gateR.Close()
-		defer gateW.Close()
-		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
-	}
-	cmd := shellCommand(tctx, shell, script)
-	sb := env.Commands.Sandbox
-	if sb != nil {
-		if sb.Refuse != "" {
-			return errorf("%s", sb.Refuse)
-		}
-		argv := sandbox.Wrap(sb.Exe, sb.policy(env.Cwd), cmd.Args)
-		cmd = exec.CommandContext(tctx, argv[0], argv[1:]...)
-	}
-	cmd.Dir = env.Cwd
-	cmd.Env = env.Environ
-	if gateR != nil {
-		cmd.ExtraFiles = []*os.File{gateR} // fd 3
-	}
+	defer pc.close()
+	cmd, sb := pc.cmd, env.Commands.Sandbox
 	out := &tailBuffer{max: shellOutputCap}
 	// Our own pipe, not exec's: Wait then returns when bash exits even if
 	// a background child still holds the pipe; the group is killed after,
@@ -131,20 +105,13 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return errorf("%v", err)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
-	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
 		return errorf("%v", err)
 	}
 	w.Close()
-	started(cmd)
-	untrack := env.track(cmd.Process.Pid)
-	if gateW != nil {
-		gateR.Close()
-		gateW.Write([]byte("\n")) // recorded: go
-		gateW.Close()
-	}
+	untrack := pc.started(env)
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -190,6 +157,75 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		text = "(no output)"
 	}
 	return Result{Output: text}
+}
+
+// prepared is a command made ready to start: the shell, the umask, the
+// sandbox and the start gate (see Reaper) as every command of the shell
+// tool has them, foreground or background.
+type prepared struct {
+	cmd          *exec.Cmd
+	gateR, gateW *os.File
+}
+
+// prepare makes the command that runs command in the session's directory.
+func (env *Env) prepare(ctx context.Context, command string) (*prepared, error) {
+	shell := env.shell()
+	posix := isPOSIX(shell)
+	script := command
+	if env.Umask != "" && posix {
+		// The daemon's own files are private (umask 077); the user's
+		// commands get the user's umask back.
+		script = "umask " + env.Umask + "; " + command // same line: error messages keep their line numbers
+	}
+	pc := &prepared{}
+	// A command whose group is recorded (see Reaper) waits, before doing
+	// anything, until the record is written: a daemon killed in between
+	// must not leave an unrecorded command running. If the daemon dies
+	// first, the gate closes unwritten and the command exits unrun.
+	if env.Reaper != nil && gateable && posix {
+		var err error
+		if pc.gateR, pc.gateW, err = os.Pipe(); err != nil {
+			return nil, err
+		}
+		script = "read -r -u 3 _ || exit 125; exec 3<&-; " + script // same line, as above
+	}
+	cmd := shellCommand(ctx, shell, script)
+	if sb := env.Commands.Sandbox; sb != nil {
+		if sb.Refuse != "" {
+			pc.close()
+			return nil, errors.New(sb.Refuse)
+		}
+		argv := sandbox.Wrap(sb.Exe, sb.policy(env.Cwd), cmd.Args)
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+	}
+	cmd.Dir = env.Cwd
+	cmd.Env = env.Environ
+	if pc.gateR != nil {
+		cmd.ExtraFiles = []*os.File{pc.gateR} // fd 3
+	}
+	ownGroup(cmd)
+	pc.cmd = cmd
+	return pc, nil
+}
+
+// started follows a started command: its group is recorded (the
+// function returned forgets it), and the gate opened.
+func (pc *prepared) started(env *Env) (untrack func()) {
+	started(pc.cmd)
+	untrack = env.track(pc.cmd.Process.Pid)
+	if pc.gateW != nil {
+		pc.gateR.Close()
+		pc.gateW.Write([]byte("\n")) // recorded: go
+		pc.gateW.Close()
+	}
+	return untrack
+}
+
+func (pc *prepared) close() {
+	if pc.gateR != nil {
+		pc.gateR.Close()
+		pc.gateW.Close()
+	}
 }
 
 // inTerminal runs the command in the client's terminal; the result reads

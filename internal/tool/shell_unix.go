@@ -4,7 +4,10 @@ package tool
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,3 +39,27 @@ func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // gateable: a command can be held at its start by a pipe on fd 3.
 const gateable = true
+
+// signalGroup sends sig to a background process's group.
+func signalGroup(pgid int, sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+	return syscall.Kill(-pgid, s)
+}
+
+// signalNamed is the signal process_kill names ("": TERM).
+func signalNamed(name string) (os.Signal, error) {
+	switch strings.TrimPrefix(strings.ToUpper(name), "SIG") {
+	case "", "TERM":
+		return syscall.SIGTERM, nil
+	case "KILL":
+		return syscall.SIGKILL, nil
+	case "INT":
+		return syscall.SIGINT, nil
+	case "HUP":
+		return syscall.SIGHUP, nil
+	}
+	return nil, fmt.Errorf("signal %q: TERM, KILL, INT or HUP", name)
+}

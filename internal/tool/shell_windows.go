@@ -2,7 +2,10 @@ package tool
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -79,3 +82,19 @@ func killGroup(pid int) {
 
 // gateable: no extra descriptors for children here.
 const gateable = false
+
+// signalGroup: Windows has no signals to send a tree; its Job Object is
+// ended.
+func signalGroup(pid int, _ os.Signal) error {
+	killGroup(pid)
+	return nil
+}
+
+// signalNamed: every signal ends the process tree here (nil: no grace).
+func signalNamed(name string) (os.Signal, error) {
+	switch strings.TrimPrefix(strings.ToUpper(name), "SIG") {
+	case "", "TERM", "KILL", "INT", "HUP":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("signal %q: TERM, KILL, INT or HUP", name)
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
@@ -155,6 +156,9 @@ type Commands struct {
 	// Shell runs the shell tool's commands (one of Shells; "":
 	// ShellProgram).
 	Shell string
+	// Processes are the session's background processes (nil: none can
+	// be started).
+	Processes *background.Table
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper

@@ -1,0 +1,364 @@
+package background
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults and limits.
+const (
+	DefaultRingBytes = 1 << 20
+	DefaultMax       = 8  // per session
+	MaxPerDaemon     = 64 // all sessions together
+)
+
+// States of a process.
+const (
+	Running = "running"
+	Exited  = "exited"
+	Killed  = "killed"
+	Lost    = "lost"
+)
+
+// running counts the processes of every table of this daemon.
+var running atomic.Int64
+
+// Table is one session's background processes.
+type Table struct {
+	dir       string // their output files
+	ringBytes int
+	max       int
+
+	mu     sync.Mutex
+	procs  map[string]*Process
+	closed bool
+	// OnChange, when set, hears of each process started and ended.
+	onChange func(Info)
+}
+
+// NewTable makes a table whose output files go in dir; ringBytes and max
+// of 0 take the defaults.
+func NewTable(dir string, ringBytes, max int, onChange func(Info)) *Table {
+	if ringBytes <= 0 {
+		ringBytes = DefaultRingBytes
+	}
+	if max <= 0 {
+		max = DefaultMax
+	}
+	return &Table{dir: dir, ringBytes: ringBytes, max: max, procs: map[string]*Process{}, onChange: onChange}
+}
+
+// Info describes a process (the wire's process object).
+type Info struct {
+	ID          string     `json:"id"`
+	Command     string     `json:"command"`
+	Pid         int        `json:"pid"`
+	TTY         bool       `json:"tty"`
+	State       string     `json:"state"`
+	ExitCode    *int       `json:"exitCode,omitempty"`
+	Signal      string     `json:"signal,omitempty"`
+	StartedAt   time.Time  `json:"startedAt"`
+	EndedAt     *time.Time `json:"endedAt,omitempty"`
+	OutputBytes int64      `json:"outputBytes"`
+}
+
+// Process is one background process.
+type Process struct {
+	t       *Table
+	id      string
+	command string
+	ring    *Ring
+	file    *os.File
+	out     io.Writer // the ring and the file
+
+	mu      sync.Mutex
+	pid     int
+	stdin   io.WriteCloser
+	state   string
+	code    *int
+	signal  string
+	started time.Time
+	ended   time.Time
+	killing bool
+	done    chan struct{}
+	hooks   Hooks
+}
+
+// Hooks are how a process is stopped: the platform's, its caller's.
+type Hooks struct {
+	// Signal signals the process's whole group (a stop).
+	Signal func(os.Signal) error
+	// KillTree kills what is left of its tree.
+	KillTree func()
+	// Ended is called once it has ended (and its tree is gone).
+	Ended func()
+}
+
+// Refused is why a process could not be started: a limit.
+type Refused struct{ Why string }
+
+func (e *Refused) Error() string { return e.Why }
+
+// New reserves a process of command: the limits are checked, its output
+// file made. Attach, start the command, then Run (or Abort).
+func (t *Table) New(command string) (*Process, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, &Refused{"the session is closing: no process starts"}
+	}
+	n := 0
+	for _, p := range t.procs {
+		if p.Running() {
+			n++
+		}
+	}
+	if n >= t.max {
+		return nil, &Refused{fmt.Sprintf("this session already runs %d background processes, its limit ([tools] max_processes): end one (process_kill) first", t.max)}
+	}
+	if running.Add(1) > MaxPerDaemon {
+		running.Add(-1)
+		return nil, &Refused{fmt.Sprintf("the daemon already runs %d background processes, its limit", MaxPerDaemon)}
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	p := &Process{t: t, id: "p_" + hex.EncodeToString(b), command: command, ring: NewRing(t.ringBytes), state: Running, done: make(chan struct{})}
+	p.out = p.ring
+	if t.dir != "" {
+		if err := os.MkdirAll(t.dir, 0o700); err == nil {
+			if f, err := os.OpenFile(filepath.Join(t.dir, p.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+				p.file, p.out = f, io.MultiWriter(p.ring, f)
+			}
+		}
+	}
+	t.procs[p.id] = p
+	return p, nil
+}
+
+// Attach gives cmd the process's stdin and its output (stdout and stderr
+// together, as written); the returned closer is the output's write end,
+// to close once cmd has started.
+func (p *Process) Attach(cmd *exec.Cmd) (io.Closer, error) {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	p.stdin = in
+	go func() {
+		io.Copy(p.out, r)
+		r.Close()
+	}()
+	return w, nil
+}
+
+// Abort releases a process whose command did not start.
+func (p *Process) Abort() {
+	p.t.mu.Lock()
+	delete(p.t.procs, p.id)
+	p.t.mu.Unlock()
+	running.Add(-1)
+	if p.file != nil {
+		p.file.Close()
+		os.Remove(p.file.Name())
+	}
+}
+
+// Run follows the started cmd until it ends.
+func (p *Process) Run(cmd *exec.Cmd, h Hooks) {
+	p.mu.Lock()
+	p.pid, p.started, p.hooks = cmd.Process.Pid, time.Now(), h
+	p.mu.Unlock()
+	p.t.changed(p)
+	go func() {
+		err := cmd.Wait()
+		if h.KillTree != nil {
+			h.KillTree() // nothing it started outlives it
+		}
+		p.mu.Lock()
+		p.ended = time.Now()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			code := 0
+			p.code = &code
+		case errors.As(err, &ee):
+			if code := ee.ExitCode(); code >= 0 {
+				p.code = &code
+			} else {
+				p.signal = signalOf(ee)
+			}
+		}
+		if p.killing {
+			p.state = Killed
+		} else {
+			p.state = Exited
+		}
+		p.mu.Unlock()
+		running.Add(-1)
+		if p.file != nil {
+			p.file.Close()
+		}
+		if h.Ended != nil {
+			h.Ended()
+		}
+		close(p.done)
+		p.t.changed(p)
+	}()
+}
+
+func (t *Table) changed(p *Process) {
+	if t.onChange != nil {
+		t.onChange(p.Info())
+	}
+}
+
+// ID is the process's id.
+func (p *Process) ID() string { return p.id }
+
+// Running says whether it still runs.
+func (p *Process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Done is closed when it has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Info describes it now.
+func (p *Process) Info() Info {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := Info{ID: p.id, Command: p.command, Pid: p.pid, State: p.state, ExitCode: p.code, Signal: p.signal,
+		StartedAt: p.started.UTC(), OutputBytes: p.ring.Total()}
+	if !p.ended.IsZero() {
+		e := p.ended.UTC()
+		i.EndedAt = &e
+	}
+	return i
+}
+
+// Output is a read of a process's output, with its state.
+type Output struct {
+	Info
+	Chunk
+}
+
+// Output reads its output from since (at most max bytes; 0: all kept).
+func (p *Process) Output(since int64, max int) Output {
+	return Output{Info: p.Info(), Chunk: p.ring.Read(since, max)}
+}
+
+// Wait waits until it ends or ctx does; it says whether it ended.
+func (p *Process) Wait(ctx context.Context) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// WaitOutput waits until there is output past since, it ends, or ctx
+// does.
+func (p *Process) WaitOutput(ctx context.Context, since int64) {
+	for p.ring.Total() <= since && p.Running() {
+		select {
+		case <-p.ring.changed():
+		case <-p.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Write sends input to its stdin.
+func (p *Process) Write(input string) (int, error) {
+	if !p.Running() {
+		return 0, errors.New("the process has ended")
+	}
+	return io.WriteString(p.stdin, input)
+}
+
+// Kill stops it: sig (nil: SIGTERM where there is one) to its group, and
+// after grace what is left is killed. It returns once it has ended.
+func (p *Process) Kill(sig os.Signal, grace time.Duration) {
+	if !p.Running() {
+		return
+	}
+	p.mu.Lock()
+	p.killing = true
+	h := p.hooks
+	p.mu.Unlock()
+	if sig != nil && h.Signal != nil {
+		h.Signal(sig)
+		select {
+		case <-p.done:
+			return
+		case <-time.After(grace):
+		}
+	}
+	if h.KillTree != nil {
+		h.KillTree()
+	}
+	<-p.done
+}
+
+// Get is the process id, nil when the table has none.
+func (t *Table) Get(id string) *Process {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.procs[id]
+}
+
+// List describes every process, the oldest first.
+func (t *Table) List() []Info {
+	t.mu.Lock()
+	ps := make([]*Process, 0, len(t.procs))
+	for _, p := range t.procs {
+		ps = append(ps, p)
+	}
+	t.mu.Unlock()
+	out := make([]Info, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
+	return out
+}
+
+// Close ends every process (sig, then after grace what is left) and
+// starts no other; it returns when all have ended.
+func (t *Table) Close(sig os.Signal, grace time.Duration) {
+	t.mu.Lock()
+	t.closed = true
+	ps := make([]*Process, 0, len(t.procs))
+	for _, p := range t.procs {
+		ps = append(ps, p)
+	}
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Go(func() { p.Kill(sig, grace) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,5 @@
+package background
+
+import "os/exec"
+
+func signalOf(*exec.ExitError) string { return "" }

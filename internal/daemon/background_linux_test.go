@@ -1,0 +1,115 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Background processes through the tools, as a model calls them (the
+// echo provider's /tool lines): a server started in the background
+// answers a foreground curl in a later call; a prompt answered with
+// process_write; a wait that times out; a kill; the limit; and the
+// session's delete ends what still runs.
+func TestBackgroundProcesses(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	// run makes one call and returns what the tool answered, whole (the
+	// echo model's reply shortens it).
+	run := func(line string) string {
+		t.Helper()
+		result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
+		evs := a.snapshot()
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i]["type"] == "tool_result" {
+				return evs[i]["rawOutput"].(string)
+			}
+		}
+		t.Fatalf("no tool_result for %s", line)
+		return ""
+	}
+	started := regexp.MustCompile(`started (p_[0-9a-f]+) \(pid (\d+)\)`)
+	start := func(command string) (string, int) {
+		t.Helper()
+		out := run(fmt.Sprintf(`shell {"command":%q,"background":true}`, command))
+		m := started.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("starting %q: %s", command, out)
+		}
+		pid, _ := strconv.Atoi(m[2])
+		return m[1], pid
+	}
+
+	// A dev server, then a client of it in a later call.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	server, _ := start(fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1", port))
+	curl := fmt.Sprintf("for i in $(seq 100); do curl -sf http://127.0.0.1:%d/ >/dev/null && echo reached && exit 0; sleep 0.1; done; exit 1", port)
+	if out := run(fmt.Sprintf(`shell {"command":%q}`, curl)); !strings.Contains(out, "reached") {
+		t.Fatalf("the server started in the background did not answer: %s", out)
+	}
+	if out := run(fmt.Sprintf(`process_output {"id":%q}`, server)); !strings.Contains(out, "GET / HTTP") || !strings.Contains(out, server+" is running") {
+		t.Errorf("the server's output: %s", out)
+	}
+
+	// A prompt answered through stdin.
+	asker, _ := start(`read -r -p "name? " n; echo "hello $n"`)
+	if out := run(fmt.Sprintf(`process_write {"id":%q,"input":"Ada\n"}`, asker)); !strings.Contains(out, "wrote 4 bytes") {
+		t.Fatalf("process_write: %s", out)
+	}
+	if out := run(fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":30}`, asker)); !strings.Contains(out, "hello Ada") || !strings.Contains(out, "exited with exit code 0") {
+		t.Fatalf("after the answer: %s", out)
+	}
+
+	// A wait that times out, then a kill.
+	sleeper, sleeperPid := start("sleep 300")
+	if out := run(fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":1}`, sleeper)); !strings.Contains(out, "still running after 1 s") {
+		t.Fatalf("the wait: %s", out)
+	}
+	if out := run(fmt.Sprintf(`process_kill {"id":%q}`, sleeper)); !strings.Contains(out, sleeper+" killed") {
+		t.Fatalf("the kill: %s", out)
+	}
+	if alive(sleeperPid) {
+		t.Errorf("pid %d still runs after process_kill", sleeperPid)
+	}
+
+	// The limit: the server and seven more; the ninth is refused.
+	var pids []int
+	for range 7 {
+		_, pid := start("sleep 300")
+		pids = append(pids, pid)
+	}
+	if out := run(`shell {"command":"sleep 300","background":true}`); !strings.Contains(out, "already runs 8 background processes") {
+		t.Fatalf("a ninth process: %s", out)
+	}
+	if out := run(`process_list {}`); strings.Count(out, "running") != 8 || !strings.Contains(out, "killed") || !strings.Contains(out, "exited (exit code 0)") {
+		t.Errorf("process_list: %s", out)
+	}
+
+	// The session's delete ends them all.
+	result(t, a.call("session/delete", `{"sessionId":`+quote(sid)+`}`))
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d still runs after the session's delete", pid)
+		}
+	}
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(st), ") Z ")
+}
