@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -101,4 +102,39 @@ func TestMCPServersDieWithTheDaemon(t *testing.T) {
 	}
 	cmd.Wait()
 	gone("the daemon's kill -9", mark, time.Now())
+}
+
+// Background processes a session started, and what they started, end
+// when the daemon is killed (-9).
+func TestBackgroundProcessesDieWithTheDaemon(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	cmd, _ := startDaemon(t, env)
+	mark := fmt.Sprintf("ZEROCLAW_FAULT_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+	for i := range 2 {
+		tree := fmt.Sprintf(`export %s; sleep 30%d & sleep 31%d`, mark, i, i)
+		code, out, errs := runCLI(t, env, "", "prompt", "--approve", "all", "--session", "bg-kill", "--cwd", t.TempDir(),
+			fmt.Sprintf(`/tool shell {"command":%q,"background":true}`, tree))
+		if code != 0 || !strings.Contains(out, "in the background") {
+			t.Fatalf("starting a background process: %d %q %q", code, out, errs)
+		}
+	}
+	// Each is a shell and two sleeps; the shell may not have started its
+	// sleeps yet: wait for all four (each look a pass over /proc).
+	for deadline := time.Now().Add(30 * time.Second); len(marked(mark)) < 4; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background processes did not start: %v", marked(mark))
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	for left := marked(mark); len(left) > 0; left = marked(mark) {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("still running 10 s after the daemon's kill -9: %v", left)
+		}
+		time.Sleep(5 * time.Millisecond) // /proc has no event to wait on
+	}
+	t.Logf("every background process ended %v after the daemon's kill -9", time.Since(killed).Round(time.Millisecond))
 }

@@ -64,23 +64,50 @@ func run(p Policy, argv []string) int {
 		killDescendants()
 		return exitCode(cmd, err)
 	case sig := <-sigs:
-		grace := StopGrace
-		if p.Parent != 0 && os.Getppid() != p.Parent {
-			// The daemon died (the parent-death signal): no one waits
-			// for the command; all it started is told at once, and
-			// killed a moment later.
-			signalDescendants(syscall.SIGTERM)
-			grace = OrphanGrace
+		// The daemon died, or it stops or cancels the command (it then
+		// signals the whole group, the command included). A dead daemon
+		// is seen by this process's new parent; the parent-death signal
+		// comes when the thread that started us exits, which may be
+		// before the rest of the daemon (we are first handed to another
+		// of its threads): so the parent is looked at again at every
+		// signal and a few times a second through the grace.
+		orphaned := false
+		orphan := func() {
+			if !orphaned && p.Parent != 0 && os.Getppid() != p.Parent {
+				// No one waits for the command: all it started is told
+				// at once, and killed a moment later.
+				orphaned = true
+				signalDescendants(syscall.SIGTERM)
+			}
 		}
-		// Else stopped or cancelled (the daemon signals the whole
-		// group, the command included): the command has the grace a
-		// command out of the sandbox has to end (its traps run); then
-		// nothing it started runs on.
+		orphan()
+		start := time.Now()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
 		exited := false
-		select {
-		case <-done:
-			exited = true
-		case <-time.After(grace):
+		for !exited {
+			grace := StopGrace
+			if orphaned {
+				grace = OrphanGrace
+			}
+			left := grace - time.Since(start)
+			if left <= 0 {
+				break
+			}
+			// Else the command has the grace a command out of the
+			// sandbox has to end (its traps run); then nothing it
+			// started runs on.
+			t := time.NewTimer(left)
+			select {
+			case <-done:
+				exited = true
+			case <-sigs:
+				orphan()
+			case <-tick.C:
+				orphan()
+			case <-t.C:
+			}
+			t.Stop()
 		}
 		killDescendants()
 		if !exited {
