@@ -33,6 +33,8 @@ type Config struct {
 	Checkpoints Checkpoints `toml:"checkpoints"`
 	// Sandbox confines the commands the agent runs.
 	Sandbox Sandbox `toml:"sandbox"`
+	// Tools bounds what the tools keep running: background processes.
+	Tools Tools `toml:"tools"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
 	// Hooks are the [[hooks]]: commands run at events of a turn.
@@ -135,6 +137,16 @@ type Permission struct {
 	Tool     string `toml:"tool"`
 	Pattern  string `toml:"pattern"`
 	Decision string `toml:"decision"`
+}
+
+// Tools is the [tools] table.
+type Tools struct {
+	// MaxProcesses bounds a session's background processes running at
+	// once (0: 8).
+	MaxProcesses int `toml:"max_processes"`
+	// OutputRingBytes is how much of each background process's output is
+	// kept in memory, the newest (0: 1 MiB); all of it goes to a file.
+	OutputRingBytes int `toml:"output_ring_bytes"`
 }
 
 // Sandbox is the [sandbox] table.
@@ -605,7 +617,7 @@ func lineOf(text string, key toml.Key) int {
 func (c *Config) validate() error {
 	for _, check := range []func(*Config) error{
 		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
-		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkBudget, (*Config).checkGateway,
 		(*Config).checkMCP, (*Config).checkAgents,
 	} {
 		if err := check(c); err != nil {
@@ -769,6 +781,17 @@ func (c *Config) checkSandbox() error {
 func (c *Config) checkCheckpoints() error {
 	if cp := c.Checkpoints; cp.MaxFileBytes < 1 || cp.KeepTurns < 1 {
 		return fmt.Errorf("checkpoints: max_file_bytes = %d and keep_turns = %d must be at least 1", cp.MaxFileBytes, cp.KeepTurns)
+	}
+	return nil
+}
+
+func (c *Config) checkTools() error {
+	t := c.Tools
+	if t.MaxProcesses < 0 || t.MaxProcesses > 64 {
+		return fmt.Errorf("tools.max_processes = %d: want 1 to 64 (the daemon's limit), or 0 for 8", t.MaxProcesses)
+	}
+	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
+		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)
 	}
 	return nil
 }

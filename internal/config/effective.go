@@ -37,6 +37,7 @@ func (c *Config) WriteEffective(w io.Writer, getenv func(string) string) {
 	}
 	c.writeTable(w, "sandbox", reflect.ValueOf(c.Sandbox), getenv)
 	c.writeTable(w, "checkpoints", reflect.ValueOf(c.Checkpoints), getenv)
+	c.writeTable(w, "tools", reflect.ValueOf(c.Tools), getenv)
 	c.writeTable(w, "budget", reflect.ValueOf(c.Budget), getenv)
 	for i, p := range c.Permissions {
 		c.writeEntry(w, "permissions", i, reflect.ValueOf(p))

@@ -113,3 +113,36 @@ func alive(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return err == nil && !strings.Contains(string(st), ") Z ")
 }
+
+// [tools] bounds a session's processes and what is kept of their output:
+// a reader behind the ring is told how much it missed.
+func TestBackgroundProcessLimits(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[tools]\nmax_processes = 1\noutput_ring_bytes = 4096\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	run := func(line string) string {
+		t.Helper()
+		result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
+		evs := a.snapshot()
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i]["type"] == "tool_result" {
+				return evs[i]["rawOutput"].(string)
+			}
+		}
+		t.Fatalf("no tool_result for %s", line)
+		return ""
+	}
+	out := run(`shell {"command":"head -c 10000 /dev/zero | tr '\\0' x; echo; echo end","background":true}`)
+	id := regexp.MustCompile(`p_[0-9a-f]+`).FindString(out)
+	if id == "" {
+		t.Fatalf("start: %s", out)
+	}
+	if out = run(fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":30}`, id)); !strings.Contains(out, "[5909 bytes before this were dropped") ||
+		!strings.Contains(out, "end\n") || !strings.Contains(out, "exited with exit code 0; next offset 10005]") {
+		t.Fatalf("a read behind the ring: %.300s … %.300s", out, out[max(0, len(out)-300):])
+	}
+	run(`shell {"command":"sleep 300","background":true}`)
+	if out = run(`shell {"command":"sleep 300","background":true}`); !strings.Contains(out, "already runs 1 background processes, its limit ([tools] max_processes)") {
+		t.Fatalf("past the limit: %s", out)
+	}
+}

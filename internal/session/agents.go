@@ -70,7 +70,8 @@ func (s *Session) processes() *background.Table {
 		if s.m.procDir != "" && protocol.ValidID(s.id) {
 			dir = filepath.Join(s.m.procDir, s.id)
 		}
-		s.procs = background.NewTable(dir, 0, 0, nil)
+		t := s.m.conf().cfg.Tools
+		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, nil)
 	}
 	return s.procs
 }
