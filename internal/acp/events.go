@@ -224,6 +224,17 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		// budget reached, the reply's token limit): ACP's stop reasons
 		// cannot say it, so it is said in the reply.
 		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}
+	case protocol.ProcessUpdateEvent:
+		if replay {
+			return
+		}
+		// ACP has no update for a process: the conversation says it.
+		p := ev.Process
+		text := fmt.Sprintf("\n\n(background process %s (%s) %s", p.ID, p.Command, p.State)
+		if p.ExitCode != nil {
+			text += fmt.Sprintf(", exit code %d", *p.ExitCode)
+		}
+		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(text + ")\n\n")}
 	case protocol.ToolProgressEvent, protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the
 		// conversation, its tool calls and its plan.

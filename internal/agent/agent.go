@@ -83,6 +83,9 @@ type Host interface {
 	// before its next call. final: the turn would end now; with none
 	// waiting it takes no more.
 	Steers(final bool) []provider.Message
+	// Notices are what the model must hear before its next call (a
+	// background process that ended), taken once each.
+	Notices() []provider.Message
 	// Budget says, when a spending limit is reached, which one and its
 	// value ("" while none is): then no model call starts.
 	Budget() string
@@ -214,6 +217,9 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			for _, m := range h.Steers(false) {
 				view = h.Record(m)
 			}
+		}
+		for _, m := range h.Notices() {
+			view = h.Record(m)
 		}
 		if w := a.Provider.ContextWindow(a.Model); w > 0 && float64(fixed+view.ViewTokens()) > CompactAt*float64(w) {
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")

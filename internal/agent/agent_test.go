@@ -34,7 +34,9 @@ type host struct {
 	steer   func(final bool) []provider.Message
 }
 
-func (h *host) Charge(u provider.Usage) { h.charged = append(h.charged, u) }
+func (h *host) Charge(u provider.Usage)     { h.charged = append(h.charged, u) }
+func (h *host) Notices() []provider.Message { return nil }
+
 func (h *host) Steers(final bool) []provider.Message {
 	if h.steer == nil {
 		return nil

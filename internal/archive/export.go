@@ -185,6 +185,13 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it.IsError = e.Outcome != "ok"
 	case protocol.RewindEvent:
 		x.item("rewind").Text = rewindLine(e)
+	case protocol.ProcessUpdateEvent:
+		p := e.Process
+		text := fmt.Sprintf("background process %s (%s) %s", p.ID, p.Command, p.State)
+		if p.ExitCode != nil {
+			text += fmt.Sprintf(", exit code %d", *p.ExitCode)
+		}
+		x.item("process").Text = text
 	case protocol.TurnCompleteEvent:
 		if t := x.turn; t != nil {
 			t.Outcome, t.StopReason, t.Notice = e.Outcome, e.StopReason, e.Notice

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,13 +44,13 @@ type Table struct {
 	mu     sync.Mutex
 	procs  map[string]*Process
 	closed bool
-	// OnChange, when set, hears of each process started and ended.
-	onChange func(Info)
+	// onChange, when set, hears of each process started and ended.
+	onChange func(*Process)
 }
 
 // NewTable makes a table whose output files go in dir; ringBytes and max
 // of 0 take the defaults.
-func NewTable(dir string, ringBytes, max int, onChange func(Info)) *Table {
+func NewTable(dir string, ringBytes, max int, onChange func(*Process)) *Table {
 	if ringBytes <= 0 {
 		ringBytes = DefaultRingBytes
 	}
@@ -181,12 +182,29 @@ func (p *Process) Abort() {
 
 // Run follows the started cmd until it ends.
 func (p *Process) Run(cmd *exec.Cmd, h Hooks) {
+	p.follow(cmd.Process.Pid, time.Now(), cmd.Wait, h)
+}
+
+// Adopt takes in a command that was started in the foreground and runs
+// on: what it printed so far (the tail kept, after dropped bytes), the
+// rest of its output from out (wire it there at once), its wait. It has
+// no stdin.
+func (p *Process) Adopt(pid int, started time.Time, dropped int64, tail []byte, wait func() error, h Hooks) {
+	p.ring.skip(dropped)
+	p.out.Write(tail)
+	p.follow(pid, started, wait, h)
+}
+
+// Writer is where a command's output goes (for Adopt).
+func (p *Process) Writer() io.Writer { return p.out }
+
+func (p *Process) follow(pid int, started time.Time, wait func() error, h Hooks) {
 	p.mu.Lock()
-	p.pid, p.started, p.hooks = cmd.Process.Pid, time.Now(), h
+	p.pid, p.started, p.hooks = pid, started, h
 	p.mu.Unlock()
 	p.t.changed(p)
 	go func() {
-		err := cmd.Wait()
+		err := wait()
 		if h.KillTree != nil {
 			h.KillTree() // nothing it started outlives it
 		}
@@ -224,8 +242,34 @@ func (p *Process) Run(cmd *exec.Cmd, h Hooks) {
 
 func (t *Table) changed(p *Process) {
 	if t.onChange != nil {
-		t.onChange(p.Info())
+		t.onChange(p)
 	}
+}
+
+// Tail is the end of its output: its last lines, at most max bytes.
+func (p *Process) Tail(max int) string {
+	c := p.ring.Read(max64(0, p.ring.Total()-int64(max)), max)
+	text := string(c.Data)
+	if c.Next > int64(len(c.Data)) {
+		if i := strings.IndexByte(text, '\n'); i >= 0 && i < len(text)-1 {
+			text = text[i+1:] // from a line's start
+		}
+	}
+	return text
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// Killed says whether it was stopped (Kill), not ended on its own.
+func (p *Process) Killed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killing
 }
 
 // ID is the process's id.
@@ -295,6 +339,9 @@ func (p *Process) WaitOutput(ctx context.Context, since int64) {
 func (p *Process) Write(input string) (int, error) {
 	if !p.Running() {
 		return 0, errors.New("the process has ended")
+	}
+	if p.stdin == nil {
+		return 0, errors.New("it has no stdin (it was started in the foreground)")
 	}
 	return io.WriteString(p.stdin, input)
 }

@@ -66,6 +66,14 @@ func (r *Ring) Read(since int64, max int) Chunk {
 	return c
 }
 
+// skip counts n bytes as written and already dropped (output of a
+// command before the ring took it over).
+func (r *Ring) skip(n int64) {
+	r.mu.Lock()
+	r.total += n
+	r.mu.Unlock()
+}
+
 // Total is the bytes ever written.
 func (r *Ring) Total() int64 {
 	r.mu.Lock()

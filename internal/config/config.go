@@ -147,6 +147,10 @@ type Tools struct {
 	// OutputRingBytes is how much of each background process's output is
 	// kept in memory, the newest (0: 1 MiB); all of it goes to a file.
 	OutputRingBytes int `toml:"output_ring_bytes"`
+	// BackgroundAfterSecs is when a shell command given no timeout moves
+	// to the background instead of being killed (0: 120, the default
+	// timeout).
+	BackgroundAfterSecs int `toml:"background_after_secs"`
 }
 
 // Sandbox is the [sandbox] table.
@@ -789,6 +793,9 @@ func (c *Config) checkTools() error {
 	t := c.Tools
 	if t.MaxProcesses < 0 || t.MaxProcesses > 64 {
 		return fmt.Errorf("tools.max_processes = %d: want 1 to 64 (the daemon's limit), or 0 for 8", t.MaxProcesses)
+	}
+	if t.BackgroundAfterSecs < 0 || t.BackgroundAfterSecs > 3600 {
+		return fmt.Errorf("tools.background_after_secs = %d: want 1 to 3600, or 0 for 120", t.BackgroundAfterSecs)
 	}
 	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
 		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)

@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -144,5 +147,59 @@ func TestBackgroundProcessLimits(t *testing.T) {
 	run(`shell {"command":"sleep 300","background":true}`)
 	if out = run(`shell {"command":"sleep 300","background":true}`); !strings.Contains(out, "already runs 1 background processes, its limit ([tools] max_processes)") {
 		t.Fatalf("past the limit: %s", out)
+	}
+}
+
+// A background process that ends is told to every client
+// (process_update) and to the model, before its next call: here the
+// next turn's, the session being idle when it ended (no turn starts for
+// it).
+func TestProcessExitReachesClientsAndTheModel(t *testing.T) {
+	// It ends once the first turn is over (the test makes the file).
+	gate := filepath.Join(t.TempDir(), "go")
+	command := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo done-now; exit 3", gate)
+	args, _ := json.Marshal(map[string]any{"command": command, "background": true})
+	call := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"shell","arguments":` +
+		quote(string(args)) + `}}]}}]}`
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{
+		{call, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`},
+		{content("Started."), stop, `[DONE]`},
+		{content("Seen."), stop, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"m\"\n[agents.default]\nprovider = \"fake\"\nrisk = \"full\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`,"keep_siblings":true}`))
+	result(t, a.call("session/prompt", prompt(sid, "start it")))
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*peer{a, b} {
+		var states []string
+		for len(states) < 2 {
+			ev := p.until("process_update")
+			pr := ev["process"].(map[string]any)
+			states = append(states, pr["state"].(string))
+			if pr["state"] == "exited" && pr["exitCode"] != float64(3) {
+				t.Fatalf("the exit: %v", pr)
+			}
+		}
+		if strings.Join(states, " ") != "running exited" {
+			t.Fatalf("a client saw %v", states)
+		}
+	}
+	result(t, a.call("session/prompt", prompt(sid, "what happened?")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.bodies) != 3 {
+		t.Fatalf("%d model calls", len(fake.bodies))
+	}
+	told := fmt.Sprint(fake.bodies[2]["messages"])
+	if !strings.Contains(told, "exited with exit code 3; its last output:\ndone-now") || strings.Contains(fmt.Sprint(fake.bodies[1]["messages"]), "exited with") {
+		t.Fatalf("the model was told: %s", told)
 	}
 }

@@ -55,6 +55,7 @@ var Events = events(
 	HookEvent{},
 	QueueUpdateEvent{},
 	ToolProgressEvent{},
+	ProcessUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -145,6 +146,7 @@ func (HistoryTrimmedEvent) EventType() string    { return EventHistoryTrimmed }
 func (RewindEvent) EventType() string            { return EventRewind }
 func (HookEvent) EventType() string              { return EventHook }
 func (QueueUpdateEvent) EventType() string       { return EventQueueUpdate }
+func (ProcessUpdateEvent) EventType() string     { return EventProcessUpdate }
 func (ToolProgressEvent) EventType() string      { return EventToolProgress }
 
 // ToolProgressEvent is tool_progress: a running tool said how far it is
@@ -155,6 +157,27 @@ type ToolProgressEvent struct {
 	Progress   float64  `json:"progress"`
 	Total      *float64 `json:"total,omitempty"`
 	Message    string   `json:"message,omitempty"`
+}
+
+// ProcessUpdateEvent is process_update: a background process of the
+// session started or ended.
+type ProcessUpdateEvent struct {
+	Process ProcessInfo `json:"process"`
+}
+
+// ProcessInfo describes a background process.
+type ProcessInfo struct {
+	ID      string `json:"id"`
+	Command string `json:"command"`
+	Pid     int    `json:"pid"`
+	TTY     bool   `json:"tty"`
+	// State is running, exited, killed or lost.
+	State       string `json:"state"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Signal      string `json:"signal,omitempty"`
+	StartedAt   string `json:"startedAt"`
+	EndedAt     string `json:"endedAt,omitempty"`
+	OutputBytes int64  `json:"outputBytes"`
 }
 
 // QueueUpdateEvent is queue_update: the session's queue of prompts as it

@@ -357,6 +357,7 @@ const (
 	EventHook              = "hook"
 	EventQueueUpdate       = "queue_update"
 	EventToolProgress      = "tool_progress"
+	EventProcessUpdate     = "process_update"
 )
 
 // EventTypes lists every event type, for the capabilities (the order

@@ -71,7 +71,7 @@ func (s *Session) processes() *background.Table {
 			dir = filepath.Join(s.m.procDir, s.id)
 		}
 		t := s.m.conf().cfg.Tools
-		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, nil)
+		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, s.processChanged)
 	}
 	return s.procs
 }
@@ -247,4 +247,56 @@ func (s *Session) configResult() *protocol.SessionConfigureResult {
 		res.Sandbox, res.Network = sb.Mode, sb.Network
 	}
 	return res
+}
+
+// processChanged tells every client of a background process that
+// started or ended (process_update), and the model of one that ended on
+// its own: at its next call (Notices).
+func (s *Session) processChanged(p *background.Process) {
+	info := wireProcess(p.Info())
+	// The model's notice is kept before the clients hear of the exit: a
+	// prompt sent on hearing it finds the notice.
+	defer s.emit(protocol.ProcessUpdateEvent{Process: info})
+	if info.State != background.Exited || p.Killed() {
+		return
+	}
+	how := "exited"
+	switch {
+	case info.ExitCode != nil:
+		how = fmt.Sprintf("exited with exit code %d", *info.ExitCode)
+	case info.Signal != "":
+		how = "ended by " + info.Signal
+	}
+	text := fmt.Sprintf("[background process %s (%s) %s", info.ID, info.Command, how)
+	if tail := strings.TrimRight(p.Tail(2048), "\n"); tail != "" {
+		text += "; its last output:\n" + tail + "\n"
+	}
+	text += "]"
+	s.mu.Lock()
+	s.notices = append(s.notices, text)
+	s.mu.Unlock()
+}
+
+// Notices implements agent.Host: what the model must hear before its
+// next call (a background process that ended), taken once each.
+func (s *Session) Notices() []provider.Message {
+	s.mu.Lock()
+	ns := s.notices
+	s.notices = nil
+	s.mu.Unlock()
+	var out []provider.Message
+	for _, n := range ns {
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: n})
+	}
+	return out
+}
+
+// wireProcess is a process as the wire describes it.
+func wireProcess(i background.Info) protocol.ProcessInfo {
+	w := protocol.ProcessInfo{ID: i.ID, Command: i.Command, Pid: i.Pid, TTY: i.TTY, State: i.State, ExitCode: i.ExitCode,
+		Signal: i.Signal, StartedAt: i.StartedAt.Format(time.RFC3339Nano), OutputBytes: i.OutputBytes}
+	if i.EndedAt != nil {
+		w.EndedAt = i.EndedAt.Format(time.RFC3339Nano)
+	}
+	return w
 }

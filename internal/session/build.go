@@ -97,7 +97,8 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 		Shell: cmp.Or(l.cfg.Daemon.Shell, tool.ShellProgram), Now: time.Now()})
 	a := &agent.Agent{Provider: p, Model: ac.Model, System: sys.System, Risk: ac.Risk, MaxRequests: ac.MaxTurnRequests, MaxStopContinues: l.cfg.Daemon.MaxStopContinues,
 		MaxTokens: ac.MaxTokens, Reasoning: ac.Reasoning, Where: "agents." + alias,
-		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell, Gateway: m.gateway, Sandbox: l.sandbox}}
+		Commands: tool.Commands{Environ: l.environ, Umask: m.umask, Reaper: m.reaper, Shell: l.cfg.Daemon.Shell, Gateway: m.gateway, Sandbox: l.sandbox,
+			BackgroundAfter: time.Duration(l.cfg.Tools.BackgroundAfterSecs) * time.Second}}
 	pc := l.cfg.Providers[ac.Provider]
 	configured := p.Info().Model
 	a.Price = func(model string) (provider.Price, bool) { return provider.PriceFor(pc, cmp.Or(model, configured)) }

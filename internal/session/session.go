@@ -85,6 +85,7 @@ type Session struct {
 	mu        sync.Mutex
 	mcp       *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs     *background.Table // its background processes, once one started
+	notices   []string          // for the model's next call (Notices)
 	model     string            // the session's own model and risk ("": the agent's)
 	risk      string
 	reasoning string // the session's own reasoning level ("": the agent's)

@@ -756,6 +756,8 @@ func (m *tui) event(u update) tea.Cmd {
 		if e.Outcome != "ok" {
 			m.out.print(ch.dim(hookNote(e)))
 		}
+	case protocol.ProcessUpdateEvent:
+		m.out.print(ch.dim(processNote(e)))
 	case protocol.TurnCompleteEvent:
 		m.flush()
 		if m.other != "" {

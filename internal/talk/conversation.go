@@ -235,6 +235,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 			r.endLine()
 			r.note("%s\n", hookNote(e))
 		}
+	case protocol.ProcessUpdateEvent:
+		r.endLine()
+		r.note("%s\n", processNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -77,5 +77,20 @@ func hookNote(e protocol.HookEvent) string {
 	return s
 }
 
+// processNote says what became of a background process.
+func processNote(e protocol.ProcessUpdateEvent) string {
+	p := e.Process
+	s := fmt.Sprintf("  process %s (%s) %s", p.ID, mdterm.Safe(firstLines(p.Command, 1, 60)), p.State)
+	switch {
+	case p.State == "running":
+		s = fmt.Sprintf("  process %s (%s) started in the background, pid %d", p.ID, mdterm.Safe(firstLines(p.Command, 1, 60)), p.Pid)
+	case p.ExitCode != nil:
+		s += fmt.Sprintf(", exit code %d", *p.ExitCode)
+	case p.Signal != "":
+		s += ", " + p.Signal
+	}
+	return s
+}
+
 // timedOut is what an approval nobody answered in time says.
 const timedOut = "  (no answer in time: rejected)"

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +12,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/background"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
 
 const (
@@ -88,9 +90,26 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if env.Terminal != nil {
 		return inTerminal(ctx, env, a.Command, secs)
 	}
-	tctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-	defer cancel()
-	pc, err := env.prepare(tctx, a.Command)
+	// The command's own context: the call's cancellation ends it, and
+	// an explicit timeout; a command moved to the background leaves
+	// both behind (a context the call's end would cancel cannot be it).
+	cctx, cancelCmd := context.WithCancel(context.Background())
+	detach := context.AfterFunc(ctx, cancelCmd)
+	moved := false
+	defer func() {
+		if !moved {
+			detach()
+			cancelCmd()
+		}
+	}()
+	// A command given no timeout moves to the background at secs when
+	// the session keeps background processes; else it is killed then.
+	after := time.Duration(secs) * time.Second
+	canMove := a.TimeoutSecs <= 0 && env.Processes != nil
+	if canMove && env.BackgroundAfter > 0 {
+		after = env.BackgroundAfter
+	}
+	pc, err := env.prepare(cctx, a.Command)
 	if err != nil {
 		return errorf("%v", err)
 	}
@@ -111,13 +130,33 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return errorf("%v", err)
 	}
 	w.Close()
+	startedAt := time.Now()
 	untrack := pc.started(env)
+	sink := &switchWriter{w: out}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		io.Copy(out, r)
+		io.Copy(sink, r)
 	}()
-	err = cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timer := time.NewTimer(after)
+	timedOut := false
+	select {
+	case err = <-waited:
+	case <-timer.C:
+		if canMove {
+			if res, ok := moveToBackground(env, a.Command, cmd, startedAt, sink, out, waited, copied, r, untrack, cancelCmd); ok {
+				moved = true
+				detach()
+				return res
+			}
+		}
+		timedOut = true
+		cancelCmd() // the group: TERM, then KILL after the grace
+		err = <-waited
+	}
+	timer.Stop()
 	// Nothing the command started outlives it.
 	killGroup(cmd.Process.Pid)
 	select {
@@ -139,7 +178,7 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	switch {
 	case ctx.Err() != nil:
 		return Result{Output: text + "\n[cancelled]", IsError: true}
-	case tctx.Err() != nil:
+	case timedOut:
 		return Result{Output: text + fmt.Sprintf("\n[timed out after %d s]", secs), IsError: true}
 	}
 	var ee *exec.ExitError
@@ -258,6 +297,59 @@ func inTerminal(ctx context.Context, env *Env, command string, secs int) Result 
 		text = "(no output)"
 	}
 	return Result{Output: text}
+}
+
+// switchWriter passes a command's output to w, which a move to the
+// background changes, with nothing lost between.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// moveToBackground makes a foreground command that ran past its time a
+// background process of the session: what it printed so far is kept, it
+// goes on printing into the process's ring, and the call answers with
+// its id. It fails (the command is then killed, as a timeout) when the
+// session cannot take one more.
+func moveToBackground(env *Env, command string, cmd *exec.Cmd, startedAt time.Time, sink *switchWriter, out *tailBuffer,
+	waited <-chan error, copied <-chan struct{}, r *os.File, untrack, cancelCmd func()) (Result, bool) {
+	bp, err := env.Processes.New(command)
+	if err != nil {
+		return Result{}, false
+	}
+	sink.mu.Lock()
+	tail, dropped := out.String(), out.dropped
+	sink.w = bp.Writer()
+	sink.mu.Unlock()
+	pid := cmd.Process.Pid
+	bp.Adopt(pid, startedAt, int64(dropped), []byte(tail), func() error {
+		err := <-waited
+		killGroup(pid) // nothing it started outlives it
+		select {
+		case <-copied:
+		case <-time.After(KillGrace):
+		}
+		r.Close()
+		<-copied
+		return err
+	}, background.Hooks{
+		Signal:   func(sig os.Signal) error { return signalGroup(pid, sig) },
+		KillTree: func() { killGroup(pid) },
+		Ended:    func() { untrack(); cancelCmd() },
+	})
+	secs := int(time.Since(startedAt).Seconds())
+	text := tail
+	if dropped > 0 {
+		text = fmt.Sprintf("[%d bytes of output dropped; the last %d follow]\n", dropped, shellOutputCap) + text
+	}
+	return Result{Output: text + fmt.Sprintf("\n[still running after %d s: moved to the background as %s (pid %d); read it with process_output {\"id\":%q, \"since\":%d}, wait with process_wait, stop it with process_kill]",
+		secs, bp.ID(), pid, bp.ID(), dropped+len(tail))}, true
 }
 
 // tailBuffer keeps the last max bytes written to it.

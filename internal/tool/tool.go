@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -159,6 +160,9 @@ type Commands struct {
 	// Processes are the session's background processes (nil: none can
 	// be started).
 	Processes *background.Table
+	// BackgroundAfter is when a command given no timeout moves to the
+	// background (0: at the default timeout).
+	BackgroundAfter time.Duration
 	// Reaper records running commands' process groups, so a daemon that
 	// dies does not leave them running (nil: not recorded).
 	Reaper *Reaper

@@ -780,6 +780,13 @@ class SessionView {
         break;
       }
       case 'queue_update': this.showQueue(u.items || []); break;
+      case 'process_update': {
+        const p = u.process || {};
+        const how = p.state === 'running' ? 'started in the background, pid ' + p.pid : p.state + (typeof p.exitCode === 'number' ? ', exit code ' + p.exitCode : p.signal ? ', ' + p.signal : '');
+        this.log.append(el('div', { class: 'turn-note process small muted', text: 'process ' + p.id + ' (' + (p.command || '') + ') ' + how }));
+        this.scroll();
+        break;
+      }
       case 'approval_resolved': {
         const a = this.approvals.get(u.requestId);
         if (!a) break;
