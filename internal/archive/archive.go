@@ -39,6 +39,7 @@ type Live struct {
 	State         string
 	RunningTurnID string
 	Attached      []protocol.AttachedClient
+	Processes     []protocol.ProcessInfo
 }
 
 // ErrNotFound: no session (or event) of that id is stored.
@@ -121,6 +122,11 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 	if l, live := m.Live(r.ID); live {
 		info.Live = true
 		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
+		for _, p := range l.Processes {
+			if p.State == "running" {
+				info.Processes = append(info.Processes, p)
+			}
+		}
 	}
 	return info
 }

@@ -203,3 +203,39 @@ func TestProcessExitReachesClientsAndTheModel(t *testing.T) {
 		t.Fatalf("the model was told: %s", told)
 	}
 }
+
+// A client sees and drives the agent's background processes:
+// process/list, session/get, process/write, process/output, process/kill.
+func TestProcessMethods(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	result(t, a.call("session/prompt", prompt(sid, `/tool shell {"command":"read -r x; echo got $x","background":true}`)))
+	list := result(t, a.call("process/list", `{"sessionId":`+quote(sid)+`}`))["processes"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["state"] != "running" {
+		t.Fatalf("process/list: %v", list)
+	}
+	id := list[0].(map[string]any)["id"].(string)
+	if ps, _ := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))["processes"].([]any); len(ps) != 1 {
+		t.Fatalf("session/get's processes: %v", ps)
+	}
+	ref := `"sessionId":` + quote(sid) + `,"id":` + quote(id)
+	if w := result(t, a.call("process/write", `{`+ref+`,"input":"hi\n"}`)); w["written"] != float64(3) {
+		t.Fatalf("process/write: %v", w)
+	}
+	for ev := a.until("process_update"); ev["process"].(map[string]any)["state"] != "exited"; ev = a.until("process_update") {
+	}
+	out := result(t, a.call("process/output", `{`+ref+`}`))
+	if out["output"] != "got hi\n" || out["state"] != "exited" || out["exitCode"] != float64(0) || out["next"] != float64(7) || out["dropped"] != float64(0) {
+		t.Fatalf("process/output: %v", out)
+	}
+	if k := result(t, a.call("process/kill", `{`+ref+`}`)); k["killed"] != false {
+		t.Fatalf("process/kill of an ended process: %v", k)
+	}
+	if e := a.call("process/output", `{"sessionId":`+quote(sid)+`,"id":"p_none"}`); e["error"] == nil || !strings.Contains(fmt.Sprint(e["error"]), "no process p_none") {
+		t.Fatalf("an unknown id: %v", e)
+	}
+	if ps := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))["processes"]; ps != nil {
+		t.Fatalf("session/get lists an ended process: %v", ps)
+	}
+}

@@ -307,6 +307,10 @@ const (
 	MethodSessionQueue       = "session/queue"
 	MethodSessionQueueRemove = "session/queue/remove"
 	MethodSessionQueueClear  = "session/queue/clear"
+	MethodProcessList        = "process/list"
+	MethodProcessOutput      = "process/output"
+	MethodProcessKill        = "process/kill"
+	MethodProcessWrite       = "process/write"
 	MethodSessionQueueSteer  = "session/queue/steer"
 	MethodSessionMCP         = "session/mcp"
 	MethodPermissionsList    = "permissions/list"
@@ -647,6 +651,8 @@ type SessionInfo struct {
 	RunningTurnID string `json:"runningTurnId,omitempty"`
 	// Attached lists the clients attached to a live session.
 	Attached []AttachedClient `json:"attached,omitempty"`
+	// Processes are the background processes running in a live session.
+	Processes []ProcessInfo `json:"processes,omitempty"`
 }
 
 // AttachedClient is a client attached to a session.
@@ -950,6 +956,60 @@ type SessionQueueResult struct {
 	Items     []QueueItem `json:"items"`
 	// Removed counts the prompts removed (remove, clear).
 	Removed int `json:"removed,omitempty"`
+}
+
+// ProcessListResult is process/list's answer: the session's background
+// processes, the oldest first.
+type ProcessListResult struct {
+	Processes []ProcessInfo `json:"processes"`
+}
+
+// ProcessOutputParams are process/output's params.
+type ProcessOutputParams struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"`
+	// Since is the offset to read from (0: the start).
+	Since int64 `json:"since,omitempty"`
+	// MaxBytes bounds the read (0: 64 KiB, also the most).
+	MaxBytes int `json:"maxBytes,omitempty"`
+}
+
+// ProcessOutputResult is process/output's answer.
+type ProcessOutputResult struct {
+	Output string `json:"output"`
+	// Next is the offset to read from next.
+	Next int64 `json:"next"`
+	// Dropped is how many bytes between since and the oldest kept are
+	// gone (0 when since is still kept).
+	Dropped  int64  `json:"dropped"`
+	State    string `json:"state"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+}
+
+// ProcessKillParams are process/kill's params.
+type ProcessKillParams struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"`
+	// Signal is TERM (the default), KILL, INT or HUP.
+	Signal string `json:"signal,omitempty"`
+}
+
+// ProcessKillResult is process/kill's answer: killed is false when it
+// had already ended.
+type ProcessKillResult struct {
+	Killed bool `json:"killed"`
+}
+
+// ProcessWriteParams are process/write's params.
+type ProcessWriteParams struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"`
+	Input     string `json:"input"`
+}
+
+// ProcessWriteResult is process/write's answer.
+type ProcessWriteResult struct {
+	Written int `json:"written"`
 }
 
 // SessionQueueRemoveParams are session/queue/remove's.

@@ -366,6 +366,26 @@ func (b *binding) sessionQueue(_ context.Context, p *protocol.SessionRef) (*prot
 	return b.srv.sessions.Queue(b.client, p.SessionID)
 }
 
+// processList serves process/list.
+func (b *binding) processList(_ context.Context, p *protocol.SessionRef) (*protocol.ProcessListResult, error) {
+	return b.srv.sessions.ProcessList(b.client, p.SessionID)
+}
+
+// processOutput serves process/output.
+func (b *binding) processOutput(_ context.Context, p *protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
+	return b.srv.sessions.ProcessOutput(b.client, *p)
+}
+
+// processKill serves process/kill.
+func (b *binding) processKill(_ context.Context, p *protocol.ProcessKillParams) (*protocol.ProcessKillResult, error) {
+	return b.srv.sessions.ProcessKill(b.client, *p)
+}
+
+// processWrite serves process/write.
+func (b *binding) processWrite(_ context.Context, p *protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
+	return b.srv.sessions.ProcessWrite(b.client, *p)
+}
+
 // sessionQueueRemove serves session/queue/remove.
 func (b *binding) sessionQueueRemove(_ context.Context, p *protocol.SessionQueueRemoveParams) (*protocol.SessionQueueResult, error) {
 	if p.ID == "" {

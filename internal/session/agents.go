@@ -300,3 +300,97 @@ func wireProcess(i background.Info) protocol.ProcessInfo {
 	}
 	return w
 }
+
+// process finds a background process of session id (c's).
+func (m *Manager) process(c *Client, id, pid string) (*background.Process, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	var p *background.Process
+	if t != nil {
+		p = t.Get(pid)
+	}
+	if p == nil {
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no process %s in this session (process/list lists them)", pid)}
+	}
+	return p, nil
+}
+
+// ProcessList serves process/list.
+func (m *Manager) ProcessList(c *Client, id string) (*protocol.ProcessListResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ProcessListResult{Processes: s.processInfos()}, nil
+}
+
+// processInfos describes the session's background processes.
+func (s *Session) processInfos() []protocol.ProcessInfo {
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	out := []protocol.ProcessInfo{}
+	if t != nil {
+		for _, i := range t.List() {
+			out = append(out, wireProcess(i))
+		}
+	}
+	return out
+}
+
+// processOutputMax bounds a read of process/output.
+const processOutputMax = 64 << 10
+
+// ProcessOutput serves process/output.
+func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
+	if p.Since < 0 || p.MaxBytes < 0 {
+		return nil, &protocol.ParamsError{Field: "since", Reason: "since and maxBytes may not be negative"}
+	}
+	bp, err := m.process(c, p.SessionID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	max := p.MaxBytes
+	if max == 0 || max > processOutputMax {
+		max = processOutputMax
+	}
+	o := bp.Output(p.Since, max)
+	return &protocol.ProcessOutputResult{Output: string(o.Data), Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}, nil
+}
+
+// ProcessKill serves process/kill: TERM (or the signal named) to its
+// group, then KILL after the shell tool's grace; it answers once the
+// process has ended.
+func (m *Manager) ProcessKill(c *Client, p protocol.ProcessKillParams) (*protocol.ProcessKillResult, error) {
+	bp, err := m.process(c, p.SessionID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := tool.SignalNamed(p.Signal)
+	if err != nil {
+		return nil, &protocol.ParamsError{Field: "signal", Reason: err.Error()}
+	}
+	if !bp.Running() {
+		return &protocol.ProcessKillResult{Killed: false}, nil
+	}
+	bp.Kill(sig, tool.KillGrace)
+	return &protocol.ProcessKillResult{Killed: true}, nil
+}
+
+// ProcessWrite serves process/write: a client types into a process.
+func (m *Manager) ProcessWrite(c *Client, p protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
+	bp, err := m.process(c, p.SessionID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	n, err := bp.Write(p.Input)
+	if err != nil {
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("%s: %v", p.ID, err)}
+	}
+	return &protocol.ProcessWriteResult{Written: n}, nil
+}

@@ -680,7 +680,7 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 	if !live {
 		return archive.Live{}, false
 	}
-	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached()}, true
+	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached(), Processes: s.processInfos()}, true
 }
 
 // lookup returns a live session c is attached to.

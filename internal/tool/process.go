@@ -234,7 +234,7 @@ func (processKill) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	if bad != nil {
 		return *bad
 	}
-	sig, err := signalNamed(a.Signal)
+	sig, err := SignalNamed(a.Signal)
 	if err != nil {
 		return errorf("%v", err)
 	}

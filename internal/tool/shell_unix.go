@@ -49,8 +49,8 @@ func signalGroup(pgid int, sig os.Signal) error {
 	return syscall.Kill(-pgid, s)
 }
 
-// signalNamed is the signal process_kill names ("": TERM).
-func signalNamed(name string) (os.Signal, error) {
+// SignalNamed is the signal process_kill names ("": TERM).
+func SignalNamed(name string) (os.Signal, error) {
 	switch strings.TrimPrefix(strings.ToUpper(name), "SIG") {
 	case "", "TERM":
 		return syscall.SIGTERM, nil

@@ -90,8 +90,8 @@ func signalGroup(pid int, _ os.Signal) error {
 	return nil
 }
 
-// signalNamed: every signal ends the process tree here (nil: no grace).
-func signalNamed(name string) (os.Signal, error) {
+// SignalNamed: every signal ends the process tree here (nil: no grace).
+func SignalNamed(name string) (os.Signal, error) {
 	switch strings.TrimPrefix(strings.ToUpper(name), "SIG") {
 	case "", "TERM", "KILL", "INT", "HUP":
 		return nil, nil
