@@ -193,6 +193,11 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		// not enter the transcript it never answered.
 		return Outcome{StopReason: StopBudget, Notice: over}
 	}
+	// What happened while the session was idle (a background process
+	// that ended) comes before the prompt, as it did.
+	for _, m := range h.Notices() {
+		h.Record(m)
+	}
 	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
@@ -312,7 +317,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 				var decision string
 				r, decision = a.call(ctx, h, env, g, call)
 				metrics.ToolCall(toolLabel(byName, call.Name), decision)
-				h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError})
+				h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError, Details: r.Details})
 			}
 			m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
 			for _, im := range r.Images {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,8 +45,11 @@ type Table struct {
 	mu     sync.Mutex
 	procs  map[string]*Process
 	closed bool
-	// onChange, when set, hears of each process started and ended.
+	// onChange, when set, hears of each process started and ended;
+	// detached, what it would have heard waits in pending (Reattach).
 	onChange func(*Process)
+	detached bool
+	pending  []*Process
 }
 
 // NewTable makes a table whose output files go in dir; ringBytes and max
@@ -83,6 +87,13 @@ type Process struct {
 	file    *os.File
 	out     io.Writer // the ring and the file
 
+	tty  bool
+	term *os.File // its terminal's master side (AttachTTY)
+	// reader is the read end of its output (a pipe, or a terminal's
+	// master side); copied is closed once all of it has been read.
+	reader io.Closer
+	copied chan struct{}
+
 	mu      sync.Mutex
 	pid     int
 	stdin   io.WriteCloser
@@ -94,6 +105,7 @@ type Process struct {
 	killing bool
 	done    chan struct{}
 	hooks   Hooks
+	seen    atomic.Bool // the model read its end (MarkSeen)
 }
 
 // Hooks are how a process is stopped: the platform's, its caller's.
@@ -161,11 +173,17 @@ func (p *Process) Attach(cmd *exec.Cmd) (io.Closer, error) {
 	}
 	cmd.Stdout, cmd.Stderr = w, w
 	p.stdin = in
-	go func() {
-		io.Copy(p.out, r)
-		r.Close()
-	}()
+	p.read(r)
 	return w, nil
+}
+
+// read copies its output from r until r ends.
+func (p *Process) read(r io.ReadCloser) {
+	p.reader, p.copied = r, make(chan struct{})
+	go func() {
+		defer close(p.copied)
+		io.Copy(p.out, r) // a terminal's master side ends with EIO
+	}()
 }
 
 // Abort releases a process whose command did not start.
@@ -208,6 +226,16 @@ func (p *Process) follow(pid int, started time.Time, wait func() error, h Hooks)
 		if h.KillTree != nil {
 			h.KillTree() // nothing it started outlives it
 		}
+		if p.copied != nil {
+			// All it printed is read before it is said to have ended
+			// (bounded: a child that left its group may hold the pipe).
+			select {
+			case <-p.copied:
+			case <-time.After(2 * time.Second):
+			}
+			p.reader.Close()
+			<-p.copied
+		}
 		p.mu.Lock()
 		p.ended = time.Now()
 		var ee *exec.ExitError
@@ -241,9 +269,94 @@ func (p *Process) follow(pid int, started time.Time, wait func() error, h Hooks)
 }
 
 func (t *Table) changed(p *Process) {
-	if t.onChange != nil {
-		t.onChange(p)
+	t.record(p.Info())
+	t.mu.Lock()
+	fn := t.onChange
+	if t.detached {
+		t.pending = append(t.pending, p)
+		fn = nil
 	}
+	t.mu.Unlock()
+	if fn != nil {
+		fn(p)
+	}
+}
+
+// Detach stops telling onChange (its session is closed while its
+// processes run on): what it would have heard is kept for Reattach.
+func (t *Table) Detach() {
+	t.mu.Lock()
+	t.detached = true
+	t.mu.Unlock()
+}
+
+// Reattach tells onChange from now on (the session is open again), and
+// first of each change it missed.
+func (t *Table) Reattach(onChange func(*Process)) {
+	t.mu.Lock()
+	t.onChange, t.detached = onChange, false
+	missed := t.pending
+	t.pending = nil
+	t.mu.Unlock()
+	for _, p := range missed {
+		onChange(p)
+	}
+}
+
+// Running counts the processes that still run.
+func (t *Table) Running() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, p := range t.procs {
+		if p.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// record writes what a process is now beside its output (<id>.json): a
+// daemon that dies leaves the record of a running process, which the
+// next one reports lost (Lost).
+func (t *Table) record(i Info) {
+	if t.dir == "" {
+		return
+	}
+	b, _ := json.Marshal(i)
+	tmp := filepath.Join(t.dir, i.ID+".json.tmp")
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		os.Rename(tmp, filepath.Join(t.dir, i.ID+".json"))
+	}
+}
+
+// LostIn reports the processes recorded in dir as running that are not
+// in live (nil: none): a daemon that ended without ending them ran them
+// (its kill -9, a crash). Each is recorded lost, once.
+func LostIn(dir string, live *Table) []Info {
+	names, _ := filepath.Glob(filepath.Join(dir, "p_*.json"))
+	var out []Info
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		var i Info
+		if err != nil || json.Unmarshal(b, &i) != nil || i.State != Running {
+			continue
+		}
+		if live != nil && live.Get(i.ID) != nil {
+			continue
+		}
+		now := time.Now().UTC()
+		i.State, i.EndedAt = Lost, &now
+		if fi, err := os.Stat(filepath.Join(dir, i.ID+".log")); err == nil {
+			i.OutputBytes = max(i.OutputBytes, fi.Size())
+		}
+		b, _ = json.Marshal(i)
+		if os.WriteFile(name, b, 0o600) == nil {
+			out = append(out, i)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].StartedAt.Before(out[b].StartedAt) })
+	return out
 }
 
 // Tail is the end of its output: its last lines, at most max bytes.
@@ -292,7 +405,7 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Info() Info {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i := Info{ID: p.id, Command: p.command, Pid: p.pid, State: p.state, ExitCode: p.code, Signal: p.signal,
+	i := Info{ID: p.id, Command: p.command, Pid: p.pid, TTY: p.tty, State: p.state, ExitCode: p.code, Signal: p.signal,
 		StartedAt: p.started.UTC(), OutputBytes: p.ring.Total()}
 	if !p.ended.IsZero() {
 		e := p.ended.UTC()
@@ -345,6 +458,20 @@ func (p *Process) Write(input string) (int, error) {
 	}
 	return io.WriteString(p.stdin, input)
 }
+
+// MarkSeen records that the model read that it ended (a read that said
+// so): it need not be told again.
+func (p *Process) MarkSeen() {
+	if !p.Running() {
+		p.seen.Store(true)
+	}
+}
+
+// Seen says whether MarkSeen was called after it ended.
+func (p *Process) Seen() bool { return p.seen.Load() }
+
+// TTY says whether it runs under a terminal (AttachTTY).
+func (p *Process) TTY() bool { return p.tty }
 
 // Kill stops it: sig (nil: SIGTERM where there is one) to its group, and
 // after grace what is left is killed. It returns once it has ended.

@@ -137,4 +137,14 @@ func TestBackgroundProcessesDieWithTheDaemon(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // /proc has no event to wait on
 	}
 	t.Logf("every background process ended %v after the daemon's kill -9", time.Since(killed).Round(time.Millisecond))
+
+	// The next daemon says in the session's history that they were lost.
+	startDaemon(t, env)
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "bg-kill", "hello again"); code != 0 {
+		t.Fatalf("resuming: %d %q %q", code, out, errs)
+	}
+	code, out, errs := runCLI(t, env, "", "sessions", "export", "bg-kill")
+	if code != 0 || strings.Count(out, ") lost") != 2 {
+		t.Fatalf("the export does not say both processes were lost: %d %q %q", code, out, errs)
+	}
 }

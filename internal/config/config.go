@@ -151,6 +151,15 @@ type Tools struct {
 	// to the background instead of being killed (0: 120, the default
 	// timeout).
 	BackgroundAfterSecs int `toml:"background_after_secs"`
+	// WakeOnExit: a background process that ends on its own while its
+	// session is idle starts a turn that tells the model (false: the
+	// model hears of it at the session's next turn).
+	WakeOnExit bool `toml:"wake_on_exit"`
+	// KeepProcessesOnClose: session/close leaves a session's background
+	// processes running (a later session/new finds them); false ends
+	// them with the session. Deleting the session, or stopping the
+	// daemon, ends them always.
+	KeepProcessesOnClose bool `toml:"keep_processes_on_close"`
 }
 
 // Sandbox is the [sandbox] table.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Background processes through the tools, as a model calls them (the
@@ -23,20 +24,7 @@ func TestBackgroundProcesses(t *testing.T) {
 	r := startWith(t, echoAgent+`risk = "full"`+"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
-	// run makes one call and returns what the tool answered, whole (the
-	// echo model's reply shortens it).
-	run := func(line string) string {
-		t.Helper()
-		result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
-		evs := a.snapshot()
-		for i := len(evs) - 1; i >= 0; i-- {
-			if evs[i]["type"] == "tool_result" {
-				return evs[i]["rawOutput"].(string)
-			}
-		}
-		t.Fatalf("no tool_result for %s", line)
-		return ""
-	}
+	run := func(line string) string { t.Helper(); return toolResult(t, a, sid, line)["rawOutput"].(string) }
 	started := regexp.MustCompile(`started (p_[0-9a-f]+) \(pid (\d+)\)`)
 	start := func(command string) (string, int) {
 		t.Helper()
@@ -108,6 +96,100 @@ func TestBackgroundProcesses(t *testing.T) {
 	}
 }
 
+// toolResult makes one tool call (the echo model's /tool line) in a turn
+// of its own and returns its tool_result, whole (the echo model's reply
+// shortens it).
+func toolResult(t *testing.T, a *peer, sid, line string) map[string]any {
+	t.Helper()
+	result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
+	evs := a.snapshot()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i]["type"] == "tool_result" {
+			return evs[i]
+		}
+	}
+	t.Fatalf("no tool_result for %s", line)
+	return nil
+}
+
+// Programs that need a terminal run under one (shell tty): it is a
+// terminal to them, a password typed is not echoed, a resize is seen, a
+// Ctrl-C is the program's to handle (the sandbox's supervisor does not
+// take it for a stop), and a foreground terminal command's result is
+// plain text. The tools' details carry the structured fields.
+func TestInteractiveTerminals(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	run := func(line string) string { t.Helper(); return toolResult(t, a, sid, line)["rawOutput"].(string) }
+
+	script := `[ -t 0 ] && [ -t 1 ] && echo "is a tty: $TERM"; tput cols; read -r -s -p "Password: " pw; echo; echo "got ${#pw} chars"; read -r _; tput cols`
+	res := toolResult(t, a, sid, fmt.Sprintf(`shell {"command":%q,"background":true,"tty":true}`, script))
+	var d struct {
+		Process struct {
+			ID    string
+			Pid   int
+			TTY   bool
+			State string
+		}
+	}
+	if b, _ := json.Marshal(res["details"]); json.Unmarshal(b, &d) != nil || d.Process.ID == "" || !d.Process.TTY || d.Process.State != "running" || d.Process.Pid == 0 {
+		t.Fatalf("the start's details: %v (%s)", res["details"], res["rawOutput"])
+	}
+	id := d.Process.ID
+	out := run(fmt.Sprintf(`process_wait {"id":%q,"until":"Password: $","timeout_secs":60,"plain_text":true}`, id))
+	if !strings.Contains(out, "is a tty: xterm-256color\n120\nPassword: ") || !strings.Contains(out, `[the output matched "Password: $"]`) {
+		t.Fatalf("before the password: %q", out)
+	}
+	run(fmt.Sprintf(`process_write {"id":%q,"input":"hunter2\r"}`, id))
+	out = run(fmt.Sprintf(`process_wait {"id":%q,"until":"got \\d+ chars","timeout_secs":60,"plain_text":true}`, id))
+	if !strings.Contains(out, "got 7 chars") || strings.Contains(out, "hunter2") {
+		t.Fatalf("after the password (it must not be echoed): %q", out)
+	}
+	if out = run(fmt.Sprintf(`process_resize {"id":%q,"cols":132,"rows":50}`, id)); !strings.Contains(out, "132x50") {
+		t.Fatalf("resize: %s", out)
+	}
+	run(fmt.Sprintf(`process_write {"id":%q,"input":"\r"}`, id))
+	res = toolResult(t, a, sid, fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":60}`, id))
+	if out = res["rawOutput"].(string); !strings.Contains(out, "\r\n132\r\n") || !strings.Contains(out, "exited with exit code 0") {
+		t.Fatalf("after the resize (the terminal's bytes, CRLF): %q", out)
+	}
+	if det := res["details"].(map[string]any); det["next"] == nil || det["dropped"] != float64(0) || det["process"].(map[string]any)["exitCode"] != float64(0) {
+		t.Fatalf("the wait's details: %v", det)
+	}
+
+	// Ctrl-C reaches the program, which handles it and goes on past the
+	// grace a stop would have given it.
+	py := `python3 -u -c 'import time,sys
+try:
+    print("ready"); time.sleep(300)
+except KeyboardInterrupt:
+    print("caught"); sys.stdin.readline(); print("still here")'`
+	id = regexp.MustCompile(`p_[0-9a-f]+`).FindString(run(fmt.Sprintf(`shell {"command":%q,"background":true,"tty":true}`, py)))
+	run(fmt.Sprintf(`process_wait {"id":%q,"until":"ready","timeout_secs":60}`, id))
+	run(fmt.Sprintf(`process_write {"id":%q,"input":"\u0003"}`, id))
+	if out = run(fmt.Sprintf(`process_wait {"id":%q,"until":"caught","timeout_secs":60}`, id)); !strings.Contains(out, "caught") {
+		t.Fatalf("Ctrl-C: %q", out)
+	}
+	if out = run(fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":3}`, id)); !strings.Contains(out, "still running after 3 s") {
+		t.Fatalf("a handled Ctrl-C ended the program: %q", out)
+	}
+	run(fmt.Sprintf(`process_write {"id":%q,"input":"\r"}`, id))
+	if out = run(fmt.Sprintf(`process_wait {"id":%q,"timeout_secs":60,"plain_text":true}`, id)); !strings.Contains(out, "still here") || !strings.Contains(out, "exited with exit code 0") {
+		t.Fatalf("after Ctrl-C: %q", out)
+	}
+
+	// In the foreground: the terminal's text, without its escapes.
+	if out = run(`shell {"command":"[ -t 1 ] && printf '\\033[31mred\\033[0m and plain\\n'","tty":true}`); out != "red and plain" {
+		t.Fatalf("a foreground terminal command: %q", out)
+	}
+	// A process without a terminal cannot be resized.
+	id = regexp.MustCompile(`p_[0-9a-f]+`).FindString(run(`shell {"command":"sleep 300","background":true}`))
+	if out = run(fmt.Sprintf(`process_resize {"id":%q,"cols":100,"rows":30}`, id)); !strings.Contains(out, "does not run under a terminal") {
+		t.Fatalf("resizing a pipe: %s", out)
+	}
+}
+
 // alive says whether pid runs (a zombie does not).
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
@@ -123,18 +205,7 @@ func TestBackgroundProcessLimits(t *testing.T) {
 	r := startWith(t, echoAgent+`risk = "full"`+"\n[tools]\nmax_processes = 1\noutput_ring_bytes = 4096\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
-	run := func(line string) string {
-		t.Helper()
-		result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
-		evs := a.snapshot()
-		for i := len(evs) - 1; i >= 0; i-- {
-			if evs[i]["type"] == "tool_result" {
-				return evs[i]["rawOutput"].(string)
-			}
-		}
-		t.Fatalf("no tool_result for %s", line)
-		return ""
-	}
+	run := func(line string) string { t.Helper(); return toolResult(t, a, sid, line)["rawOutput"].(string) }
 	out := run(`shell {"command":"head -c 10000 /dev/zero | tr '\\0' x; echo; echo end","background":true}`)
 	id := regexp.MustCompile(`p_[0-9a-f]+`).FindString(out)
 	if id == "" {
@@ -237,5 +308,99 @@ func TestProcessMethods(t *testing.T) {
 	}
 	if ps := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))["processes"]; ps != nil {
 		t.Fatalf("session/get lists an ended process: %v", ps)
+	}
+}
+
+// processUpdate waits for the process_update that says id is in state.
+func processUpdate(t *testing.T, a *peer, id, state string) map[string]any {
+	t.Helper()
+	for {
+		p := a.until("process_update")["process"].(map[string]any)
+		if p["id"] == id && p["state"] == state {
+			return p
+		}
+	}
+}
+
+// waitGone waits until pid no longer runs (a pass over /proc each look:
+// there is no event to wait on).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// [tools] keep_processes_on_close: a closed session's processes run on;
+// what they did meanwhile is told when the session is open again, where
+// they are driven as before; deleting the closed session ends them.
+func TestProcessesRunOnAfterClose(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[tools]\nkeep_processes_on_close = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	gate := filepath.Join(t.TempDir(), "go")
+	start := func(a *peer, command string) (string, int) {
+		t.Helper()
+		d := toolResult(t, a, sid, fmt.Sprintf(`shell {"command":%q,"background":true}`, command))["details"].(map[string]any)["process"].(map[string]any)
+		return d["id"].(string), int(d["pid"].(float64))
+	}
+	reader, readerPid := start(a, `read -r x; echo "got $x"`)
+	gated, gatedPid := start(a, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo gated-done", gate))
+	result(t, a.call("session/close", `{"sessionId":`+quote(sid)+`}`))
+	if !alive(readerPid) || !alive(gatedPid) {
+		t.Fatalf("the processes ended with the session's close")
+	}
+	os.WriteFile(gate, nil, 0o600)
+	waitGone(t, gatedPid) // it ends while its session is closed
+
+	b := connect(t, r.dirs.Endpoint, "")
+	result(t, b.call("session/new", `{"sessionId":`+quote(sid)+`}`))
+	if p := processUpdate(t, b, gated, "exited"); p["exitCode"] != float64(0) {
+		t.Fatalf("the end it had while closed: %v", p)
+	}
+	list := result(t, b.call("process/list", `{"sessionId":`+quote(sid)+`}`))["processes"].([]any)
+	if len(list) != 2 || list[0].(map[string]any)["state"] != "running" || list[1].(map[string]any)["state"] != "exited" {
+		t.Fatalf("process/list after the reopen: %v", list)
+	}
+	result(t, b.call("process/write", `{"sessionId":`+quote(sid)+`,"id":`+quote(reader)+`,"input":"again\n"}`))
+	processUpdate(t, b, reader, "exited")
+	if o := result(t, b.call("process/output", `{"sessionId":`+quote(sid)+`,"id":`+quote(reader)+`}`)); o["output"] != "got again\n" {
+		t.Fatalf("the kept process's output: %v", o)
+	}
+
+	// Closed again with one running, then deleted: it ends.
+	_, sleeper := start(b, "sleep 300")
+	result(t, b.call("session/close", `{"sessionId":`+quote(sid)+`}`))
+	if !alive(sleeper) {
+		t.Fatalf("the process ended with the second close")
+	}
+	result(t, b.call("session/delete", `{"sessionId":`+quote(sid)+`}`))
+	if alive(sleeper) {
+		t.Errorf("pid %d runs on after its closed session's delete", sleeper)
+	}
+}
+
+// [tools] wake_on_exit: a process that ends while its session is idle
+// starts a turn that tells the model.
+func TestWakeOnExit(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[tools]\nwake_on_exit = true\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	gate := filepath.Join(t.TempDir(), "go")
+	out := toolResult(t, a, sid, fmt.Sprintf(`shell {"command":"while [ ! -e %s ]; do sleep 0.05; done; echo finished; exit 4","background":true}`, gate))["rawOutput"].(string)
+	id := regexp.MustCompile(`p_[0-9a-f]+`).FindString(out)
+	os.WriteFile(gate, nil, 0o600)
+	um := a.until("user_message")
+	for um["clientId"] != nil {
+		um = a.until("user_message") // the prompts'
+	}
+	if text := um["text"].(string); !strings.Contains(text, id) || !strings.Contains(text, "exited with exit code 4") || !strings.Contains(text, "finished") {
+		t.Fatalf("the turn the exit started: %v", um)
+	}
+	if tc := a.until("turn_complete"); tc["outcome"] != "completed" || !strings.Contains(fmt.Sprint(tc["content"]), "exit code 4") {
+		t.Fatalf("its end: %v", tc)
 	}
 }

@@ -267,6 +267,9 @@ type ToolResultEvent struct {
 	Name       string `json:"name"`
 	RawOutput  string `json:"rawOutput"`
 	IsError    bool   `json:"isError"`
+	// Details are the call's structured fields, where a tool has them
+	// for clients (a background process's: ProcessDetails).
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // ApprovalRequestEvent is approval_request: the daemon waits for a

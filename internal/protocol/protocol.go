@@ -972,6 +972,9 @@ type ProcessOutputParams struct {
 	Since int64 `json:"since,omitempty"`
 	// MaxBytes bounds the read (0: 64 KiB, also the most).
 	MaxBytes int `json:"maxBytes,omitempty"`
+	// PlainText removes a terminal's escape sequences from the output
+	// (next still counts the terminal's bytes).
+	PlainText bool `json:"plainText,omitempty"`
 }
 
 // ProcessOutputResult is process/output's answer.

@@ -47,7 +47,20 @@ func run(p Policy, argv []string) int {
 		}
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+		// Under a terminal a Ctrl-C (SIGINT to the terminal's foreground
+		// group: the command and this process) is the command's to
+		// handle, as in any shell; a stop is TERM.
+		intr := make(chan os.Signal, 1)
+		signal.Notify(intr, syscall.SIGINT)
+		go func() {
+			for range intr {
+			}
+		}()
+		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	} else {
+		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {

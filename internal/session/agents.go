@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -273,8 +274,45 @@ func (s *Session) processChanged(p *background.Process) {
 	}
 	text += "]"
 	s.mu.Lock()
-	s.notices = append(s.notices, text)
+	if s.m.conf().cfg.Tools.WakeOnExit && s.t.idle() {
+		// An idle session wakes: a turn of its own tells the model.
+		s.mu.Unlock()
+		j := &job{id: protocol.NewID("q_", 6), prompt: text, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
+		if s.enqueue(j) == nil {
+			return
+		}
+		s.mu.Lock() // the session closes: the notice waits, as it would have
+	}
+	s.notices = append(s.notices, notice{text: text, process: p})
 	s.mu.Unlock()
+}
+
+// reportLost reports lost, as a stored session is loaded, the
+// background processes a previous daemon left running (it died without
+// ending them: a kill -9, a crash); the reaper or the sandbox's shim
+// ended them. Those that ran on while the session was closed (kept) are
+// not lost.
+func (s *Session) reportLost() {
+	if s.m.procDir == "" || !protocol.ValidID(s.id) {
+		return
+	}
+	dir := filepath.Join(s.m.procDir, s.id)
+	if _, err := os.Stat(dir); err != nil {
+		return // none ever ran
+	}
+	s.m.mu.Lock()
+	kept := s.m.kept[s.id]
+	s.m.mu.Unlock()
+	for _, i := range background.LostIn(dir, kept) {
+		s.emit(protocol.ProcessUpdateEvent{Process: wireProcess(i)})
+	}
+}
+
+// notice is what the model is told before its next call: a background
+// process that ended, unless a tool's read already showed it the end.
+type notice struct {
+	text    string
+	process *background.Process
 }
 
 // Notices implements agent.Host: what the model must hear before its
@@ -286,7 +324,10 @@ func (s *Session) Notices() []provider.Message {
 	s.mu.Unlock()
 	var out []provider.Message
 	for _, n := range ns {
-		out = append(out, provider.Message{Role: provider.RoleUser, Text: n})
+		if n.process != nil && n.process.Seen() {
+			continue
+		}
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: n.text})
 	}
 	return out
 }
@@ -360,7 +401,11 @@ func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*pro
 		max = processOutputMax
 	}
 	o := bp.Output(p.Since, max)
-	return &protocol.ProcessOutputResult{Output: string(o.Data), Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}, nil
+	out := string(o.Data)
+	if p.PlainText {
+		out = background.Plain(o.Data)
+	}
+	return &protocol.ProcessOutputResult{Output: out, Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}, nil
 }
 
 // ProcessKill serves process/kill: TERM (or the signal named) to its

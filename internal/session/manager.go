@@ -66,6 +66,9 @@ type Manager struct {
 	// opening holds the ids being loaded or created (outside mu); their
 	// channel closes when the session is live (or failed to be).
 	opening map[string]chan struct{}
+	// kept are the background processes of closed sessions that run on
+	// ([tools] keep_processes_on_close), until the session is open again.
+	kept map[string]*background.Table
 
 	pmu       sync.Mutex
 	providers map[string]provider.Provider
@@ -313,6 +316,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		}
 		s.mu.Unlock()
 	}
+	for id, t := range m.kept {
+		procs = append(procs, t)
+		delete(m.kept, id)
+	}
 	m.mu.Unlock()
 	// Background processes end with the daemon.
 	var pwg sync.WaitGroup
@@ -501,11 +508,24 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 		return nil, nil, err
 	}
 	m.live[s.id] = s
+	kept := m.kept[s.id]
+	if kept != nil {
+		delete(m.kept, s.id)
+		s.mu.Lock()
+		s.procs = kept
+		s.mu.Unlock()
+	}
 	source := "startup"
 	if rec != nil {
 		source = "resume"
 	}
-	return m.attachLocked(c, s, rec != nil, rec != nil && rec.State == store.StateInterrupted, source)
+	o, v, err := m.attachLocked(c, s, rec != nil, rec != nil && rec.State == store.StateInterrupted, source)
+	if kept != nil {
+		// What they did while it was closed is told now (to the client
+		// that opened it too).
+		go kept.Reattach(s.processChanged)
+	}
+	return o, v, err
 }
 
 // build loads the stored session p names, or creates it: outside m.mu,
@@ -591,7 +611,17 @@ func (m *Manager) startClosingLocked(s *Session) {
 // id may be loaded again once it returns.
 func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error) {
 	if s != nil {
-		s.close()
+		s.close(!del && m.conf().cfg.Tools.KeepProcessesOnClose)
+	}
+	if del {
+		// A closed session's processes that ran on end with it.
+		m.mu.Lock()
+		t := m.kept[id]
+		delete(m.kept, id)
+		m.mu.Unlock()
+		if t != nil {
+			t.Close(syscall.SIGTERM, tool.KillGrace)
+		}
 	}
 	if del {
 		deleted, err = m.store.DeleteSession(id)

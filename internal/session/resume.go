@@ -31,6 +31,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 		// went with it): the history says the queue is empty.
 		s.queueChanged()
 	}
+	s.reportLost()
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
 }

@@ -85,7 +85,7 @@ type Session struct {
 	mu        sync.Mutex
 	mcp       *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs     *background.Table // its background processes, once one started
-	notices   []string          // for the model's next call (Notices)
+	notices   []notice          // for the model's next call (Notices)
 	model     string            // the session's own model and risk ("": the agent's)
 	risk      string
 	reasoning string // the session's own reasoning level ("": the agent's)
@@ -159,7 +159,17 @@ func (s *Session) summary() protocol.SessionSummary {
 	return protocol.SessionSummary{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, State: state, Clients: n}
 }
 
-func (s *Session) idle() bool { return s.t.idle() }
+// idle: no turn runs, none is queued, and no background process runs
+// (a session is not closed to make room while its dev server runs).
+func (s *Session) idle() bool { return s.t.idle() && !s.runsProcesses() }
+
+// runsProcesses says whether a background process of the session runs.
+func (s *Session) runsProcesses() bool {
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	return t != nil && t.Running() > 0
+}
 
 func (s *Session) touch() { s.t.touch() }
 
@@ -169,7 +179,7 @@ func (s *Session) unloadable() bool {
 	s.subMu.Lock()
 	n := len(s.clients)
 	s.subMu.Unlock()
-	return n == 0 && s.t.idle() && !s.t.shutting()
+	return n == 0 && s.idle() && !s.t.shutting()
 }
 
 // drain starts closing the session: no prompt is queued any more, and
@@ -193,8 +203,10 @@ var closeWait = tool.KillGrace + 3*time.Second
 // detaches every client, waits (bounded) for the turn to end, then fences
 // off every later write and waits for the writes already queued. When it
 // returns, nothing of this session object can reach the store any more,
-// so the id may be loaded again.
-func (s *Session) close() {
+// so the id may be loaded again. With keep, its background processes
+// that still run are left running (the manager keeps them for the
+// session's next load); else they end.
+func (s *Session) close(keep bool) {
 	s.drain()
 	s.t.cancelTurn(nil)
 	running, done := s.t.state()
@@ -216,7 +228,16 @@ func (s *Session) close() {
 	if own != nil {
 		own.Close()
 	}
-	if procs != nil {
+	switch {
+	case procs != nil && keep && procs.Running() > 0:
+		procs.Detach()
+		s.m.mu.Lock()
+		if s.m.kept == nil {
+			s.m.kept = map[string]*background.Table{}
+		}
+		s.m.kept[s.id] = procs
+		s.m.mu.Unlock()
+	case procs != nil:
 		// Its background processes end with it: TERM, then KILL after
 		// the shell tool's grace.
 		procs.Close(syscall.SIGTERM, tool.KillGrace)

@@ -3,8 +3,11 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,31 +24,49 @@ const (
 	processWaitMax   = 600
 )
 
-// startBackground starts command as a background process of the session.
-func startBackground(env *Env, command string) Result {
+// A terminal's size unless the call gives one.
+const (
+	ttyCols = 120
+	ttyRows = 40
+)
+
+// startHow is how a process starts: under a terminal of cols×rows, or
+// with pipes.
+type startHow struct {
+	tty        bool
+	cols, rows int
+}
+
+// startProcess starts command as a background process of the session.
+func startProcess(env *Env, command string, how startHow) (*background.Process, error) {
 	if env.Processes == nil {
-		return errorf("background processes are not available here")
+		return nil, errors.New("background processes are not available here")
 	}
 	bp, err := env.Processes.New(command)
 	if err != nil {
-		return errorf("%v", err)
+		return nil, err
 	}
 	pc, err := env.prepare(context.Background(), command)
 	if err != nil {
 		bp.Abort()
-		return errorf("%v", err)
+		return nil, err
 	}
 	defer pc.close()
 	cmd := pc.cmd
-	w, err := bp.Attach(cmd)
+	var w io.Closer
+	if how.tty {
+		w, err = bp.AttachTTY(cmd, how.cols, how.rows)
+	} else {
+		w, err = bp.Attach(cmd)
+	}
 	if err != nil {
 		bp.Abort()
-		return errorf("%v", err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		bp.Abort()
-		return errorf("%v", err)
+		return nil, err
 	}
 	w.Close()
 	untrack := pc.started(env)
@@ -55,7 +76,139 @@ func startBackground(env *Env, command string) Result {
 		KillTree: func() { killGroup(pid) },
 		Ended:    untrack,
 	})
-	return Result{Output: fmt.Sprintf("started %s (pid %d) in the background: read its output with process_output {\"id\":%q}, wait with process_wait, stop it with process_kill. It ends with the session.", bp.ID(), pid, bp.ID())}
+	return bp, nil
+}
+
+// startBackground starts command in the background and says how to
+// follow it.
+func startBackground(env *Env, command string, how startHow) Result {
+	bp, err := startProcess(env, command, how)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	info := bp.Info()
+	text := fmt.Sprintf("started %s (pid %d) in the background", bp.ID(), info.Pid)
+	if how.tty {
+		text += fmt.Sprintf(" under a %dx%d terminal: type into it with process_write (\\r is Enter, \\x03 is Ctrl-C), resize it with process_resize; read its output with process_output {\"id\":%q, \"plain_text\":true}", how.cols, how.rows, bp.ID())
+	} else {
+		text += fmt.Sprintf(": read its output with process_output {\"id\":%q}", bp.ID())
+	}
+	text += ", wait with process_wait, stop it with process_kill. It ends with the session."
+	return Result{Output: text, Details: details(processDetails{Process: &info})}
+}
+
+// foregroundTTY runs command under a terminal and waits for it as a
+// foreground command is waited for: its result is what the terminal
+// showed, as plain text. Still running at its time, it is killed
+// (timeout_secs given) or runs on in the background (no timeout), and
+// the call says how to reach it.
+func foregroundTTY(ctx context.Context, env *Env, command string, how startHow, secs int, canMove bool) Result {
+	after := time.Duration(secs) * time.Second
+	if canMove && env.BackgroundAfter > 0 {
+		after = env.BackgroundAfter
+	}
+	bp, err := startProcess(env, command, how)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	timer := time.NewTimer(after)
+	defer timer.Stop()
+	var note string
+	select {
+	case <-bp.Done():
+	case <-ctx.Done():
+		bp.Kill(stopSignal(), KillGrace)
+		note = "\n[cancelled]"
+	case <-timer.C:
+		if canMove {
+			info := bp.Info()
+			return Result{Output: screenTail(bp) + fmt.Sprintf("\n[still running after %d s: it runs on in the background as %s (pid %d) under its terminal; type into it with process_write, read it with process_output {\"id\":%q, \"since\":%d, \"plain_text\":true}, wait with process_wait, stop it with process_kill]",
+				int(after.Seconds()), bp.ID(), info.Pid, bp.ID(), info.OutputBytes), Details: details(processDetails{Process: &info})}
+		}
+		bp.Kill(stopSignal(), KillGrace)
+		note = fmt.Sprintf("\n[timed out after %d s]", secs)
+	}
+	bp.MarkSeen() // the result says how it ended
+	info := bp.Info()
+	text := screenTail(bp)
+	r := Result{Output: text + note, IsError: note != "", Details: details(processDetails{Process: &info})}
+	switch {
+	case note != "":
+	case info.ExitCode != nil && *info.ExitCode != 0:
+		r.Output, r.IsError = text+fmt.Sprintf("\n[exit code %d]", *info.ExitCode), true
+	case info.ExitCode == nil:
+		r.Output, r.IsError = text+"\n[ended by "+info.Signal+"]", true
+	case text == "":
+		r.Output = "(no output)"
+	}
+	return r
+}
+
+// screenTail is the end of what a terminal process showed, as plain
+// text, capped as a foreground command's output is.
+func screenTail(bp *background.Process) string {
+	total := bp.Info().OutputBytes
+	o := bp.Output(max(0, total-shellOutputCap), shellOutputCap)
+	text := strings.TrimRight(background.Plain(o.Data), "\n")
+	if o.Next > int64(len(o.Data)) {
+		text = fmt.Sprintf("[%d bytes of output dropped; the last %d follow]\n", o.Next-int64(len(o.Data)), len(o.Data)) + text
+	}
+	return text
+}
+
+// waitFor waits until p's output from since, as plain text, matches re
+// (true), p ends or ctx does. What is matched is at most the last
+// 64 KiB read.
+func waitFor(ctx context.Context, p *background.Process, since int64, re *regexp.Regexp) bool {
+	for {
+		running := p.Running() // before the read: output after an exit is all there
+		o := p.Output(max(since, p.Info().OutputBytes-processOutputCap), processOutputCap)
+		if len(o.Data) > 0 && re.MatchString(background.Plain(o.Data)) {
+			return true
+		}
+		if !running || ctx.Err() != nil {
+			return false
+		}
+		p.WaitOutput(ctx, o.Next)
+	}
+}
+
+// modelRead reads p's output for the model: one that shows it ended
+// means the model need not be told of the end.
+func modelRead(p *background.Process, since int64, max int) background.Output {
+	o := p.Output(since, max)
+	if o.State != background.Running {
+		p.MarkSeen()
+	}
+	return o
+}
+
+// stopSignal is the signal that asks a process to stop (TERM).
+func stopSignal() os.Signal {
+	sig, _ := SignalNamed("")
+	return sig
+}
+
+// processDetails are the structured fields of a process tool's result
+// (tool_result's details): the process, and for a read its offsets.
+type processDetails struct {
+	Process   *background.Info  `json:"process,omitempty"`
+	Processes []background.Info `json:"processes,omitempty"`
+	Since     *int64            `json:"since,omitempty"`
+	Next      *int64            `json:"next,omitempty"`
+	Dropped   *int64            `json:"dropped,omitempty"`
+	Written   *int              `json:"written,omitempty"`
+}
+
+func details(d processDetails) json.RawMessage {
+	b, _ := json.Marshal(d)
+	return b
+}
+
+// readDetails are a read's details.
+func readDetails(since int64, o background.Output) json.RawMessage {
+	info := o.Info
+	return details(processDetails{Process: &info, Since: &since, Next: &o.Next, Dropped: &o.Dropped})
 }
 
 // processOf finds the process a call names.
@@ -73,13 +226,17 @@ func processOf(env *Env, id string) (*background.Process, *Result) {
 }
 
 // describe says what a read of a process's output gives, for the model.
-func describe(o background.Output) string {
+func describe(o background.Output, plain bool) string {
 	var b strings.Builder
 	if o.Dropped > 0 {
 		fmt.Fprintf(&b, "[%d bytes before this were dropped: the process printed more than is kept]\n", o.Dropped)
 	}
-	b.Write(o.Data)
-	if len(o.Data) > 0 && o.Data[len(o.Data)-1] != '\n' {
+	if plain {
+		b.WriteString(background.Plain(o.Data))
+	} else {
+		b.Write(o.Data)
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
 		b.WriteByte('\n')
 	}
 	switch {
@@ -97,8 +254,8 @@ type processOutput struct{}
 
 func (processOutput) Spec() Spec {
 	return Spec{Name: "process_output", Guide: "Read a background process's output with process_output, from the next offset the last read gave.",
-		Description: "What a background process printed (stdout and stderr as written) from offset since (default 0), at most max_bytes (default and limit 64 KiB), with the next offset and whether it still runs.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1}},"required":["id"]}`)}
+		Description: "What a background process printed (stdout and stderr as written) from offset since (default 0), at most max_bytes (default and limit 64 KiB), with the next offset and whether it still runs. plain_text removes a terminal's escape sequences.",
+		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1},"plain_text":{"type":"boolean","description":"remove terminal escape sequences (colours, cursor moves)"}},"required":["id"]}`)}
 }
 func (processOutput) Asks() bool   { return false }
 func (processOutput) Kind() string { return protocol.KindRead }
@@ -109,9 +266,10 @@ func (processOutput) Summary(input json.RawMessage) string {
 }
 func (processOutput) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var a struct {
-		ID       string `json:"id"`
-		Since    int64  `json:"since"`
-		MaxBytes int    `json:"max_bytes"`
+		ID        string `json:"id"`
+		Since     int64  `json:"since"`
+		MaxBytes  int    `json:"max_bytes"`
+		PlainText bool   `json:"plain_text"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
@@ -120,7 +278,8 @@ func (processOutput) Run(ctx context.Context, env *Env, input json.RawMessage) R
 	if bad != nil {
 		return *bad
 	}
-	return Result{Output: describe(p.Output(a.Since, capBytes(a.MaxBytes)))}
+	o := modelRead(p, a.Since, capBytes(a.MaxBytes))
+	return Result{Output: describe(o, a.PlainText), Details: readDetails(a.Since, o)}
 }
 
 func capBytes(n int) int {
@@ -134,7 +293,7 @@ type processWrite struct{}
 
 func (processWrite) Spec() Spec {
 	return Spec{Name: "process_write", Guide: "Answer a background process's prompt with process_write (end the line with \\n).",
-		Description: "Write input to a background process's stdin (\\n ends a line).",
+		Description: "Write input to a background process's stdin (\\n ends a line), or type it into its terminal (tty: \\r is Enter, \\x03 Ctrl-C, \\x04 Ctrl-D, \\x1b[A the up arrow).",
 		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"input":{"type":"string"}},"required":["id","input"]}`)}
 }
 func (processWrite) Asks() bool   { return false }
@@ -160,15 +319,16 @@ func (processWrite) Run(ctx context.Context, env *Env, input json.RawMessage) Re
 	if err != nil {
 		return errorf("%s: %v", a.ID, err)
 	}
-	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", n, a.ID)}
+	info := p.Info()
+	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", n, a.ID), Details: details(processDetails{Process: &info, Written: &n})}
 }
 
 type processWait struct{}
 
 func (processWait) Spec() Spec {
 	return Spec{Name: "process_wait", Guide: "Wait for a background process with process_wait rather than polling its output.",
-		Description: "Wait until a background process exits or timeout_secs pass (default 30, at most 600), then read its output from since as process_output does.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":600},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1}},"required":["id"]}`)}
+		Description: "Wait until a background process exits, or its output from since matches the regular expression until (a server's \"listening\", a prompt), or timeout_secs pass (default 30, at most 600); then read its output from since as process_output does.",
+		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":600},"until":{"type":"string","description":"a regular expression (RE2) the output is matched against, as plain text"},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1},"plain_text":{"type":"boolean"}},"required":["id"]}`)}
 }
 func (processWait) Asks() bool   { return false }
 func (processWait) Kind() string { return protocol.KindRead }
@@ -183,9 +343,18 @@ func (processWait) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 		TimeoutSecs int    `json:"timeout_secs"`
 		Since       int64  `json:"since"`
 		MaxBytes    int    `json:"max_bytes"`
+		PlainText   bool   `json:"plain_text"`
+		Until       string `json:"until"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
+	}
+	var until *regexp.Regexp
+	if a.Until != "" {
+		var err error
+		if until, err = regexp.Compile(a.Until); err != nil {
+			return errorf("until: %v", err)
+		}
 	}
 	p, bad := processOf(env, a.ID)
 	if bad != nil {
@@ -197,15 +366,23 @@ func (processWait) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(min(secs, processWaitMax))*time.Second)
 	defer cancel()
-	ended := p.Wait(wctx)
-	text := describe(p.Output(a.Since, capBytes(a.MaxBytes)))
+	matched := false
+	if until == nil {
+		p.Wait(wctx)
+	} else {
+		matched = waitFor(wctx, p, a.Since, until)
+	}
+	o := modelRead(p, a.Since, capBytes(a.MaxBytes))
+	r := Result{Output: describe(o, a.PlainText), Details: readDetails(a.Since, o)}
 	switch {
 	case ctx.Err() != nil:
-		return Result{Output: text + "\n[cancelled]", IsError: true}
-	case !ended:
-		return Result{Output: text + fmt.Sprintf("\n[still running after %d s]", secs)}
+		r.Output, r.IsError = r.Output+"\n[cancelled]", true
+	case matched:
+		r.Output += fmt.Sprintf("\n[the output matched %q]", a.Until)
+	case p.Running():
+		r.Output += fmt.Sprintf("\n[still running after %d s]", secs)
 	}
-	return Result{Output: text}
+	return r
 }
 
 type processKill struct{}
@@ -239,7 +416,8 @@ func (processKill) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 		return errorf("%v", err)
 	}
 	p.Kill(sig, KillGrace)
-	return Result{Output: describe(p.Output(p.Info().OutputBytes, 1))}
+	o := p.Output(p.Info().OutputBytes, 1)
+	return Result{Output: describe(o, false), Details: details(processDetails{Process: &o.Info})}
 }
 
 type processList struct{}
@@ -258,7 +436,7 @@ func (processList) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	}
 	list := env.Processes.List()
 	if len(list) == 0 {
-		return Result{Output: "(no background processes)"}
+		return Result{Output: "(no background processes)", Details: json.RawMessage(`{"processes":[]}`)}
 	}
 	var b strings.Builder
 	for _, p := range list {
@@ -268,7 +446,48 @@ func (processList) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 		} else if p.Signal != "" {
 			state += " (" + p.Signal + ")"
 		}
-		fmt.Fprintf(&b, "%s  pid %d  %s  %d bytes of output  %s\n", p.ID, p.Pid, state, p.OutputBytes, p.Command)
+		tty := ""
+		if p.TTY {
+			tty = "  tty"
+		}
+		fmt.Fprintf(&b, "%s  pid %d  %s%s  %d bytes of output  %s\n", p.ID, p.Pid, state, tty, p.OutputBytes, p.Command)
 	}
-	return Result{Output: strings.TrimRight(b.String(), "\n")}
+	return Result{Output: strings.TrimRight(b.String(), "\n"), Details: details(processDetails{Processes: list})}
+}
+
+type processResize struct{}
+
+func (processResize) Spec() Spec {
+	return Spec{Name: "process_resize", Guide: "Run a program that needs a terminal (an interactive prompt, a REPL, a full-screen program) with shell {tty: true}; read it with plain_text, resize it with process_resize.",
+		Description: "Resize the terminal of a background process started with tty: true (it is told by SIGWINCH).",
+		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"cols":{"type":"integer","minimum":10,"maximum":1000},"rows":{"type":"integer","minimum":2,"maximum":1000}},"required":["id","cols","rows"]}`)}
+}
+func (processResize) Asks() bool   { return false }
+func (processResize) Kind() string { return protocol.KindExecute }
+func (processResize) Summary(input json.RawMessage) string {
+	var a struct{ ID string }
+	json.Unmarshal(input, &a)
+	return "Resize " + a.ID
+}
+func (processResize) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	var a struct {
+		ID   string `json:"id"`
+		Cols int    `json:"cols"`
+		Rows int    `json:"rows"`
+	}
+	if err := decode(input, &a); err != nil {
+		return errorf("%v", err)
+	}
+	if a.Cols < 10 || a.Cols > 1000 || a.Rows < 2 || a.Rows > 1000 {
+		return errorf("cols must be 10 to 1000 and rows 2 to 1000")
+	}
+	p, bad := processOf(env, a.ID)
+	if bad != nil {
+		return *bad
+	}
+	if err := p.Resize(a.Cols, a.Rows); err != nil {
+		return errorf("%s: %v", a.ID, err)
+	}
+	info := p.Info()
+	return Result{Output: fmt.Sprintf("%s's terminal is now %dx%d", a.ID, a.Cols, a.Rows), Details: details(processDetails{Process: &info})}
 }

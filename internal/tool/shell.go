@@ -57,7 +57,7 @@ type shell struct{}
 func (shell) Spec() Spec {
 	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on.",
 		Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
-		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"},"background":{"type":"boolean","description":"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"}},"required":["command"]}`)}
+		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"},"background":{"type":"boolean","description":"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"},"tty":{"type":"boolean","description":"run it under a terminal (for programs that need one: prompts, REPLs, colours); type into it with process_write"},"cols":{"type":"integer","minimum":10,"maximum":1000,"description":"the terminal's width (tty), default 120"},"rows":{"type":"integer","minimum":2,"maximum":1000,"description":"the terminal's height (tty), default 40"}},"required":["command"]}`)}
 }
 func (shell) Asks() bool   { return true }
 func (shell) Kind() string { return protocol.KindExecute }
@@ -72,6 +72,9 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		Command     string `json:"command"`
 		TimeoutSecs int    `json:"timeout_secs"`
 		Background  bool   `json:"background"`
+		TTY         bool   `json:"tty"`
+		Cols        int    `json:"cols"`
+		Rows        int    `json:"rows"`
 	}
 	if err := decode(input, &a); err != nil {
 		return errorf("%v", err)
@@ -84,8 +87,18 @@ func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		secs = shellDefaultSec
 	}
 	secs = min(secs, shellMaxSec)
+	how := startHow{tty: a.TTY, cols: a.Cols, rows: a.Rows}
+	if how.cols <= 0 {
+		how.cols = ttyCols
+	}
+	if how.rows <= 0 {
+		how.rows = ttyRows
+	}
 	if a.Background {
-		return startBackground(env, a.Command)
+		return startBackground(env, a.Command, how)
+	}
+	if a.TTY {
+		return foregroundTTY(ctx, env, a.Command, how, secs, a.TimeoutSecs <= 0)
 	}
 	if env.Terminal != nil {
 		return inTerminal(ctx, env, a.Command, secs)

@@ -37,6 +37,9 @@ type Result struct {
 	// Images are images the call gave (an MCP server's tool may): they
 	// reach a model that takes images as images.
 	Images []Image
+	// Details are structured fields for clients (JSON; tool_result's
+	// details); the model reads Output.
+	Details json.RawMessage
 }
 
 // Image is an image a tool gave.
