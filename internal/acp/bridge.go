@@ -582,7 +582,12 @@ func (b *Bridge) undo(ctx context.Context, d *client.Client, id string) (any, er
 		return nil, acpError(err)
 	}
 	var msg strings.Builder
-	if !res.Rewound {
+	if !res.Rewound && len(res.Processes) > 0 {
+		fmt.Fprintf(&msg, "Nothing was undone: background processes turn %d started still run (zeroclaw sessions rewind %s %d --force stops them first):", turn, id, turn)
+		for _, p := range res.Processes {
+			fmt.Fprintf(&msg, "\n- %s (pid %d): %s", p.ID, p.Pid, p.Command)
+		}
+	} else if !res.Rewound {
 		fmt.Fprintf(&msg, "Nothing was undone: these files changed since turn %d (zeroclaw sessions rewind %s %d --force overwrites them):", turn, id, turn)
 		for _, c := range res.Conflicts {
 			fmt.Fprintf(&msg, "\n- %s: %s", c.Path, c.Reason)

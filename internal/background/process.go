@@ -105,7 +105,8 @@ type Process struct {
 	killing bool
 	done    chan struct{}
 	hooks   Hooks
-	seen    atomic.Bool // the model read its end (MarkSeen)
+	seen    atomic.Bool  // the model read its end (MarkSeen)
+	seq     atomic.Int64 // its owner's mark (SetSeq)
 }
 
 // Hooks are how a process is stopped: the platform's, its caller's.
@@ -469,6 +470,26 @@ func (p *Process) MarkSeen() {
 
 // Seen says whether MarkSeen was called after it ended.
 func (p *Process) Seen() bool { return p.seen.Load() }
+
+// SetSeq marks it with n: for its session, the seq of the event that
+// told its start.
+func (p *Process) SetSeq(n int64) { p.seq.Store(n) }
+
+// Seq is its mark (SetSeq).
+func (p *Process) Seq() int64 { return p.seq.Load() }
+
+// RunningProcesses lists the processes that still run.
+func (t *Table) RunningProcesses() []*Process {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*Process
+	for _, p := range t.procs {
+		if p.Running() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // TTY says whether it runs under a terminal (AttachTTY).
 func (p *Process) TTY() bool { return p.tty }

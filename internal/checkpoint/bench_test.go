@@ -63,7 +63,7 @@ func BenchmarkCheckpointFileTool(b *testing.B) {
 				b.Fatal(err)
 			}
 			p := filepath.Join(root, "pkg1", "f100.go")
-			s.Begin(1, "bench", 1, 0)
+			s.Begin(1, "bench", 1, 0, false)
 			s.Changing(nil, true) // the index exists (a command ran before)
 			b.ResetTimer()
 			for i := range b.N {
@@ -88,7 +88,7 @@ func BenchmarkCheckpointCommand(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := filepath.Join(root, "pkg7", "f700.go")
-	s.Begin(1, "bench", 1, 0)
+	s.Begin(1, "bench", 1, 0, false)
 	s.Changing(nil, true)
 	b.ResetTimer()
 	for i := range b.N {

@@ -193,8 +193,10 @@ func (s *Store) Turns() []Turn {
 // command ran in an earlier turn), it is brought up to date in the
 // background, beside the turn's first model call, so that what changed
 // since (the person's own edits) is not the turn's and a command costs
-// one scan, after it.
-func (s *Store) Begin(n int, title string, seq int64, messages int) {
+// one scan, after it. With claimGap what changed since is the turn's
+// (the agent's background processes ran meanwhile: their changes cannot
+// be told from the person's, and are kept so a rewind undoes them).
+func (s *Store) Begin(n int, title string, seq int64, messages int, claimGap bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := &open{turn: &Turn{N: n, Title: title, Seq: seq, Messages: messages, StartedMs: time.Now().UnixMilli()},
@@ -206,7 +208,11 @@ func (s *Store) Begin(n int, title string, seq int64, messages int) {
 			defer close(o.scanned)
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.refresh(nil)
+			if claimGap {
+				s.refresh(o)
+			} else {
+				s.refresh(nil)
+			}
 			o.fresh = true
 		}()
 	}

@@ -117,7 +117,7 @@ func openStore(t *testing.T, root string) *Store {
 // A file tool's write, then a command through sh -c.
 func turn(t *testing.T, s *Store, n int, root string, tool map[string]string, script string) *Turn {
 	t.Helper()
-	s.Begin(n, "turn", int64(n), n)
+	s.Begin(n, "turn", int64(n), n, false)
 	for rel, data := range tool {
 		p := filepath.Join(root, rel)
 		s.Changing([]string{p}, false)

@@ -129,6 +129,10 @@ command = "sleep 60"
 		tl("shell", `{"command":"echo ran"}`) + tl("shell", `{"command":"echo in the background","background":true}`) + tl("mcp__t__count", `{}`)); err != nil {
 		t.Fatal(err)
 	}
+	waitFor("the background process's end", func(u protocol.SessionUpdate) bool {
+		e, ok := u.Event.(protocol.ProcessUpdateEvent)
+		return ok && e.Process.State == "exited"
+	})
 	// A turn whose hook is cancelled with it, while a prompt queues.
 	hung := prompt(tl("glob", `{"pattern":"*"}`))
 	waitFor("the glob call", func(u protocol.SessionUpdate) bool {
@@ -200,7 +204,7 @@ command = "sleep 60"
 		Events    []json.RawMessage `json:"events"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &shown); err != nil || shown.SessionID != sid || len(shown.Events) != len(raws) {
-		t.Fatalf("sessions show json: %d events of %d (%v)", len(shown.Events), len(raws), err)
+		t.Fatalf("sessions show json: %d events of %d (%v): last %s", len(shown.Events), len(raws), err, shown.Events[len(shown.Events)-1])
 	}
 	// ... and as text: the hooks that did not pass are said.
 	out.Reset()

@@ -313,6 +313,12 @@ func (s *sessionsCall) rewind(args []string) error {
 		for _, c := range res.Conflicts {
 			fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Reason)
 		}
+		if len(res.Processes) > 0 {
+			for _, p := range res.Processes {
+				fmt.Fprintf(&b, "\n  %s (pid %d): %s", p.ID, p.Pid, p.Command)
+			}
+			return fmt.Errorf("nothing was rewound: background processes those turns started still run (--force stops them first):%s", b.String())
+		}
 		return fmt.Errorf("nothing was rewound: files changed since the agent's turn (--force overwrites them):%s", b.String())
 	}
 	if len(res.Restored)+len(res.Removed) == 0 && !s.json() {

@@ -404,3 +404,48 @@ func TestWakeOnExit(t *testing.T) {
 		t.Fatalf("its end: %v", tc)
 	}
 }
+
+// What a background process changes is in the checkpoints: here it
+// writes between turns (the next turn's first scan takes it for the
+// agent's, a process having run), and a rewind of that turn undoes it.
+// Rewinding a turn that started a process still running asks to stop
+// it first (rewound false, the processes listed); force stops it.
+func TestRewindWithBackgroundProcesses(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
+	gate := filepath.Join(t.TempDir(), "go")
+	writer := toolResult(t, a, sid, fmt.Sprintf(`shell {"command":"while [ ! -e %s ]; do sleep 0.05; done; echo made > made.txt","background":true}`, gate))
+	id := writer["details"].(map[string]any)["process"].(map[string]any)["id"].(string)
+	os.WriteFile(gate, nil, 0o600)
+	processUpdate(t, a, id, "exited")
+	result(t, a.call("session/prompt", prompt(sid, "a turn after the process wrote")))
+	cps := result(t, a.call("session/checkpoints", `{"sessionId":`+quote(sid)+`}`))["checkpoints"].([]any)
+	if len(cps) != 2 {
+		t.Fatalf("checkpoints: %v", cps)
+	}
+	files := fmt.Sprint(cps[1].(map[string]any)["files"])
+	if !strings.Contains(files, "made.txt") || !strings.Contains(files, "created") {
+		t.Fatalf("the second turn's checkpoint does not hold the process's write: %v", cps)
+	}
+	if res := result(t, a.call("session/rewind", `{"sessionId":`+quote(sid)+`,"turn":2}`)); res["rewound"] != true {
+		t.Fatalf("rewind: %v", res)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); !os.IsNotExist(err) {
+		t.Fatalf("made.txt after the rewind: %v", err)
+	}
+
+	// A running process started by the turn rewound.
+	sleeper := toolResult(t, a, sid, `shell {"command":"sleep 300","background":true}`)["details"].(map[string]any)["process"].(map[string]any)
+	pid := int(sleeper["pid"].(float64))
+	res := result(t, a.call("session/rewind", `{"sessionId":`+quote(sid)+`,"turn":3}`))
+	ps, _ := res["processes"].([]any)
+	if res["rewound"] != false || len(ps) != 1 || ps[0].(map[string]any)["id"] != sleeper["id"] || !alive(pid) {
+		t.Fatalf("a rewind over a running process: %v", res)
+	}
+	if res = result(t, a.call("session/rewind", `{"sessionId":`+quote(sid)+`,"turn":3,"force":true}`)); res["rewound"] != true || alive(pid) {
+		t.Fatalf("a forced rewind over a running process (alive %v): %v", alive(pid), res)
+	}
+	processUpdate(t, a, sleeper["id"].(string), "killed")
+}

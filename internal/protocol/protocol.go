@@ -868,6 +868,10 @@ type SessionRewindResult struct {
 	Restored  []string         `json:"restored"`
 	Removed   []string         `json:"removed"`
 	Conflicts []RewindConflict `json:"conflicts,omitempty"`
+	// Processes are background processes the turns rewound started that
+	// still run: nothing is done until they are stopped (force stops
+	// them first).
+	Processes []ProcessInfo `json:"processes,omitempty"`
 	// Turns are the turns it undid (redid, for an undo).
 	Turns []int `json:"turns"`
 }

@@ -255,10 +255,16 @@ func (s *Session) configResult() *protocol.SessionConfigureResult {
 // its own: at its next call (Notices).
 func (s *Session) processChanged(p *background.Process) {
 	info := wireProcess(p.Info())
-	// The model's notice is kept before the clients hear of the exit: a
-	// prompt sent on hearing it finds the notice.
-	defer s.emit(protocol.ProcessUpdateEvent{Process: info})
+	ev := protocol.ProcessUpdateEvent{Process: info}
+	if info.State == background.Running {
+		p.SetSeq(s.emit(ev))
+		return
+	}
+	s.nmu.Lock()
+	s.procsEnded = true
+	s.nmu.Unlock()
 	if info.State != background.Exited || p.Killed() {
+		s.emit(ev)
 		return
 	}
 	how := "exited"
@@ -273,18 +279,25 @@ func (s *Session) processChanged(p *background.Process) {
 		text += "; its last output:\n" + tail + "\n"
 	}
 	text += "]"
-	s.mu.Lock()
 	if s.m.conf().cfg.Tools.WakeOnExit && s.t.idle() {
 		// An idle session wakes: a turn of its own tells the model.
-		s.mu.Unlock()
+		s.emit(ev)
 		j := &job{id: protocol.NewID("q_", 6), prompt: text, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
-		if s.enqueue(j) == nil {
-			return
+		if s.enqueue(j) != nil {
+			s.addNotice(notice{text: text, process: p}) // it closes: the notice waits
 		}
-		s.mu.Lock() // the session closes: the notice waits, as it would have
+		return
 	}
-	s.notices = append(s.notices, notice{text: text, process: p})
-	s.mu.Unlock()
+	// The model's notice is kept before the clients hear of the exit: a
+	// prompt sent on hearing it finds the notice.
+	s.addNotice(notice{text: text, process: p})
+	s.emit(ev)
+}
+
+func (s *Session) addNotice(n notice) {
+	s.nmu.Lock()
+	s.notices = append(s.notices, n)
+	s.nmu.Unlock()
 }
 
 // reportLost reports lost, as a stored session is loaded, the
@@ -318,10 +331,10 @@ type notice struct {
 // Notices implements agent.Host: what the model must hear before its
 // next call (a background process that ended), taken once each.
 func (s *Session) Notices() []provider.Message {
-	s.mu.Lock()
+	s.nmu.Lock()
 	ns := s.notices
 	s.notices = nil
-	s.mu.Unlock()
+	s.nmu.Unlock()
 	var out []provider.Message
 	for _, n := range ns {
 		if n.process != nil && n.process.Seen() {

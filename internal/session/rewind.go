@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -72,7 +74,14 @@ func (s *Session) beginCheckpoint(prompt string, seq int64) *checkpoint.Store {
 	s.mu.Lock()
 	n := len(s.history.Messages)
 	s.mu.Unlock()
-	cp.Begin(cp.NextTurn(), title(prompt), seq, n)
+	// A background process that ran since the last turn: what changed
+	// meanwhile is taken for the agent's.
+	s.nmu.Lock()
+	gap := s.procsEnded
+	s.procsEnded = false
+	s.nmu.Unlock()
+	gap = gap || s.runsProcesses()
+	cp.Begin(cp.NextTurn(), title(prompt), seq, n, gap)
 	return cp
 }
 
@@ -197,6 +206,22 @@ func (m *Manager) Rewind(ctx context.Context, c *Client, p protocol.SessionRewin
 		if turn == nil {
 			return nil, checkpointErr(fmt.Errorf("%w: %d", checkpoint.ErrNoTurn, p.Turn))
 		}
+		// A process a rewound turn started that still runs would go on
+		// changing what the rewind restores: it is stopped first, when
+		// the caller says so (force).
+		if running := s.processesSince(turn.Seq); len(running) > 0 {
+			if !p.Force {
+				out := *done
+				out.Rewound = false
+				for _, bp := range running {
+					out.Processes = append(out.Processes, wireProcess(bp.Info()))
+				}
+				return &out, nil
+			}
+			for _, bp := range running {
+				bp.Kill(syscall.SIGTERM, tool.KillGrace)
+			}
+		}
 		opts := checkpoint.RewindOptions{Files: files, Force: p.Force}
 		cut := false
 		if conv {
@@ -242,6 +267,24 @@ func (m *Manager) Rewind(ctx context.Context, c *Client, p protocol.SessionRewin
 	}
 	m.log.Info("session rewound", "sessionId", s.id, "turn", p.Turn, "undo", p.Undo, "restored", len(res.Restored), "removed", len(res.Removed))
 	return out, nil
+}
+
+// processesSince are the session's running background processes that
+// started after seq (in the turn whose user_message it is, or later).
+func (s *Session) processesSince(seq int64) []*background.Process {
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	var out []*background.Process
+	for _, p := range t.RunningProcesses() {
+		if p.Seq() > seq {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // cutConversation leaves the transcript's messages from `from` on out of

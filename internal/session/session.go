@@ -82,13 +82,18 @@ type Session struct {
 	// approvals (turns.go).
 	t turns
 
-	mu        sync.Mutex
-	mcp       *mcptools.Set     // the session's own MCP servers (an editor's)
-	procs     *background.Table // its background processes, once one started
-	notices   []notice          // for the model's next call (Notices)
-	model     string            // the session's own model and risk ("": the agent's)
-	risk      string
-	reasoning string // the session's own reasoning level ("": the agent's)
+	mu    sync.Mutex
+	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
+	procs *background.Table // its background processes, once one started
+	// nmu guards procsEnded and notices (never held with another lock:
+	// a process's end is told at once, whatever else holds mu).
+	nmu sync.Mutex
+	// procsEnded: one of them ended since the last turn began.
+	procsEnded bool
+	notices    []notice // for the model's next call (Notices)
+	model      string   // the session's own model and risk ("": the agent's)
+	risk       string
+	reasoning  string // the session's own reasoning level ("": the agent's)
 	// sbMode and noNetwork tighten the config's sandbox for this session.
 	sbMode    string
 	noNetwork bool

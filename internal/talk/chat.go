@@ -391,6 +391,13 @@ func (ch *chat) rewind(ctx context.Context, word, arg string) {
 			for _, c := range res.Conflicts {
 				fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Reason)
 			}
+			if len(res.Processes) > 0 {
+				for _, p := range res.Processes {
+					fmt.Fprintf(&b, "\n  %s (pid %d): %s", p.ID, p.Pid, p.Command)
+				}
+				ch.note(fmt.Sprintf("nothing was undone: background processes those turns started still run:%s\n(/rewind %d force stops them first)", b.String(), turn))
+				return
+			}
 			ch.note(fmt.Sprintf("nothing was undone: changed since the agent's turn:%s\n(/rewind %d force overwrites them)", b.String(), turn))
 			return
 		}

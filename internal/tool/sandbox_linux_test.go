@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
 
@@ -149,5 +150,49 @@ func TestSandboxedCommandGetsItsGrace(t *testing.T) {
 	r := <-done
 	if _, err := os.Stat(filepath.Join(ws, "stopped")); err != nil {
 		t.Errorf("the TERM trap did not finish (%v): %+v", err, r)
+	}
+}
+
+// A background process, with or without a terminal, is confined as a
+// foreground command is: the same escapes fail the same way.
+func TestSandboxHoldsInTheBackground(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	ws, out, tmp := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	for _, d := range []string{ws, out, tmp} {
+		os.MkdirAll(d, 0o755)
+	}
+	exe, _ := os.Executable()
+	sb := &Sandbox{Exe: exe, Temp: []string{tmp}, Network: true, Mode: "workspace-write"}
+	table := background.NewTable("", 0, 0, nil)
+	defer table.Close(nil, 0)
+	env := &Env{Cwd: ws, Confine: true, Commands: Commands{Sandbox: sb, Environ: os.Environ(), Processes: table}}
+	for _, tty := range []bool{false, true} {
+		for _, command := range []string{
+			"echo x > " + out + "/f",
+			"ln -s " + out + " link$$ && echo x > link$$/f",
+			"setsid sh -c 'echo x > " + out + "/f'; (sh -c 'echo x > " + out + "/g' &); sleep 0.2; exit 1",
+			"echo inside > in.txt",
+		} {
+			in, _ := json.Marshal(map[string]any{"command": command, "background": true, "tty": tty})
+			r := shell{}.Run(context.Background(), env, in)
+			var d struct{ Process struct{ ID string } }
+			if json.Unmarshal(r.Details, &d) != nil || d.Process.ID == "" {
+				t.Fatalf("start (tty %v) %q: %+v", tty, command, r)
+			}
+			p := table.Get(d.Process.ID)
+			p.Wait(context.Background())
+			info := p.Info()
+			inside := strings.HasPrefix(command, "echo inside")
+			if (info.ExitCode != nil && *info.ExitCode == 0) != inside {
+				t.Errorf("tty %v, %q: exit code %v: %s", tty, command, info.ExitCode, p.Output(0, 0).Data)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				t.Fatalf("tty %v, %q: wrote outside: %v", tty, command, ents)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "in.txt")); string(b) != "inside\n" {
+		t.Errorf("the write inside: %q", b)
 	}
 }
