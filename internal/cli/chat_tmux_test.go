@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
@@ -391,5 +392,58 @@ func TestChatTmuxMCPPromptsAndMentions(t *testing.T) {
 	// A mention of nothing offered stays text; nothing is attached.
 	tc.keys("mail @calc:test://nothing please", "Enter")
 	tc.wait("echo: mail @calc:test://nothing please")
+	tc.quit()
+}
+
+// The session's background processes in the terminal chat: /ps lists
+// them, /logs follows one's output (by an id's start) until it ends,
+// /kill stops one.
+func TestChatTmuxProcesses(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	tc := startTmuxChat(t, dir, cwd)
+
+	tc.keys(`//tool shell {"command":"echo tick-1; read -r x; echo tick-$x; sleep 300","background":true}`, "Enter")
+	tc.wait("allow shell?")
+	tc.keys("y")
+	tc.wait("in the background")
+	id := regexp.MustCompile(`started (p_[0-9a-f]+)`).FindStringSubmatch(tc.screen(false))
+	if id == nil {
+		t.Fatalf("no process id on the screen:\n%s", tc.screen(false))
+	}
+	p := id[1]
+	tc.keys("/ps", "Enter")
+	tc.wait(p + "  pid ")
+	if s := tc.screen(false); !regexp.MustCompile(p + `  pid \d+ +running .*echo tick-1`).MatchString(s) {
+		t.Fatalf("/ps:\n%s", s)
+	}
+	tc.keys("/logs "+p[2:7], "Enter")
+	tc.wait("following " + p)
+	tc.wait(p + "│ tick-1")
+	// What it prints next is followed: a client types into it.
+	c, err := client.Dial(context.Background(), endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR")), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var sid struct{ Sessions []struct{ SessionID string } }
+	if err := c.Call(context.Background(), "session/list", map[string]any{}, &sid); err != nil || len(sid.Sessions) == 0 {
+		t.Fatalf("session/list: %v %v", sid, err)
+	}
+	if err := c.Call(context.Background(), "session/new", map[string]any{"sessionId": sid.Sessions[0].SessionID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(context.Background(), "process/write", map[string]any{"sessionId": sid.Sessions[0].SessionID, "id": p, "input": "2\n"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tc.wait(p + "│ tick-2")
+	tc.keys("/kill "+p, "Enter")
+	tc.wait("stopped " + p)
+	tc.wait(p + " killed")
+	tc.keys("/ps", "Enter")
+	tc.wait("killed")
+	tc.keys("/kill p_nosuch", "Enter")
+	tc.wait(`no process "p_nosuch" in this session`)
 	tc.quit()
 }

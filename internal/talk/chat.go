@@ -42,6 +42,8 @@ type chat struct {
 	ns     *protocol.SessionNewResult // the session attached
 	tokens [2]int64                   // context used, of the window
 	cost   string                     // what the session has cost ("": no price known)
+	// following stops the /logs that follows a process (nil: none).
+	following context.CancelFunc
 }
 
 // session returns a copy of the attached session and the context use.
