@@ -175,6 +175,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                    string
 		Queued, Steers, FormLabels, FormValues, FormReplies                                                                 []string
 		FormRefusesOutOfBounds                                                                                              bool
+		ProcOutput, ProcState                                                                                               string
+		ProcStopHidden                                                                                                      bool
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -232,6 +234,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		"code: language %q, %d tokens, copied %q", out.CodeLang, out.CodeTokens, out.Copied)
 	check(out.Images == 0 && !out.Pwned && out.JSLinks == 0, "markup in model output became markup: %d images, script ran %v, %d javascript: links", out.Images, out.Pwned, out.JSLinks)
 	check(out.Bold > 0, "Markdown not rendered")
+	check(strings.Contains(out.ProcOutput, "line-1\nline-2") && strings.Contains(out.ProcOutput, "line-6") && !strings.Contains(out.ProcOutput, "never"), "the process's output in its panel: %q", out.ProcOutput)
+	check(strings.HasPrefix(out.ProcState, "killed") && out.ProcStopHidden, "the process after Stop: %q (Stop hidden %v)", out.ProcState, out.ProcStopHidden)
 	check(strings.HasPrefix(out.AttachedShown, "report.md") && out.AttachedAfterSend == 0, "the attachment: shown %q, left after sending %d", out.AttachedShown, out.AttachedAfterSend)
 	check(out.LiveRegion == "polite log", "the conversation's live region: %q", out.LiveRegion)
 	// The list.

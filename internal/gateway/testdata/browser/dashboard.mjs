@@ -107,6 +107,21 @@ try {
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => [...document.querySelectorAll('.turn-end')].pop().textContent.includes('cancelled'));
 
+  step('a background process: the panel, its output followed live, Stop');
+  await page.fill('#prompt', '/tool shell {"command":"for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.1; done; read -r x; echo never","background":true}');
+  await page.click('#send');
+  await page.waitForSelector('.tool[data-status="waiting"]');
+  await page.keyboard.press('Alt+A');
+  await page.waitForSelector('#processes .proc[data-state="running"]');
+  await page.click('#processes .proc[data-state="running"] .proc-toggle');
+  await page.waitForFunction(() => document.querySelector('#processes .proc[data-state="running"] .proc-output').textContent.includes('line-6'));
+  out.procOutput = await text('#processes .proc-output');
+  await page.click('#processes .proc[data-state="running"] .proc-kill');
+  await page.waitForSelector('#processes .proc[data-state="killed"]');
+  out.procState = await text('#processes .proc[data-state="killed"] .proc-state');
+  out.procStopHidden = await page.$eval('#processes .proc[data-state="killed"] .proc-kill', (b) => b.hidden);
+  await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 5);
+
   step('a file attached to a prompt');
   await page.setInputFiles('#file', { name: 'report.md', mimeType: 'text/markdown', buffer: Buffer.from('# a report\n') });
   out.attachedShown = await text('.attached li span');

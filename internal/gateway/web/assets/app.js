@@ -506,6 +506,12 @@ class SessionView {
     // message into it; Send queues it behind.
     this.steerBtn = el('button', { type: 'button', id: 'steer', class: 'secondary needs-online', text: 'Steer', title: 'Send it into the running turn: the agent reads it at its next step (Alt+S)', hidden: true, onclick: () => this.steer() });
     this.queueEl = el('ol', { id: 'queue', class: 'queue', 'aria-label': 'Prompts waiting behind the running turn', hidden: true });
+    // The session's background processes: each with its state, its
+    // output (followed while open) and a Stop button.
+    this.procs = new Map(); // id → {info, row, state, out, toggle, kill, next, timer}
+    this.procList = el('ul', { class: 'proc-list' });
+    this.procsEl = el('section', { id: 'processes', class: 'processes card', 'aria-label': 'Background processes', hidden: true },
+      el('div', { class: 'card-title', text: 'Background processes' }), this.procList);
     this.who = el('span', { id: 'attached-clients', class: 'muted small who' });
     this.footer = el('div', { id: 'footer', class: 'muted small', 'aria-live': 'off' });
     this.composer = el('form', { id: 'composer', onsubmit: (ev) => { ev.preventDefault(); this.submit(); } },
@@ -525,7 +531,7 @@ class SessionView {
     const exportSel = el('select', { id: 'export', class: 'needs-online', 'aria-label': 'Export the session', title: 'Download the session as a document' },
       el('option', { value: '', text: 'Export\u2026' }), el('option', { value: 'markdown', text: 'Markdown' }), el('option', { value: 'html', text: 'HTML' }), el('option', { value: 'json', text: 'JSON' }));
     exportSel.addEventListener('change', () => { const f = exportSel.value; exportSel.value = ''; if (f) this.exportAs(f); });
-    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, forkBtn, exportSel)), this.log, this.composer, this.footer];
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, forkBtn, exportSel)), this.procsEl, this.log, this.composer, this.footer];
   }
   // fork makes a new session from this conversation and opens it.
   async fork() {
@@ -609,6 +615,69 @@ class SessionView {
       el('button', { type: 'button', class: 'secondary small-button needs-online queue-steer', text: 'Steer now', title: 'Move it into the running turn', onclick: () => this.queueCall('session/queue/steer', it.id) }),
       el('button', { type: 'button', class: 'icon needs-online queue-remove', 'aria-label': 'Remove from the queue: ' + it.text, text: '\u2715', onclick: () => this.queueCall('session/queue/remove', it.id) }))));
     refreshOnline();
+  }
+  // showProcess adds or updates a background process's row.
+  showProcess(p) {
+    let r = this.procs.get(p.id);
+    if (!r) {
+      r = { next: Math.max(0, (p.outputBytes || 0) - 8192) };
+      r.state = el('span', { class: 'proc-state chip' });
+      r.out = el('pre', { class: 'proc-output', 'aria-label': 'Output of ' + p.id, 'aria-live': 'off', hidden: true });
+      r.toggle = el('button', { type: 'button', class: 'secondary small-button needs-online proc-toggle', 'aria-expanded': 'false', text: 'Output', 'aria-label': 'Show the output of ' + p.id, onclick: () => this.toggleOutput(p.id) });
+      r.kill = el('button', { type: 'button', class: 'secondary small-button needs-online proc-kill', text: 'Stop', 'aria-label': 'Stop ' + p.id, onclick: () => this.killProcess(p.id) });
+      r.row = el('li', { class: 'proc', 'data-id': p.id },
+        el('div', { class: 'proc-head' },
+          el('code', { class: 'proc-id', text: p.id }),
+          el('span', { class: 'proc-command', text: p.command || '' }),
+          r.state, r.toggle, r.kill),
+        r.out);
+      this.procs.set(p.id, r);
+      this.procList.append(r.row);
+    }
+    r.info = p;
+    r.row.dataset.state = p.state;
+    r.state.textContent = p.state === 'running' ? 'running, pid ' + p.pid : p.state + (typeof p.exitCode === 'number' ? ' (' + p.exitCode + ')' : p.signal ? ' (' + p.signal + ')' : '');
+    r.kill.hidden = p.state !== 'running';
+    this.procsEl.hidden = false;
+    if (!r.out.hidden) this.followOutput(p.id);
+    refreshOnline();
+  }
+  // pruneProcesses leaves out, as a new turn starts, the processes that
+  // ended before it (unless their output is open): the panel is for what
+  // runs.
+  pruneProcesses() {
+    for (const [id, r] of this.procs) {
+      if (r.info.state !== 'running' && r.out.hidden) { clearTimeout(r.timer); r.row.remove(); this.procs.delete(id); }
+    }
+    this.procsEl.hidden = this.procs.size === 0;
+  }
+  toggleOutput(id) {
+    const r = this.procs.get(id);
+    r.out.hidden = !r.out.hidden;
+    r.toggle.setAttribute('aria-expanded', String(!r.out.hidden));
+    if (!r.out.hidden) this.followOutput(id);
+  }
+  // followOutput reads what the process printed since the last read, and
+  // again a moment later while it runs and its output is open (output
+  // has no event: it is read by offset).
+  async followOutput(id) {
+    const r = this.procs.get(id);
+    if (!r || r.reading || this.disposed) return;
+    clearTimeout(r.timer);
+    r.reading = true;
+    try {
+      const o = await app.conn.call('process/output', { sessionId: this.sessionId, id, since: r.next, plainText: true });
+      if (o.dropped > 0) r.out.append(el('span', { class: 'muted', text: '[' + o.dropped + ' bytes dropped]\n' }));
+      if (o.output) r.out.append(document.createTextNode(o.output));
+      r.next = o.next;
+      r.out.scrollTop = r.out.scrollHeight;
+      if (o.state === 'running' && !r.out.hidden) r.timer = setTimeout(() => this.followOutput(id), 500);
+    } catch (e) {
+      r.out.append(el('span', { class: 'error', text: '[' + e.message + ']\n' }));
+    } finally { r.reading = false; }
+  }
+  async killProcess(id) {
+    try { await app.conn.call('process/kill', { sessionId: this.sessionId, id }); } catch (e) { this.notice('Could not stop ' + id + ': ' + e.message); }
   }
   async queueCall(method, id) {
     try {
@@ -724,6 +793,7 @@ class SessionView {
       case 'user_message':
         this.answer = this.thought = null;
         this.setRunning(true);
+        if (!u.steered) this.pruneProcesses();
         {
           const seq = u.seq;
           const mine = !u.clientId || u.clientId === app.clientId;
@@ -782,6 +852,7 @@ class SessionView {
       case 'queue_update': this.showQueue(u.items || []); break;
       case 'process_update': {
         const p = u.process || {};
+        this.showProcess(p);
         const how = p.state === 'running' ? 'started in the background, pid ' + p.pid : p.state + (typeof p.exitCode === 'number' ? ', exit code ' + p.exitCode : p.signal ? ', ' + p.signal : '');
         this.log.append(el('div', { class: 'turn-note process small muted', text: 'process ' + p.id + ' (' + (p.command || '') + ') ' + how }));
         this.scroll();
