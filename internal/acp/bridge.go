@@ -53,18 +53,19 @@ type Bridge struct {
 	mu         sync.Mutex
 	cmdMu      sync.Mutex // one available_commands_update at a time
 	d          *client.Client
-	live       map[string]bool          // sessions this bridge streams live
-	approvals  map[string]string        // pending approval requestId -> toolCallId
-	models     []string                 // what the provider offers (asked once)
-	fs         *protocol.FSCapabilities // the editor's file access (initialize)
-	elicits    bool                     // the editor answers elicitation/create (form)
-	elicitsURL bool                     // and url mode
-	terminal   bool                     // the editor runs commands (terminal/*)
-	editor     string                   // the editor's clientInfo name
-	lastSent   chan struct{}            // closed when the last prompt or steer taken was sent
-	runs       map[string]string        // daemon runId -> the editor's terminalId
-	shells     map[string]string        // sessionId -> the shell tool call in progress
-	calls      map[string]toolCall      // toolCallId -> the call, until its result
+	live       map[string]bool                      // sessions this bridge streams live
+	approvals  map[string]string                    // pending approval requestId -> toolCallId
+	models     []string                             // what the provider offers (asked once)
+	fs         *protocol.FSCapabilities             // the editor's file access (initialize)
+	elicits    bool                                 // the editor answers elicitation/create (form)
+	elicitsURL bool                                 // and url mode
+	terminal   bool                                 // the editor runs commands (terminal/*)
+	editor     string                               // the editor's clientInfo name
+	lastSent   chan struct{}                        // closed when the last prompt or steer taken was sent
+	runs       map[string]string                    // daemon runId -> the editor's terminalId
+	shells     map[string]string                    // sessionId -> the shell tool call in progress
+	calls      map[string]toolCall                  // toolCallId -> the call, until its result
+	procs      map[string]chan protocol.ProcessInfo // a background process's tool call -> its end, to its follower
 }
 
 // editorGone is how long, once the editor closed stdin, its calls still

@@ -1076,3 +1076,47 @@ func TestMCPPromptsOfALateServerFollow(t *testing.T) {
 		return u["sessionUpdate"] == "available_commands_update" && strings.Contains(fmt.Sprint(u["availableCommands"]), "mcp__p__review")
 	})
 }
+
+// A background process is a tool call of its own in the editor: opened
+// when it starts, its content the output as it comes, completed when it
+// exits.
+func TestBackgroundProcessInTheEditor(t *testing.T) {
+	endpoint := runDaemon(t, func(c *config.Config) {
+		a := c.Agents["default"]
+		a.Risk = "full"
+		c.Agents["default"] = a
+	})
+	e := startBridge(t, endpoint)
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	sid := result(t, e.call("session/new", `{"cwd":`+strconv.Quote(t.TempDir())+`,"mcpServers":[]}`))["sessionId"].(string)
+	line := `/tool shell {"command":"echo first; sleep 0.7; echo second","background":true}`
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+strconv.Quote(line)+`}]}`))
+	content := func(u map[string]any) string {
+		cs, _ := u["content"].([]any)
+		if len(cs) == 0 {
+			return ""
+		}
+		return fmt.Sprint(cs[0].(map[string]any)["content"].(map[string]any)["text"])
+	}
+	seen := e.until(func(u map[string]any) bool {
+		id, _ := u["toolCallId"].(string)
+		return u["sessionUpdate"] == "tool_call_update" && strings.HasPrefix(id, "proc_p_") && u["status"] == "completed"
+	})
+	var opened, first bool
+	for _, u := range seen {
+		id, _ := u["toolCallId"].(string)
+		if !strings.HasPrefix(id, "proc_") {
+			continue
+		}
+		switch {
+		case u["sessionUpdate"] == "tool_call":
+			opened = u["kind"] == "execute" && u["status"] == "in_progress" && strings.Contains(fmt.Sprint(u["title"]), "echo first")
+		case u["status"] == nil && strings.Contains(content(u), "first") && !strings.Contains(content(u), "second"):
+			first = true // followed while it ran
+		}
+	}
+	last := seen[len(seen)-1]
+	if !opened || !first || !strings.Contains(content(last), "first\nsecond\n") || !strings.Contains(content(last), "exited with exit code 0") {
+		t.Fatalf("the process's tool call: opened %v, output while running %v, last %v", opened, first, last)
+	}
+}

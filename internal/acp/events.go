@@ -228,13 +228,11 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		if replay {
 			return
 		}
-		// ACP has no update for a process: the conversation says it.
-		p := ev.Process
-		text := fmt.Sprintf("\n\n(background process %s (%s) %s", p.ID, p.Command, p.State)
-		if p.ExitCode != nil {
-			text += fmt.Sprintf(", exit code %d", *p.ExitCode)
-		}
-		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(text + ")\n\n")}
+		// A background process is a tool call of its own, whose content
+		// is its output (followed while it runs) and whose end is the
+		// process's.
+		b.followProcess(u.SessionID, ev.Process)
+		return
 	case protocol.ToolProgressEvent, protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the
 		// conversation, its tool calls and its plan.
