@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 )
 
 // Background processes through the tools, as a model calls them (the
@@ -308,6 +310,14 @@ func TestProcessMethods(t *testing.T) {
 	}
 	if ps := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))["processes"]; ps != nil {
 		t.Fatalf("session/get lists an ended process: %v", ps)
+	}
+	// The metrics count them.
+	rec := httptest.NewRecorder()
+	metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`zeroclaw_background_processes_total{event="started"}`, `zeroclaw_background_processes_total{event="exited"}`, "zeroclaw_background_processes_running "} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("the metrics have no %s", want)
+		}
 	}
 }
 

@@ -49,6 +49,10 @@ var (
 		Help: "Session events written to clients."})
 	storeCommit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zeroclaw_store_commit_seconds",
 		Help: "How long a store commit (one batch of writes) took.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	processes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_background_processes_total",
+		Help: "Background processes, by what happened to them (started; exited, killed, lost: how they ended)."}, []string{"event"})
+	processesRunning = prometheus.NewGauge(prometheus.GaugeOpts{Name: "zeroclaw_background_processes_running",
+		Help: "Background processes running now, all sessions together."})
 	sessionsDesc = prometheus.NewDesc("zeroclaw_sessions", "Sessions, by state (live: loaded; running: a turn runs; stored: all on disk).", []string{"state"}, nil)
 
 	bounds sync.Map // label name → *bound
@@ -56,7 +60,7 @@ var (
 
 func init() {
 	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
-		sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		processes, processesRunning, sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // Handler serves the metrics in Prometheus's text format.
@@ -169,6 +173,25 @@ func (c *countedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.b.Sent(n)
 	return n, err
+}
+
+// ProcessStarted counts a background process that started.
+func ProcessStarted() {
+	processes.WithLabelValues("started").Inc()
+	processesRunning.Inc()
+}
+
+// ProcessEnded counts one that ended: exited, killed, or lost (with a
+// daemon before this one: not running here).
+func ProcessEnded(how string) {
+	switch how {
+	case "exited", "killed":
+		processesRunning.Dec()
+	case "lost":
+	default:
+		return
+	}
+	processes.WithLabelValues(how).Inc()
 }
 
 // EventsSent counts events written to a client.

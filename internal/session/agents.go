@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -257,9 +258,11 @@ func (s *Session) processChanged(p *background.Process) {
 	info := wireProcess(p.Info())
 	ev := protocol.ProcessUpdateEvent{Process: info}
 	if info.State == background.Running {
+		metrics.ProcessStarted()
 		p.SetSeq(s.emit(ev))
 		return
 	}
+	metrics.ProcessEnded(info.State)
 	s.nmu.Lock()
 	s.procsEnded = true
 	s.nmu.Unlock()
@@ -317,6 +320,7 @@ func (s *Session) reportLost() {
 	kept := s.m.kept[s.id]
 	s.m.mu.Unlock()
 	for _, i := range background.LostIn(dir, kept) {
+		metrics.ProcessEnded(background.Lost)
 		s.emit(protocol.ProcessUpdateEvent{Process: wireProcess(i)})
 	}
 }

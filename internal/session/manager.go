@@ -24,6 +24,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/permission"
 
 	"github.com/zeroclaw/zeroclaw/internal/attach"
@@ -621,6 +622,8 @@ func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error
 		m.mu.Unlock()
 		if t != nil {
 			t.Close(syscall.SIGTERM, tool.KillGrace)
+			// Their ends, which no session will tell, are counted.
+			t.Reattach(func(p *background.Process) { metrics.ProcessEnded(p.Info().State) })
 		}
 	}
 	if del {
