@@ -293,8 +293,14 @@ func TestProcessMethods(t *testing.T) {
 		t.Fatalf("session/get's processes: %v", ps)
 	}
 	ref := `"sessionId":` + quote(sid) + `,"id":` + quote(id)
+	// A read that waits for output (waitMs) is answered when it comes;
+	// the session's other calls (the write) are not held behind it.
+	waited := a.send("process/output", `{`+ref+`,"waitMs":20000}`)
 	if w := result(t, a.call("process/write", `{`+ref+`,"input":"hi\n"}`)); w["written"] != float64(3) {
 		t.Fatalf("process/write: %v", w)
+	}
+	if o := result(t, a.wait(waited, "process/output waitMs")); o["output"] != "got hi\n" {
+		t.Fatalf("the waiting read: %v", o)
 	}
 	for ev := a.until("process_update"); ev["process"].(map[string]any)["state"] != "exited"; ev = a.until("process_update") {
 	}

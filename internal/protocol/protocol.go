@@ -979,6 +979,10 @@ type ProcessOutputParams struct {
 	// PlainText removes a terminal's escape sequences from the output
 	// (next still counts the terminal's bytes).
 	PlainText bool `json:"plainText,omitempty"`
+	// WaitMs, when there is nothing past since yet and the process
+	// runs, waits up to this long for output or its end (at most
+	// 30000): a client follows a process without polling.
+	WaitMs int `json:"waitMs,omitempty"`
 }
 
 // ProcessOutputResult is process/output's answer.

@@ -176,7 +176,7 @@ func init() {
 		def(protocol.MethodSessionQueueClear, (*binding).sessionQueueClear),
 		def(protocol.MethodSessionQueueSteer, (*binding).sessionQueueSteer),
 		def(protocol.MethodProcessList, (*binding).processList),
-		def(protocol.MethodProcessOutput, (*binding).processOutput),
+		defWait[protocol.ProcessOutputParams, protocol.ProcessOutputResult](protocol.MethodProcessOutput, (*binding).processOutput),
 		def(protocol.MethodProcessKill, (*binding).processKill),
 		def(protocol.MethodProcessWrite, (*binding).processWrite),
 		def(protocol.MethodSessionCheckpoints, (*binding).sessionCheckpoints),

@@ -372,8 +372,21 @@ func (b *binding) processList(_ context.Context, p *protocol.SessionRef) (*proto
 }
 
 // processOutput serves process/output.
-func (b *binding) processOutput(_ context.Context, p *protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
-	return b.srv.sessions.ProcessOutput(b.client, *p)
+// With waitMs it waits off the session's lane (as a prompt does): the
+// session's other calls go on meanwhile.
+func (b *binding) processOutput(_ context.Context, p *protocol.ProcessOutputParams) (waiting, error) {
+	if p.WaitMs == 0 {
+		res, err := b.srv.sessions.ProcessOutput(b.client, *p)
+		if err != nil {
+			return nil, err
+		}
+		return func(context.Context) (any, error) { return res, nil }, nil
+	}
+	wait, err := b.srv.sessions.ProcessOutputWait(b.client, *p)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (any, error) { return wait(ctx), nil }, nil
 }
 
 // processKill serves process/kill.

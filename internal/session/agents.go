@@ -406,13 +406,39 @@ const processOutputMax = 64 << 10
 
 // ProcessOutput serves process/output.
 func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
-	if p.Since < 0 || p.MaxBytes < 0 {
-		return nil, &protocol.ParamsError{Field: "since", Reason: "since and maxBytes may not be negative"}
-	}
-	bp, err := m.process(c, p.SessionID, p.ID)
+	bp, err := m.processToRead(c, p)
 	if err != nil {
 		return nil, err
 	}
+	return readOutput(bp, p), nil
+}
+
+// ProcessOutputWait is process/output with waitMs: the process is found
+// now, and the wait (up to waitMs, or ctx) is the function returned.
+func (m *Manager) ProcessOutputWait(c *Client, p protocol.ProcessOutputParams) (func(ctx context.Context) *protocol.ProcessOutputResult, error) {
+	bp, err := m.processToRead(c, p)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) *protocol.ProcessOutputResult {
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(p.WaitMs, processOutputWaitMax))*time.Millisecond)
+		bp.WaitOutput(wctx, p.Since)
+		cancel()
+		return readOutput(bp, p)
+	}, nil
+}
+
+// processOutputWaitMax bounds process/output's waitMs.
+const processOutputWaitMax = 30000
+
+func (m *Manager) processToRead(c *Client, p protocol.ProcessOutputParams) (*background.Process, error) {
+	if p.Since < 0 || p.MaxBytes < 0 || p.WaitMs < 0 {
+		return nil, &protocol.ParamsError{Field: "since", Reason: "since, maxBytes and waitMs may not be negative"}
+	}
+	return m.process(c, p.SessionID, p.ID)
+}
+
+func readOutput(bp *background.Process, p protocol.ProcessOutputParams) *protocol.ProcessOutputResult {
 	max := p.MaxBytes
 	if max == 0 || max > processOutputMax {
 		max = processOutputMax
@@ -422,7 +448,7 @@ func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*pro
 	if p.PlainText {
 		out = background.Plain(o.Data)
 	}
-	return &protocol.ProcessOutputResult{Output: out, Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}, nil
+	return &protocol.ProcessOutputResult{Output: out, Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}
 }
 
 // ProcessKill serves process/kill: TERM (or the signal named) to its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -12,9 +11,9 @@ import (
 // The session's background processes in the chat: /ps lists them,
 // /logs ID shows one's output and follows it, /kill ID stops one.
 
-// followEvery is how often /logs looks for new output (a process's
-// output has no event: it is read by offset).
-const followEvery = 250 * time.Millisecond
+// followWait is how long one read of /logs waits for more output
+// (process/output's waitMs): it is followed without polling.
+const followWait = 10000
 
 // ps serves /ps.
 func (ch *chat) ps(ctx context.Context, _, _ string) error {
@@ -116,9 +115,9 @@ func (ch *chat) logs(ctx context.Context, _, arg string) error {
 	if p.State == "running" {
 		ch.note(fmt.Sprintf("following %s (%s); /logs alone stops", p.ID, p.Command))
 	}
-	read := func() (protocol.ProcessOutputResult, bool) {
+	read := func(wait int) (protocol.ProcessOutputResult, bool) {
 		var o protocol.ProcessOutputResult
-		err := ch.cv.c.Call(fctx, protocol.MethodProcessOutput, protocol.ProcessOutputParams{SessionID: sid, ID: p.ID, Since: since, PlainText: true}, &o)
+		err := ch.cv.c.Call(fctx, protocol.MethodProcessOutput, protocol.ProcessOutputParams{SessionID: sid, ID: p.ID, Since: since, PlainText: true, WaitMs: wait}, &o)
 		if err != nil {
 			return o, false
 		}
@@ -130,7 +129,7 @@ func (ch *chat) logs(ctx context.Context, _, arg string) error {
 		since = o.Next
 		return o, true
 	}
-	o, ok := read()
+	o, ok := read(0)
 	if !ok || o.State != "running" {
 		cancel()
 		if ok {
@@ -140,20 +139,13 @@ func (ch *chat) logs(ctx context.Context, _, arg string) error {
 	}
 	go func() {
 		defer cancel()
-		t := time.NewTicker(followEvery)
-		defer t.Stop()
 		for {
-			select {
-			case <-fctx.Done():
-				return
-			case <-t.C:
-			}
-			o, ok := read()
+			o, ok := read(followWait)
 			if !ok {
 				return
 			}
 			if o.State != "running" {
-				read() // what it printed last
+				read(0) // what it printed last
 				ch.note(fmt.Sprintf("%s %s", p.ID, endedHow(o.State, o.ExitCode)))
 				return
 			}

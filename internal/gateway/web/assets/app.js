@@ -657,21 +657,21 @@ class SessionView {
     r.toggle.setAttribute('aria-expanded', String(!r.out.hidden));
     if (!r.out.hidden) this.followOutput(id);
   }
-  // followOutput reads what the process printed since the last read, and
-  // again a moment later while it runs and its output is open (output
-  // has no event: it is read by offset).
+  // followOutput reads what the process printed since the last read,
+  // and again while it runs and its output is open: each read waits for
+  // more (waitMs), so nothing is polled.
   async followOutput(id) {
     const r = this.procs.get(id);
     if (!r || r.reading || this.disposed) return;
     clearTimeout(r.timer);
     r.reading = true;
     try {
-      const o = await app.conn.call('process/output', { sessionId: this.sessionId, id, since: r.next, plainText: true });
+      const o = await app.conn.call('process/output', { sessionId: this.sessionId, id, since: r.next, plainText: true, waitMs: r.next > 0 ? 10000 : 0 });
       if (o.dropped > 0) r.out.append(el('span', { class: 'muted', text: '[' + o.dropped + ' bytes dropped]\n' }));
       if (o.output) r.out.append(document.createTextNode(o.output));
       r.next = o.next;
       r.out.scrollTop = r.out.scrollHeight;
-      if (o.state === 'running' && !r.out.hidden) r.timer = setTimeout(() => this.followOutput(id), 500);
+      if (o.state === 'running' && !r.out.hidden) r.timer = setTimeout(() => this.followOutput(id), 0);
     } catch (e) {
       r.out.append(el('span', { class: 'error', text: '[' + e.message + ']\n' }));
     } finally { r.reading = false; }
