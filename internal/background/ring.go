@@ -7,13 +7,17 @@ package background
 import "sync"
 
 // Ring keeps the last Cap bytes written to it; offsets count every byte
-// ever written.
+// ever written. It is circular: a write costs its own bytes, whatever
+// the ring holds.
 type Ring struct {
 	mu    sync.Mutex
-	buf   []byte // the kept bytes, oldest first (at most cap)
+	buf   []byte // grows to cap, then the byte at offset o is at (o-base) % cap
 	cap   int
+	base  int64 // the offset of the first byte kept (after skip)
 	total int64 // bytes ever written: the offset after the newest
-	wake  chan struct{}
+	// wake is closed at the next write when someone waits (changed).
+	wake    chan struct{}
+	waiting bool
 }
 
 // NewRing makes a ring that keeps size bytes.
@@ -23,17 +27,31 @@ func NewRing(size int) *Ring { return &Ring{cap: size, wake: make(chan struct{})
 func (r *Ring) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	n := len(p)
-	if len(p) >= r.cap {
-		r.buf = append(r.buf[:0], p[len(p)-r.cap:]...)
-	} else {
-		if over := len(r.buf) + len(p) - r.cap; over > 0 {
-			r.buf = append(r.buf[:0], r.buf[over:]...)
+	start := r.total
+	if len(p) > r.cap {
+		start += int64(len(p) - r.cap)
+		p = p[len(p)-r.cap:]
+	}
+	if len(r.buf) < r.cap {
+		// Still filling: the buffer grows (a short output stays small).
+		if room := r.cap - len(r.buf); len(p) <= room {
+			r.buf = append(r.buf, p...)
+			p = nil
+		} else {
+			r.buf = append(r.buf, p[:room]...)
+			p, start = p[room:], start+int64(room)
 		}
-		r.buf = append(r.buf, p...)
+	}
+	for len(p) > 0 {
+		at := int((start - r.base) % int64(r.cap))
+		k := copy(r.buf[at:], p)
+		p, start = p[k:], start+int64(k)
 	}
 	r.total += int64(n)
-	close(r.wake)
-	r.wake = make(chan struct{})
+	if r.waiting {
+		close(r.wake)
+		r.wake, r.waiting = make(chan struct{}), false
+	}
 	r.mu.Unlock()
 	return n, nil
 }
@@ -57,12 +75,18 @@ func (r *Ring) Read(since int64, max int) Chunk {
 	if since > r.total {
 		since = r.total
 	}
-	data := r.buf[since-oldest:]
-	if max > 0 && len(data) > max {
-		data = data[:max]
+	n := int(r.total - since)
+	if max > 0 && n > max {
+		n = max
 	}
-	c.Data = append([]byte(nil), data...)
-	c.Next = since + int64(len(data))
+	c.Data = make([]byte, 0, n)
+	for at := since; len(c.Data) < n; {
+		i := int((at - r.base) % int64(r.cap))
+		k := min(n-len(c.Data), len(r.buf)-i)
+		c.Data = append(c.Data, r.buf[i:i+k]...)
+		at += int64(k)
+	}
+	c.Next = since + int64(n)
 	return c
 }
 
@@ -71,6 +95,9 @@ func (r *Ring) Read(since int64, max int) Chunk {
 func (r *Ring) skip(n int64) {
 	r.mu.Lock()
 	r.total += n
+	if len(r.buf) == 0 {
+		r.base = r.total
+	}
 	r.mu.Unlock()
 }
 
@@ -85,5 +112,6 @@ func (r *Ring) Total() int64 {
 func (r *Ring) changed() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.waiting = true
 	return r.wake
 }

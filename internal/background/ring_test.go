@@ -31,3 +31,31 @@ func TestRingOffsetsAcrossOverflow(t *testing.T) {
 		t.Fatalf("past the end %+v", c)
 	}
 }
+
+// Random writes and reads against the whole output kept aside: every
+// read gives the bytes at its offsets, or says how many are gone.
+func TestRingAgainstTheWholeOutput(t *testing.T) {
+	for _, skipped := range []int64{0, 7} {
+		r := NewRing(64)
+		r.skip(skipped)
+		whole := []byte(strings.Repeat("?", int(skipped)))
+		seed := uint32(1)
+		next := func(n int) int { seed = seed*1664525 + 1013904223; return int(seed>>8) % n }
+		for i := range 2000 {
+			p := make([]byte, next(150))
+			for j := range p {
+				p[j] = byte('a' + (i+j)%26)
+			}
+			r.Write(p)
+			whole = append(whole, p...)
+			since := int64(next(len(whole) + 1))
+			c := r.Read(since, next(100))
+			oldest := max(skipped, int64(len(whole))-64)
+			wantDropped := max(0, oldest-since)
+			from := since + wantDropped
+			if c.Dropped != wantDropped || string(c.Data) != string(whole[from:from+int64(len(c.Data))]) || c.Next != from+int64(len(c.Data)) {
+				t.Fatalf("skip %d, write %d: read from %d gave %+v (%q), want dropped %d, bytes of %q", skipped, i, since, c, c.Data, wantDropped, whole[from:])
+			}
+		}
+	}
+}
