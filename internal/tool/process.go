@@ -458,7 +458,7 @@ func (processList) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 type processResize struct{}
 
 func (processResize) Spec() Spec {
-	return Spec{Name: "process_resize", Guide: "Run a program that needs a terminal (an interactive prompt, a REPL, a full-screen program) with shell {tty: true}; read it with plain_text, resize it with process_resize.",
+	return Spec{Name: "process_resize", Guide: "A process started with tty: true runs under a terminal: resize it with process_resize, read it with plain_text.",
 		Description: "Resize the terminal of a background process started with tty: true (it is told by SIGWINCH).",
 		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"cols":{"type":"integer","minimum":10,"maximum":1000},"rows":{"type":"integer","minimum":2,"maximum":1000}},"required":["id","cols","rows"]}`)}
 }

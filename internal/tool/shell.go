@@ -55,7 +55,7 @@ func (e *Env) shell() string {
 type shell struct{}
 
 func (shell) Spec() Spec {
-	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on.",
+	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on. Start a server, a watcher or a long run with shell {background: true} and go on working (you are told when it ends); run a program that needs a terminal (a prompt, a REPL) with tty: true.",
 		Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
 		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"},"background":{"type":"boolean","description":"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"},"tty":{"type":"boolean","description":"run it under a terminal (for programs that need one: prompts, REPLs, colours); type into it with process_write"},"cols":{"type":"integer","minimum":10,"maximum":1000,"description":"the terminal's width (tty), default 120"},"rows":{"type":"integer","minimum":2,"maximum":1000,"description":"the terminal's height (tty), default 40"}},"required":["command"]}`)}
 }
