@@ -397,6 +397,9 @@ func TestProcessesRunOnAfterClose(t *testing.T) {
 	if alive(sleeper) {
 		t.Errorf("pid %d runs on after its closed session's delete", sleeper)
 	}
+	if _, err := os.Stat(filepath.Join(r.dirs.DataDir, "processes", sid)); !os.IsNotExist(err) {
+		t.Errorf("the deleted session's process output is still there: %v", err)
+	}
 }
 
 // [tools] wake_on_exit: a process that ends while its session is idle

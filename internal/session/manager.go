@@ -868,6 +868,12 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 			m.log.Warn("a deleted session's checkpoints could not be removed", "sessionId", id, "err", err)
 		}
 	}
+	if m.procDir != "" && protocol.ValidID(id) {
+		// Its processes' output files and records (they have ended).
+		if err := os.RemoveAll(filepath.Join(m.procDir, id)); err != nil {
+			m.log.Warn("a deleted session's process output could not be removed", "sessionId", id, "err", err)
+		}
+	}
 	m.log.Info("session deleted", "sessionId", id)
 	return nil
 }
