@@ -224,6 +224,23 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		// budget reached, the reply's token limit): ACP's stop reasons
 		// cannot say it, so it is said in the reply.
 		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}
+	case protocol.SubagentUpdateEvent:
+		// A task's tool call says its child (the session an editor can
+		// load); a background child's end is said in the conversation.
+		a := ev.Subagent
+		sub := map[string]any{"sessionId": a.SessionID, "description": a.Description, "agent": a.Agent, "state": a.State}
+		switch {
+		case a.State == protocol.SubagentRunning && !a.Background && a.ToolCallID != "":
+			update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": a.ToolCallID,
+				"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent %s (agent %s) is working on it", a.SessionID, a.Agent))}}}
+			meta = withSubagent(meta, sub)
+		case a.State != protocol.SubagentRunning && a.Background:
+			text := fmt.Sprintf("\n\n(sub-agent %s (%s) %s)\n\n", a.SessionID, a.Description, a.State)
+			update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(text)}
+			meta = withSubagent(meta, sub)
+		default:
+			return
+		}
 	case protocol.ProcessUpdateEvent:
 		if replay {
 			return
@@ -374,4 +391,19 @@ func (b *Bridge) runInTerminal(ctx context.Context, p protocol.TerminalRunParams
 		res.Signal = *exit.Signal
 	}
 	return res, nil
+}
+
+// withSubagent is meta with _meta.zeroclaw.subagent set.
+func withSubagent(meta map[string]any, sub map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range meta {
+		out[k] = v
+	}
+	z, _ := out["zeroclaw"].(map[string]any)
+	nz := map[string]any{"subagent": sub}
+	for k, v := range z {
+		nz[k] = v
+	}
+	out["zeroclaw"] = nz
+	return out
 }

@@ -151,6 +151,9 @@ type Agent struct {
 	// Extra, when set, gives more tools at the start of each turn (the
 	// MCP servers'; it may start them).
 	Extra func(ctx context.Context) []tool.Tool
+	// Tasks, when set, starts and drives the session's sub-agents (the
+	// task tools).
+	Tasks tool.Tasks
 	// Note, when set, says what the model should know about its tools
 	// now (the MCP servers not available); added to each request's
 	// system prompt when not "".
@@ -199,6 +202,9 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 		h.Record(m)
 	}
 	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
+	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
+		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks,
+		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec
 	tools := a.Tools
@@ -207,12 +213,12 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	}
 	for _, t := range tools {
 		s := t.Spec()
+		if d, ok := t.(tool.SpecFor); ok {
+			s = d.SpecFor(env)
+		}
 		byName[s.Name] = t
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
-	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(),
-		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome
 	stops := 0 // times a Stop hook sent the turn on
@@ -304,26 +310,55 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 			}
 			return out
 		}
-		for _, call := range resp.ToolCalls {
-			var r tool.Result
-			if ctx.Err() != nil {
-				// Every call gets a result, so the transcript stays valid.
-				r = tool.Result{Output: "cancelled before it ran", IsError: true}
-				metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
-			} else {
+		calls := resp.ToolCalls
+		for len(calls) > 0 {
+			// Calls of a tool that runs beside others (task: each a
+			// sub-agent) run at once when they come together; the rest
+			// one after the other. Results are recorded in call order.
+			n := 1
+			for n < len(calls) && concurrent(byName, calls[0]) && concurrent(byName, calls[n]) {
+				n++
+			}
+			group := calls[:n]
+			calls = calls[n:]
+			results := make([]tool.Result, len(group))
+			ran := make([]bool, len(group))
+			var wg sync.WaitGroup
+			for i, call := range group {
+				if ctx.Err() != nil {
+					continue
+				}
 				g := a.gate(h, byName, call)
 				h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
 					Kind: g.kind, NeedsApproval: g.ask})
-				var decision string
-				r, decision = a.call(ctx, h, env, g, call)
-				metrics.ToolCall(toolLabel(byName, call.Name), decision)
-				h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError, Details: r.Details})
+				ran[i] = true
+				run := func() {
+					r, decision := a.call(ctx, h, env, g, call)
+					metrics.ToolCall(toolLabel(byName, call.Name), decision)
+					results[i] = r
+				}
+				if len(group) == 1 {
+					run()
+				} else {
+					wg.Go(run)
+				}
 			}
-			m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
-			for _, im := range r.Images {
-				m.Images = append(m.Images, provider.Image{MimeType: im.MimeType, Data: im.Data})
+			wg.Wait()
+			for i, call := range group {
+				r := results[i]
+				if !ran[i] {
+					// Every call gets a result, so the transcript stays valid.
+					r = tool.Result{Output: "cancelled before it ran", IsError: true}
+					metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
+				} else {
+					h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError, Details: r.Details})
+				}
+				m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
+				for _, im := range r.Images {
+					m.Images = append(m.Images, provider.Image{MimeType: im.MimeType, Data: im.Data})
+				}
+				view = h.Record(m)
 			}
-			view = h.Record(m)
 		}
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled
@@ -587,6 +622,7 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	}
 	// This call's own env: its progress is said as the call's.
 	ce := *env
+	ce.CallID = call.ID
 	var last time.Time
 	var pmu sync.Mutex
 	ce.Progress = func(progress, total float64, message string) {
@@ -620,6 +656,13 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		r.Output += "\n[a PostToolUse hook: " + post.Reason + "]"
 	}
 	return r, decision
+}
+
+// concurrent says whether call's tool runs beside other calls of such
+// tools (tool.Concurrent).
+func concurrent(byName map[string]tool.Tool, call provider.ToolCall) bool {
+	c, ok := byName[call.Name].(tool.Concurrent)
+	return ok && c.Concurrent()
 }
 
 // maxTokensNotice names the output limit a reply reached and the config

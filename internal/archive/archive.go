@@ -40,6 +40,7 @@ type Live struct {
 	RunningTurnID string
 	Attached      []protocol.AttachedClient
 	Processes     []protocol.ProcessInfo
+	Children      []protocol.SubagentInfo
 }
 
 // ErrNotFound: no session (or event) of that id is stored.
@@ -55,6 +56,16 @@ func (m *Archive) List(ctx context.Context, p protocol.SessionListParams) (*prot
 	res := &protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
 	var recs []*store.Session
 	var err error
+	if p.ParentSessionID != "" {
+		// A session's children: all of them, the oldest first.
+		if recs, err = m.Store.ListChildren(ctx, p.ParentSessionID); err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			res.Sessions = append(res.Sessions, m.Info(r))
+		}
+		return res, nil
+	}
 	if p.Cursor != "" || p.Offset <= 0 {
 		var after int64
 		var id string
@@ -119,9 +130,11 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 	if r.ForkedFrom != "" {
 		info.ForkedFrom = &protocol.ForkRef{SessionID: r.ForkedFrom, Seq: r.ForkedSeq}
 	}
+	info.Lineage = protocol.Lineage{ParentSessionID: r.ParentID, ParentToolCallID: r.ParentToolCallID, Depth: r.Depth}
 	if l, live := m.Live(r.ID); live {
 		info.Live = true
 		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
+		info.Children = l.Children
 		for _, p := range l.Processes {
 			if p.State == "running" {
 				info.Processes = append(info.Processes, p)

@@ -185,6 +185,13 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it.IsError = e.Outcome != "ok"
 	case protocol.RewindEvent:
 		x.item("rewind").Text = rewindLine(e)
+	case protocol.SubagentUpdateEvent:
+		a := e.Subagent
+		text := fmt.Sprintf("sub-agent %s (%s, agent %s) %s", a.SessionID, a.Description, a.Agent, a.State)
+		if a.State != protocol.SubagentRunning && a.Summary != "" {
+			text += ": " + a.Summary
+		}
+		x.item("subagent").Text = text
 	case protocol.ProcessUpdateEvent:
 		p := e.Process
 		text := fmt.Sprintf("background process %s (%s) %s", p.ID, p.Command, p.State)

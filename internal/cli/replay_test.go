@@ -120,13 +120,14 @@ command = "sleep 60"
 	}
 
 	// One turn with a thought, a reply, tools (one asks), a background
-	// process, a plan, an MCP tool's progress and three hooks: blocked,
+	// process, a sub-agent, a plan, an MCP tool's progress and three hooks: blocked,
 	// failed, timed out.
 	tl := func(name, args string) string { return "/tool " + name + " " + args + "\n" }
 	if err := <-prompt("/think let me see\nhello\n" + tl("write_file", `{"path":"w.txt","content":"x"}`) +
 		tl("read_file", `{"path":"nothing.txt"}`) + tl("list_dir", `{}`) +
 		tl("plan", `{"entries":[{"content":"look","status":"in_progress","priority":"high"}]}`) +
-		tl("shell", `{"command":"echo ran"}`) + tl("shell", `{"command":"echo in the background","background":true}`) + tl("mcp__t__count", `{}`)); err != nil {
+		tl("shell", `{"command":"echo ran"}`) + tl("shell", `{"command":"echo in the background","background":true}`) + tl("mcp__t__count", `{}`) +
+		tl("task", `{"description":"a sub-agent","prompt":"hello, child"}`)); err != nil {
 		t.Fatal(err)
 	}
 	waitFor("the background process's end", func(u protocol.SessionUpdate) bool {

@@ -35,6 +35,8 @@ type Config struct {
 	Sandbox Sandbox `toml:"sandbox"`
 	// Tools bounds what the tools keep running: background processes.
 	Tools Tools `toml:"tools"`
+	// Subagents bounds the sessions an agent starts with the task tool.
+	Subagents Subagents `toml:"subagents"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
 	// Hooks are the [[hooks]]: commands run at events of a turn.
@@ -162,6 +164,16 @@ type Tools struct {
 	KeepProcessesOnClose bool `toml:"keep_processes_on_close"`
 }
 
+// Subagents is the [subagents] table.
+type Subagents struct {
+	// MaxDepth is how deep sub-agents nest: 1, a session's children start
+	// none; 0, no session starts any.
+	MaxDepth int `toml:"max_depth"`
+	// MaxConcurrent bounds a session's children running at once (the
+	// daemon runs at most 16 in all).
+	MaxConcurrent int `toml:"max_concurrent"`
+}
+
 // Sandbox is the [sandbox] table.
 type Sandbox struct {
 	// Mode is workspace-write, read-only or off ("": workspace-write
@@ -206,6 +218,9 @@ type Budget struct {
 type Agent struct {
 	Provider     string `toml:"provider"`
 	SystemPrompt string `toml:"system_prompt"`
+	// Description says when to use the agent: the task tool lists it for
+	// the model choosing a sub-agent.
+	Description string `toml:"description"`
 	// Model overrides the provider's model for this agent.
 	Model           string   `toml:"model"`
 	Risk            string   `toml:"risk"`
@@ -466,6 +481,7 @@ func Default(getenv func(string) string) *Config {
 		Gateway:     Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
 		Checkpoints: Checkpoints{Enabled: true, MaxFileBytes: 10 << 20, Exclude: []string{".git/", "node_modules/"}, KeepTurns: 100},
 		Sandbox:     Sandbox{Network: true},
+		Subagents:   Subagents{MaxDepth: 1, MaxConcurrent: 4},
 	}
 	var p Provider
 	switch {
@@ -510,7 +526,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -630,7 +646,7 @@ func lineOf(text string, key toml.Key) int {
 func (c *Config) validate() error {
 	for _, check := range []func(*Config) error{
 		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
-		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkBudget, (*Config).checkGateway,
 		(*Config).checkMCP, (*Config).checkAgents,
 	} {
 		if err := check(c); err != nil {
@@ -812,6 +828,17 @@ func (c *Config) checkTools() error {
 	return nil
 }
 
+func (c *Config) checkSubagents() error {
+	s := c.Subagents
+	if s.MaxDepth < 0 || s.MaxDepth > 4 {
+		return fmt.Errorf("subagents.max_depth = %d: want 0 (no sub-agents) to 4", s.MaxDepth)
+	}
+	if s.MaxConcurrent < 1 || s.MaxConcurrent > 16 {
+		return fmt.Errorf("subagents.max_concurrent = %d: want 1 to 16 (the daemon's limit)", s.MaxConcurrent)
+	}
+	return nil
+}
+
 func (c *Config) checkBudget() error {
 	const what, note = "an amount in USD", " (0: no limit)"
 	return checkAmounts(amount{"budget.max_cost_usd_per_session", &c.Budget.MaxCostUSDPerSession, what, note},
@@ -852,8 +879,8 @@ func (c *Config) checkAgents() error {
 			return err
 		}
 		for _, t := range a.Tools {
-			if _, ok := tool.Lookup(t); !ok {
-				return fmt.Errorf("agents.%s.tools: unknown tool %q (known: %s)", alias, t, strings.Join(tool.BuiltinNames(), ", "))
+			if _, ok := tool.Lookup(t); !ok && !IsMCPPattern(t) {
+				return fmt.Errorf("agents.%s.tools: unknown tool %q (known: %s, or an MCP server's tools as mcp__SERVER__* or mcp__SERVER__TOOL)", alias, t, strings.Join(tool.BuiltinNames(), ", "))
 			}
 		}
 		if err := checkMinimums(minimum{"agents." + alias + ".max_turn_requests", a.MaxTurnRequests, 1}); err != nil {

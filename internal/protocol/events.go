@@ -56,6 +56,7 @@ var Events = events(
 	QueueUpdateEvent{},
 	ToolProgressEvent{},
 	ProcessUpdateEvent{},
+	SubagentUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -148,6 +149,37 @@ func (HookEvent) EventType() string              { return EventHook }
 func (QueueUpdateEvent) EventType() string       { return EventQueueUpdate }
 func (ProcessUpdateEvent) EventType() string     { return EventProcessUpdate }
 func (ToolProgressEvent) EventType() string      { return EventToolProgress }
+func (SubagentUpdateEvent) EventType() string    { return EventSubagentUpdate }
+
+// SubagentUpdateEvent is subagent_update: a sub-agent the session
+// started (the task tool) started, or ended.
+type SubagentUpdateEvent struct {
+	Subagent SubagentInfo `json:"subagent"`
+}
+
+// SubagentRef names a sub-agent: its session and its task's description.
+type SubagentRef struct {
+	SessionID   string `json:"sessionId"`
+	Description string `json:"description"`
+}
+
+// SubagentInfo describes a sub-agent: its session, what it was asked to
+// do, its agent, how it stands, its answer once it ended and what it
+// used.
+type SubagentInfo struct {
+	SessionID  string `json:"sessionId"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Description is the task's, a few words.
+	Description string `json:"description"`
+	Agent       string `json:"agent"`
+	Background  bool   `json:"background,omitempty"`
+	// State is running, completed, failed, cancelled or interrupted.
+	State string `json:"state"`
+	// Summary is its answer (its last message), cut to 2 KiB, once it
+	// ended; the failure's message when it failed.
+	Summary string `json:"summary,omitempty"`
+	Usage   *Usage `json:"usage,omitempty"`
+}
 
 // ToolProgressEvent is tool_progress: a running tool said how far it is
 // (an MCP server's notifications/progress), at most five times a second
@@ -286,6 +318,10 @@ type ApprovalRequestEvent struct {
 	// Rule says why it asks: the permission rule that says ask, or the
 	// risk level.
 	Rule string `json:"rule,omitempty"`
+	// Subagent names the sub-agent that asks, when the request is its,
+	// shown in its parent's session (answer it there, with this
+	// requestId).
+	Subagent *SubagentRef `json:"subagent,omitempty"`
 }
 
 // ApprovalResolvedEvent is approval_resolved: the decision, and who made

@@ -362,6 +362,16 @@ const (
 	EventQueueUpdate       = "queue_update"
 	EventToolProgress      = "tool_progress"
 	EventProcessUpdate     = "process_update"
+	EventSubagentUpdate    = "subagent_update"
+)
+
+// States of a sub-agent (subagent_update).
+const (
+	SubagentRunning     = "running"
+	SubagentCompleted   = "completed"
+	SubagentFailed      = "failed"
+	SubagentCancelled   = "cancelled"
+	SubagentInterrupted = "interrupted"
 )
 
 // EventTypes lists every event type, for the capabilities (the order
@@ -432,6 +442,16 @@ type SessionNewResult struct {
 	ContextWindow int64  `json:"contextWindow"`
 	// Reasoning is the session's reasoning level ("": the provider's).
 	Reasoning string `json:"reasoning,omitempty"`
+	Lineage
+}
+
+// Lineage is where a sub-agent's session comes from: the session and the
+// tool call (task) that started it, and its depth (0: a session a client
+// started; absent on the wire then).
+type Lineage struct {
+	ParentSessionID  string `json:"parentSessionId,omitempty"`
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+	Depth            int    `json:"depth,omitempty"`
 }
 
 // Attachment is one file of a prompt (section 9).
@@ -628,6 +648,9 @@ type SessionListParams struct {
 	// Query keeps the sessions whose title, id or cwd contains it (ASCII
 	// letters in any case); it pages by cursor only, without a total.
 	Query string `json:"query,omitempty"`
+	// ParentSessionID lists that session's children (its sub-agents),
+	// the oldest first, all in one page.
+	ParentSessionID string `json:"parentSessionId,omitempty"`
 }
 
 // SessionInfo is one session of session/list.
@@ -653,6 +676,9 @@ type SessionInfo struct {
 	Attached []AttachedClient `json:"attached,omitempty"`
 	// Processes are the background processes running in a live session.
 	Processes []ProcessInfo `json:"processes,omitempty"`
+	Lineage
+	// Children are the session's sub-agents (session/get only).
+	Children []SubagentInfo `json:"children,omitempty"`
 }
 
 // AttachedClient is a client attached to a session.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +60,10 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.mu.Unlock()
 	a.Commands.Sandbox = s.sandbox()
 	a.Commands.Processes = s.processes()
+	if a.Tasks = s.taskHost(); a.Tasks == nil {
+		// At its depth a session starts no sub-agent: no task tools.
+		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), func(t tool.Tool) bool { return isTaskTool(t.Spec().Name) })
+	}
 	return &a
 }
 

@@ -18,6 +18,12 @@ import (
 // approve answers a pending approval; false when it is unknown or
 // already answered.
 func (s *Session) approve(requestID, decision, reason string, by *Client) bool {
+	s.mu.Lock()
+	child := s.forwards[requestID]
+	s.mu.Unlock()
+	if child != nil {
+		return child.approve(requestID, decision, reason, by) // a child's, shown here
+	}
 	a, ok := s.t.answer(requestID)
 	if ok {
 		a.ch <- answer{decision: decision, reason: reason, by: by}
@@ -94,8 +100,13 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	s.emit(protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
-		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule})
+	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule}
+	s.emit(ev)
+	// A sub-agent's question is shown to its ancestors' clients too:
+	// whoever answers first, here or there.
+	shown := s.showAncestors(ev)
+	defer shown.resolved()
 
 	var expired <-chan time.Time
 	if secs > 0 {
@@ -117,6 +128,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		resolved.ClientID, resolved.ClientName = ans.by.ID(), ans.by.Name()
 	}
 	s.emit(resolved)
+	shown.emit(resolved)
 
 	switch ans.decision {
 	case "allow_always":
@@ -159,4 +171,48 @@ func (s *Session) withdraw(id string, a *approval, def answer, by string) (answe
 		return def, by
 	}
 	return <-a.ch, "client"
+}
+
+// shownAbove is a child's approval shown in its ancestors.
+type shownAbove struct {
+	id    string
+	child *Session
+	in    []*Session
+}
+
+// showAncestors shows a sub-agent's approval request in each live
+// ancestor (labelled with the child), whose session/approve answers it.
+func (s *Session) showAncestors(ev protocol.ApprovalRequestEvent) shownAbove {
+	sh := shownAbove{id: ev.RequestID, child: s}
+	s.mu.Lock()
+	desc := s.description
+	s.mu.Unlock()
+	ev.Subagent = &protocol.SubagentRef{SessionID: s.id, Description: desc}
+	for p := s.liveParent(); p != nil; p = p.liveParent() {
+		p.mu.Lock()
+		if p.forwards == nil {
+			p.forwards = map[string]*Session{}
+		}
+		p.forwards[ev.RequestID] = s
+		p.mu.Unlock()
+		p.emit(ev)
+		sh.in = append(sh.in, p)
+	}
+	return sh
+}
+
+// emit writes ev (the resolution) in each ancestor it was shown in.
+func (sh shownAbove) emit(ev protocol.EventBody) {
+	for _, p := range sh.in {
+		p.emit(ev)
+	}
+}
+
+// resolved forgets the forward.
+func (sh shownAbove) resolved() {
+	for _, p := range sh.in {
+		p.mu.Lock()
+		delete(p.forwards, sh.id)
+		p.mu.Unlock()
+	}
 }

@@ -77,6 +77,9 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	l := m.conf()
 	ac, ok := l.cfg.Agents[alias]
 	if !ok {
+		ac, ok = projectAgent(l.cfg, cwd, alias) // an agent file of the project
+	}
+	if !ok {
 		return nil, nil, &protocol.ParamsError{Field: "agentAlias",
 			Reason: fmt.Sprintf("unknown agent %q (known: %s)", alias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
 	}

@@ -580,6 +580,9 @@ func (m *Manager) describe(o *opened) {
 	res.AgentAlias, res.Mode, res.Cwd, res.Instructions = s.alias, s.mode, s.cwd, protocol.List(s.instructions)
 	res.Provider, res.Model, res.ProviderURL, res.Risk, res.ContextWindow, res.Reasoning = cr.Provider, cr.Model, cr.URL, cr.Risk, cr.ContextWindow, cr.Reasoning
 	res.MessageCount, res.Queue = s.messageCount(), queue
+	s.mu.Lock()
+	res.Lineage = s.lineage
+	s.mu.Unlock()
 }
 
 // victimLocked picks the least recently used unloadable session.
@@ -713,7 +716,7 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 	if !live {
 		return archive.Live{}, false
 	}
-	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached(), Processes: s.processInfos()}, true
+	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}, true
 }
 
 // lookup returns a live session c is attached to.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -25,6 +26,8 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	s.model, s.risk, s.reasoning = rec.Model, rec.Risk, rec.Reasoning
 	s.spent = rec.Usage
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
+	s.lineage = protocol.Lineage{ParentSessionID: rec.ParentID, ParentToolCallID: rec.ParentToolCallID, Depth: rec.Depth}
+	s.description = rec.Description
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 		// Prompts queued when the daemon died are not run (their callers

@@ -85,7 +85,17 @@ type Session struct {
 	mu    sync.Mutex
 	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs *background.Table // its background processes, once one started
-	// nmu guards procsEnded and notices (never held with another lock:
+	// Sub-agents: the lineage of a session a task started (parent is
+	// the live parent, nil once it is gone), and the children this one
+	// started (tasks.go).
+	lineage     protocol.Lineage
+	description string
+	parent      *Session
+	children    map[string]*child
+	// forwards are the approvals of children shown here: requestId to
+	// the child that asks.
+	forwards map[string]*Session
+		// nmu guards procsEnded and notices (never held with another lock:
 	// a process's end is told at once, whatever else holds mu).
 	nmu sync.Mutex
 	// procsEnded: one of them ended since the last turn began.
@@ -184,7 +194,8 @@ func (s *Session) unloadable() bool {
 	s.subMu.Lock()
 	n := len(s.clients)
 	s.subMu.Unlock()
-	return n == 0 && s.idle() && !s.t.shutting()
+	// A live parent's child stays (its parent drives it).
+	return n == 0 && s.idle() && !s.t.shutting() && s.liveParent() == nil
 }
 
 // drain starts closing the session: no prompt is queued any more, and
@@ -212,6 +223,7 @@ var closeWait = tool.KillGrace + 3*time.Second
 // that still run are left running (the manager keeps them for the
 // session's next load); else they end.
 func (s *Session) close(keep bool) {
+	s.stopChildren() // their turns end with the parent's session
 	s.drain()
 	s.t.cancelTurn(nil)
 	running, done := s.t.state()

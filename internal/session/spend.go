@@ -76,6 +76,7 @@ func (s *Session) Charge(u provider.Usage) {
 	s.mu.Lock()
 	add(&s.spent, su)
 	s.mu.Unlock()
+	s.chargeUp(su) // a sub-agent's cost is its ancestors' too
 }
 
 func add(to *store.Usage, u store.Usage) {
@@ -92,9 +93,9 @@ func add(to *store.Usage, u store.Usage) {
 func (s *Session) Budget() string {
 	b := s.m.conf().cfg.Budget
 	if max := b.MaxCostUSDPerSession; max > 0 {
-		s.mu.Lock()
-		spent := s.spent.CostUSD
-		s.mu.Unlock()
+		// A sub-agent's session shares its top ancestor's budget: what
+		// the whole tree spent.
+		spent := s.rootSpent()
 		if spent >= max {
 			return fmt.Sprintf("the session's budget is spent: it has cost $%.4f, and [budget] max_cost_usd_per_session = %s in config.toml; raise it, or start a new session", spent, dollars(max))
 		}

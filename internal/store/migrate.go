@@ -101,6 +101,14 @@ var migrations = []migration{{sql:
 	// 10: how a session tightened its sandbox (session/configure).
 	sql: `ALTER TABLE sessions ADD COLUMN sandbox TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN no_network INTEGER NOT NULL DEFAULT 0;`,
+}, {
+	// 11: a sub-agent's session names its parent, the parent's tool call
+	// that started it, its depth and what it was asked to do.
+	sql: `ALTER TABLE sessions ADD COLUMN parent_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN description TEXT NOT NULL DEFAULT '';
+	CREATE INDEX sessions_parent ON sessions (parent_id, created_ms) WHERE parent_id != '';`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -64,6 +64,13 @@ type Session struct {
 	// Sandbox and NoNetwork: how the session tightened its sandbox.
 	Sandbox   string
 	NoNetwork bool
+	// ParentID, ParentToolCallID, Depth and Description: a sub-agent's
+	// session, the session and tool call that started it, how deep it
+	// is (a top-level session is 0) and what it was asked to do.
+	ParentID         string
+	ParentToolCallID string
+	Depth            int
+	Description      string
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -576,9 +583,11 @@ func (s *Store) CreateSession(ss *Session) error {
 		ss.State = StateIdle
 	}
 	return s.do(ss.ID, func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning, forked_from, forked_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk, ss.Reasoning, ss.ForkedFrom, ss.ForkedSeq)
+		_, err := c.ExecContext(ctx, `INSERT INTO sessions (id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning, forked_from, forked_seq,
+			sandbox, no_network, parent_id, parent_tool_call_id, depth, description)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ss.ID, ss.AgentAlias, ss.Mode, ss.Cwd, ss.Owner, ss.Title, ss.State, ss.CreatedMs, ss.UpdatedMs, ss.LastSeq, ss.MessageCount, ss.Model, ss.Risk, ss.Reasoning, ss.ForkedFrom, ss.ForkedSeq,
+			ss.Sandbox, ss.NoNetwork, ss.ParentID, ss.ParentToolCallID, ss.Depth, ss.Description)
 		return err
 	})
 }
@@ -818,14 +827,16 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 }
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network`
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network,
+	parent_id, parent_tool_call_id, depth, description`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
 	var cost sql.NullFloat64
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
-		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork)
+		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork,
+		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }
@@ -855,6 +866,15 @@ func (s *Store) Charge(sessionID, day string, u Usage, after func(error)) {
 			day, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.cost())
 		return err
 	}})
+}
+
+// ChargeSession adds u to a session's usage only (a sub-agent's, to its
+// ancestors: the day's was charged once, with the sub-agent's own).
+func (s *Store) ChargeSession(sessionID string, u Usage, after func(error)) {
+	s.update(sessionID, after, `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+		cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+		cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ? END WHERE id = ?`,
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.cost(), u.cost(), sessionID)
 }
 
 // Spent is what day's (YYYY-MM-DD) model calls used and cost, as
@@ -915,6 +935,12 @@ func (s *Store) ListAfter(ctx context.Context, updatedMs int64, id string, limit
 		return s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ?`, limit)
 	}
 	return s.listWhere(ctx, `WHERE (updated_ms, id) < (?, ?) ORDER BY updated_ms DESC, id DESC LIMIT ?`, updatedMs, id, limit)
+}
+
+// ListChildren lists the sessions parent started (its sub-agents), the
+// oldest first.
+func (s *Store) ListChildren(ctx context.Context, parent string) ([]*Session, error) {
+	return s.listWhere(ctx, `WHERE parent_id = ? ORDER BY created_ms, id`, parent)
 }
 
 // ListMatching is ListAfter over the sessions whose title, id or

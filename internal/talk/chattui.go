@@ -758,6 +758,8 @@ func (m *tui) event(u update) tea.Cmd {
 		}
 	case protocol.ProcessUpdateEvent:
 		m.out.print(ch.dim(processNote(e)))
+	case protocol.SubagentUpdateEvent:
+		m.out.print(ch.dim(subagentNote(e)))
 	case protocol.TurnCompleteEvent:
 		m.flush()
 		if m.other != "" {

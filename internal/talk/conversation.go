@@ -238,6 +238,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.ProcessUpdateEvent:
 		r.endLine()
 		r.note("%s\n", processNote(e))
+	case protocol.SubagentUpdateEvent:
+		r.endLine()
+		r.note("%s\n", subagentNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -92,5 +92,26 @@ func processNote(e protocol.ProcessUpdateEvent) string {
 	return s
 }
 
+// subagentNote says what became of a sub-agent.
+func subagentNote(e protocol.SubagentUpdateEvent) string {
+	a := e.Subagent
+	what := mdterm.Safe(firstLines(a.Description, 1, 60))
+	switch a.State {
+	case protocol.SubagentRunning:
+		how := "started"
+		if a.Background {
+			how = "started in the background"
+		}
+		return fmt.Sprintf("  sub-agent %s (%s, agent %s) %s: zeroclaw chat --session %s follows it", a.SessionID, what, a.Agent, how, a.SessionID)
+	case protocol.SubagentCompleted:
+		return fmt.Sprintf("  sub-agent %s (%s) completed", a.SessionID, what)
+	}
+	s := fmt.Sprintf("  sub-agent %s (%s) %s", a.SessionID, what, a.State)
+	if a.Summary != "" {
+		s += ": " + mdterm.Safe(firstLines(a.Summary, 2, 200))
+	}
+	return s
+}
+
 // timedOut is what an approval nobody answered in time says.
 const timedOut = "  (no answer in time: rejected)"

@@ -18,7 +18,7 @@ const askDefaultSecs = 300
 type askUser struct{}
 
 func (askUser) Spec() Spec {
-	return Spec{Name: "ask_user", Guide: "When the task is ambiguous or a choice is the user's to make, ask with ask_user instead of guessing; do not ask what you can find out yourself.",
+	return Spec{Name: "ask_user", Guide: "When the request is ambiguous or a choice is the user's to make, ask with ask_user instead of guessing; do not ask what you can find out yourself.",
 		Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
 		Schema:      schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
 }

@@ -9,7 +9,7 @@ import "sync"
 // added here.
 func Builtins() []Tool {
 	return []Tool{
-		shell{}, processOutput{}, processWrite{}, processWait{}, processKill{}, processList{}, processResize{},
+		shell{}, processOutput{}, processWrite{}, processWait{}, processKill{}, processList{}, processResize{}, task{}, taskStatus{}, taskSend{}, taskCancel{},
 		readFile{}, writeFile{}, editFile{}, multiEdit{}, listDir{}, glob{}, search{},
 		webFetch{},
 		askUser{}, poll{}, plan{},

@@ -48,6 +48,18 @@ type Image struct {
 	Data     []byte
 }
 
+// Concurrent is a tool whose calls run at once when a reply makes
+// several together (each task is a sub-agent of its own).
+type Concurrent interface {
+	Concurrent() bool
+}
+
+// SpecFor is a tool whose spec depends on the session (the task tool
+// lists the agents it can start).
+type SpecFor interface {
+	SpecFor(env *Env) Spec
+}
+
 func errorf(format string, args ...any) Result {
 	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
 }
@@ -146,6 +158,10 @@ type Env struct {
 	// Terminal, when set, runs the shell tool's commands in the client's
 	// terminal (an editor's) instead of here.
 	Terminal func(ctx context.Context, r TerminalRun) (TerminalOutcome, error)
+	// Tasks starts and drives the session's sub-agents (nil: none).
+	Tasks Tasks
+	// CallID, set for one call, is the model's id of the call.
+	CallID string
 }
 
 // Commands is what the shell tool's commands run with, one value from

@@ -41,12 +41,12 @@ func fixture(t *testing.T) *Env {
 // names it.
 func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
 	names := BuiltinNames()
-	if len(names) != 18 || len(byName()) != len(names) {
+	if len(names) != 22 || len(byName()) != len(names) {
 		t.Errorf("built in: %v (%d by name)", names, len(byName()))
 	}
 	kinds := map[string]string{"shell": protocol.KindExecute, "read_file": protocol.KindRead, "write_file": protocol.KindEdit, "edit_file": protocol.KindEdit,
 		"multi_edit": protocol.KindEdit, "list_dir": protocol.KindRead, "glob": protocol.KindSearch, "web_fetch": protocol.KindFetch, "search": protocol.KindSearch, "ask_user": protocol.KindOther, "poll": protocol.KindOther, "plan": protocol.KindThink,
-		"process_output": protocol.KindRead, "process_write": protocol.KindExecute, "process_wait": protocol.KindRead, "process_kill": protocol.KindExecute, "process_list": protocol.KindRead, "process_resize": protocol.KindExecute}
+		"process_output": protocol.KindRead, "process_write": protocol.KindExecute, "process_wait": protocol.KindRead, "process_kill": protocol.KindExecute, "process_list": protocol.KindRead, "process_resize": protocol.KindExecute, "task": protocol.KindThink, "task_status": protocol.KindRead, "task_send": protocol.KindOther, "task_cancel": protocol.KindOther}
 	for _, n := range names {
 		tl, ok := Lookup(n)
 		if !ok {

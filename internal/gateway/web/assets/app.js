@@ -850,6 +850,15 @@ class SessionView {
         break;
       }
       case 'queue_update': this.showQueue(u.items || []); break;
+      case 'subagent_update': {
+        const a = u.subagent || {};
+        const line = el('div', { class: 'turn-note subagent small muted' },
+          document.createTextNode('sub-agent ' + (a.description || '') + ' (' + (a.agent || '') + ') ' + (a.state === 'running' ? (a.background ? 'started in the background' : 'started') : a.state) + ' \u2014 '),
+          el('a', { href: '#/s/' + a.sessionId, text: 'open ' + a.sessionId }));
+        this.log.append(line);
+        this.scroll();
+        break;
+      }
       case 'process_update': {
         const p = u.process || {};
         this.showProcess(p);

@@ -1,0 +1,137 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// subagents are the subagent_update events seen so far, in order.
+func subagents(a *peer, parent string) []map[string]any {
+	var out []map[string]any
+	for _, e := range a.snapshot() {
+		if e["type"] == "subagent_update" && e["sessionId"] == parent {
+			out = append(out, e["subagent"].(map[string]any))
+		}
+	}
+	return out
+}
+
+// The task tool on the echo model: a foreground task answers with the
+// child's answer; the child is a session of its own, listed under its
+// parent, with its own history; three in one reply run at once; a
+// background one answers at once and its end reaches the parent's
+// model; task_status, task_send and task_cancel reach a child; the
+// limits refuse with their reasons.
+func TestSubagents(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[agents.reviewer]\nprovider = \"echo\"\ndescription = \"reviews a change\"\ntools = [\"read_file\", \"list_dir\"]\n[subagents]\nmax_concurrent = 3\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	run := func(line string) map[string]any { t.Helper(); return toolResult(t, a, sid, line) }
+
+	// Foreground.
+	res := run(`task {"description":"say hello","prompt":"hello from the parent"}`)
+	if res["rawOutput"] != "echo: hello from the parent" || res["isError"] == true {
+		t.Fatalf("a foreground task: %v", res)
+	}
+	child := res["details"].(map[string]any)["subagent"].(map[string]any)
+	cid := child["sessionId"].(string)
+	if child["state"] != "completed" || child["description"] != "say hello" || child["agent"] != "default" {
+		t.Fatalf("the child: %v", child)
+	}
+	list := result(t, a.call("session/list", `{"parentSessionId":`+quote(sid)+`}`))["sessions"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["sessionId"] != cid || list[0].(map[string]any)["parentSessionId"] != sid || list[0].(map[string]any)["depth"] != float64(1) {
+		t.Fatalf("session/list {parentSessionId}: %v", list)
+	}
+	get := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))
+	if kids, _ := get["children"].([]any); len(kids) != 1 {
+		t.Fatalf("session/get's children: %v", get["children"])
+	}
+	h := result(t, a.call("session/history", `{"sessionId":`+quote(cid)+`}`))["events"].([]any)
+	if len(h) == 0 || h[0].(map[string]any)["type"] != "user_message" || h[0].(map[string]any)["text"] != "hello from the parent" {
+		t.Fatalf("the child's history: %v", h)
+	}
+	if ups := subagents(a, sid); len(ups) != 2 || ups[0]["state"] != "running" || ups[1]["state"] != "completed" {
+		t.Fatalf("subagent_update events: %v", ups)
+	}
+
+	// Three at once: all start before any ends.
+	before := len(subagents(a, sid))
+	var lines []string
+	for i := range 3 {
+		lines = append(lines, fmt.Sprintf(`/tool task {"description":"slow %d","prompt":"/delay 150\nslow %d"}`, i, i))
+	}
+	result(t, a.call("session/prompt", prompt(sid, strings.Join(lines, "\n"))))
+	ups := subagents(a, sid)[before:]
+	if len(ups) != 6 {
+		t.Fatalf("three tasks: %v", ups)
+	}
+	for i := range 3 {
+		if ups[i]["state"] != "running" {
+			t.Fatalf("the three did not all start before one ended: %v", ups)
+		}
+	}
+
+	// The agent's tools: the reviewer has no shell.
+	res = run(`task {"description":"try a command","agent":"reviewer","prompt":"/tool shell {\"command\":\"echo hi\"}"}`)
+	if out := res["rawOutput"].(string); !strings.Contains(out, "tool shell failed: unknown tool") {
+		t.Fatalf("a child refused a tool its agent lacks: %v", res)
+	}
+
+	// Background, then its end told to the parent's model.
+	res = run(`task {"description":"in the back","prompt":"/delay 200\nbackground work","background":true}`)
+	bg := res["details"].(map[string]any)["subagent"].(map[string]any)
+	if bg["state"] != "running" || !strings.Contains(res["rawOutput"].(string), "running in the background") {
+		t.Fatalf("a background task: %v", res)
+	}
+	bid := bg["sessionId"].(string)
+	if st := run(fmt.Sprintf(`task_status {"id":%q}`, bid)); !strings.Contains(st["rawOutput"].(string), "still running") {
+		t.Fatalf("task_status of a running child: %v", st)
+	}
+	for {
+		if u := a.until("subagent_update")["subagent"].(map[string]any); u["sessionId"] == bid && u["state"] != "running" {
+			break
+		}
+	}
+	if st := run(fmt.Sprintf(`task_status {"id":%q}`, bid)); st["rawOutput"] != "echo: background work" {
+		t.Fatalf("task_status of an ended child: %v", st)
+	}
+	// task_send to an ended child: a new turn, its answer.
+	if st := run(fmt.Sprintf(`task_send {"id":%q,"prompt":"and more"}`, bid)); st["rawOutput"] != "echo: and more" {
+		t.Fatalf("task_send: %v", st)
+	}
+
+	// task_cancel of a long background child.
+	res = run(`task {"description":"long one","prompt":"/delay 1000\nnever done soon","background":true}`)
+	lid := res["details"].(map[string]any)["subagent"].(map[string]any)["sessionId"].(string)
+	if st := run(fmt.Sprintf(`task_cancel {"id":%q}`, lid)); !strings.Contains(st["rawOutput"].(string), "cancelled") {
+		t.Fatalf("task_cancel: %v", st)
+	}
+
+	// A child may start none ([subagents] max_depth 1).
+	res = run(`task {"description":"nest","prompt":"/tool task {\"description\":\"deeper\",\"prompt\":\"hi\"}"}`)
+	if out := res["rawOutput"].(string); !strings.Contains(out, "tool task failed: unknown tool") {
+		t.Fatalf("a child starting a task: %v", res)
+	}
+}
+
+// Agents a project defines in .claude/agents/*.md are offered to the
+// task tool and run with their instructions and tools.
+func TestProjectAgentFiles(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755)
+	os.WriteFile(filepath.Join(cwd, ".claude", "agents", "reviewer.md"), []byte("---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep, Glob\nmodel: sonnet\n---\nYou review code.\n"), 0o644)
+	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
+	res := toolResult(t, a, sid, `task {"description":"review it","agent":"reviewer","prompt":"/tool shell {\"command\":\"echo hi\"}\nlook"}`)
+	if out := res["rawOutput"].(string); !strings.Contains(out, "tool shell failed: unknown tool") {
+		t.Fatalf("the file's agent ran a tool it lacks: %v", res)
+	}
+	child := res["details"].(map[string]any)["subagent"].(map[string]any)
+	if child["agent"] != "reviewer" {
+		t.Fatalf("the child's agent: %v", child)
+	}
+}

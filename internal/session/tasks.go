@@ -1,0 +1,406 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/archive"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// Sub-agents: a task is a session of its own, a child of the session
+// whose model started it (tool.Tasks). It runs in the same directory,
+// with the parent's rights or fewer; its history is its own (any client
+// can attach to it), and the parent's says each child's start and end
+// (subagent_update). A foreground task's call waits for the child's
+// answer; a background one's answer reaches the parent's model as a
+// notice, as a background process's end does.
+
+// MaxRunningChildren bounds the sub-agents running in the daemon.
+const MaxRunningChildren = 16
+
+// runningChildren counts them.
+var runningChildren atomic.Int64
+
+// child is one sub-agent of a session.
+type child struct {
+	s    *Session
+	mu   sync.Mutex
+	info protocol.SubagentInfo
+	// answer is the last turn's answer; done is closed when the turn
+	// running ends (replaced by each turn task_send starts).
+	answer string
+	done   chan struct{}
+}
+
+func (c *child) status() tool.TaskStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return tool.TaskStatus{SubagentInfo: c.info, Answer: c.answer}
+}
+
+// liveParent is the session's parent while it is live.
+func (s *Session) liveParent() *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.parent
+}
+
+// taskHost is the session's tool.Tasks, nil where it may start none
+// (its depth is [subagents] max_depth).
+func (s *Session) taskHost() tool.Tasks {
+	s.mu.Lock()
+	depth := s.lineage.Depth
+	s.mu.Unlock()
+	if depth >= s.m.conf().cfg.Subagents.MaxDepth {
+		return nil
+	}
+	return taskHost{s}
+}
+
+// isTaskTool says whether a tool is one of the task tools.
+func isTaskTool(name string) bool {
+	return name == "task" || name == "task_status" || name == "task_send" || name == "task_cancel"
+}
+
+type taskHost struct{ s *Session }
+
+// Agents are the config's agents with a description, then the
+// project's (its agent files), by name.
+func (h taskHost) Agents() []tool.TaskAgent {
+	cfg := h.s.m.conf().cfg
+	var out []tool.TaskAgent
+	for _, alias := range cfg.AgentAliases() {
+		out = append(out, tool.TaskAgent{Name: alias, Description: cfg.Agents[alias].Description})
+	}
+	pas, _ := config.ProjectAgents(h.s.cwd)
+	for _, pa := range pas {
+		if _, dup := cfg.Agents[pa.Name]; !dup {
+			out = append(out, tool.TaskAgent{Name: pa.Name, Description: pa.Agent.Description})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (h taskHost) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, error) {
+	s := h.s
+	m := s.m
+	cfg := m.conf().cfg
+	s.mu.Lock()
+	depth := s.lineage.Depth
+	running := 0
+	for _, c := range s.children {
+		if c.status().State == protocol.SubagentRunning {
+			running++
+		}
+	}
+	s.mu.Unlock()
+	if depth >= cfg.Subagents.MaxDepth {
+		return tool.TaskStatus{}, fmt.Errorf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", cfg.Subagents.MaxDepth)
+	}
+	if running >= cfg.Subagents.MaxConcurrent {
+		return tool.TaskStatus{}, fmt.Errorf("this session already runs %d sub-agents, its limit ([subagents] max_concurrent): wait for one (task_status) or cancel one (task_cancel)", running)
+	}
+	if runningChildren.Add(1) > MaxRunningChildren {
+		runningChildren.Add(-1)
+		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunningChildren)
+	}
+	alias := cmp.Or(t.Agent, s.alias)
+	c, err := m.startChild(s, alias, t)
+	if err != nil {
+		runningChildren.Add(-1)
+		return tool.TaskStatus{}, err
+	}
+	if t.Background {
+		return c.status(), nil
+	}
+	return h.wait(ctx, c)
+}
+
+// wait waits for c's turn to end; ctx's end (the parent's turn
+// cancelled) cancels it.
+func (h taskHost) wait(ctx context.Context, c *child) (tool.TaskStatus, error) {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		c.s.t.cancelTurn(nil)
+		<-done
+	}
+	return c.status(), nil
+}
+
+func (h taskHost) child(id string) (*child, error) {
+	h.s.mu.Lock()
+	c := h.s.children[id]
+	h.s.mu.Unlock()
+	if c == nil {
+		return nil, fmt.Errorf("no sub-agent %q of this session", id)
+	}
+	return c, nil
+}
+
+func (h taskHost) Status(id string) (tool.TaskStatus, error) {
+	c, err := h.child(id)
+	if err != nil {
+		return tool.TaskStatus{}, err
+	}
+	return c.status(), nil
+}
+
+func (h taskHost) Send(ctx context.Context, id, prompt string) (tool.TaskStatus, error) {
+	c, err := h.child(id)
+	if err != nil {
+		return tool.TaskStatus{}, err
+	}
+	if c.status().State == protocol.SubagentRunning {
+		if turn, _ := c.s.t.steer(steer{text: prompt}, ""); turn != "" {
+			return c.status(), nil // it reads it at its next model call
+		}
+	}
+	if runningChildren.Add(1) > MaxRunningChildren {
+		runningChildren.Add(-1)
+		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunningChildren)
+	}
+	if err := h.s.m.runChild(h.s, c, prompt); err != nil {
+		runningChildren.Add(-1)
+		return tool.TaskStatus{}, err
+	}
+	return h.wait(ctx, c)
+}
+
+func (h taskHost) Cancel(id string) (tool.TaskStatus, error) {
+	c, err := h.child(id)
+	if err != nil {
+		return tool.TaskStatus{}, err
+	}
+	c.s.t.cancelTurn(nil)
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	<-done
+	return c.status(), nil
+}
+
+// narrower is the narrower of two risk levels.
+func narrower(a, b string) string {
+	order := []string{protocol.RiskReadonly, protocol.RiskSupervised, protocol.RiskFull}
+	if slices.Index(order, a) < slices.Index(order, b) {
+		return a
+	}
+	return b
+}
+
+// startChild makes parent's child session for t (agent alias) and runs
+// t's prompt in it.
+func (m *Manager) startChild(parent *Session, alias string, t tool.TaskStart) (*child, error) {
+	parent.mu.Lock()
+	lin := protocol.Lineage{ParentSessionID: parent.id, ParentToolCallID: t.ToolCallID, Depth: parent.lineage.Depth + 1}
+	sbMode, noNet := parent.sbMode, parent.noNetwork
+	parentRisk := cmp.Or(parent.risk, parent.agent.Risk)
+	parent.mu.Unlock()
+	id := protocol.NewID("ses_", 8)
+	s, err := m.newSession(id, alias, parent.mode, parent.cwd, parent.owner)
+	if err != nil {
+		var pe *protocol.ParamsError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("agent %q: %s", alias, pe.Reason)
+		}
+		return nil, err
+	}
+	// Never more rights than the parent: the narrower risk, the
+	// parent's sandbox.
+	s.risk = narrower(parentRisk, s.agent.Risk)
+	s.sbMode, s.noNetwork = sbMode, noNet
+	s.lineage, s.description, s.parent = lin, t.Description, parent
+	rec := &store.Session{ID: id, AgentAlias: alias, Mode: parent.mode, Cwd: parent.cwd, Owner: parent.owner, Title: t.Description,
+		Risk: s.risk, Sandbox: sbMode, NoNetwork: noNet, ParentID: lin.ParentSessionID, ParentToolCallID: lin.ParentToolCallID, Depth: lin.Depth, Description: t.Description}
+	if err := m.store.CreateSession(rec); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if parent.t.shutting() || m.live[parent.id] != parent {
+		m.mu.Unlock()
+		return nil, errors.New("the session is closing: no sub-agent starts")
+	}
+	m.live[id] = s
+	m.mu.Unlock()
+	m.changed(id)
+	c := &child{s: s, info: protocol.SubagentInfo{SessionID: id, ToolCallID: t.ToolCallID, Description: t.Description, Agent: alias, Background: t.Background}}
+	parent.mu.Lock()
+	if parent.children == nil {
+		parent.children = map[string]*child{}
+	}
+	parent.children[id] = c
+	parent.mu.Unlock()
+	m.log.Info("sub-agent started", "sessionId", id, "parentSessionId", parent.id, "agent", alias, "background", t.Background)
+	if err := m.runChild(parent, c, t.Prompt); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// runChild runs prompt as a turn of c; its end is told to the parent
+// (subagent_update, and to its model when c runs in the background).
+func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
+	j := &job{id: protocol.NewID("q_", 6), prompt: prompt, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
+	done := make(chan struct{})
+	c.mu.Lock()
+	c.info.State, c.info.Summary, c.answer, c.done = protocol.SubagentRunning, "", "", done
+	info := c.info
+	c.mu.Unlock()
+	if err := c.s.enqueue(j); err != nil {
+		c.mu.Lock()
+		c.info.State, c.info.Summary = protocol.SubagentFailed, err.Error()
+		c.mu.Unlock()
+		close(done)
+		return err
+	}
+	parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
+	go func() {
+		res := <-j.done
+		runningChildren.Add(-1)
+		c.mu.Lock()
+		c.answer = res.Content
+		switch {
+		case res.Error != nil:
+			c.info.State, c.info.Summary = protocol.SubagentFailed, res.Error.Message
+		case res.StopReason == agent.StopCancelled:
+			c.info.State = protocol.SubagentCancelled
+		case res.StopReason == agent.StopBudget || res.StopReason == protocol.StopBlocked:
+			c.info.State, c.info.Summary = protocol.SubagentFailed, res.Notice
+		default:
+			c.info.State, c.info.Summary = protocol.SubagentCompleted, cut(res.Content, 2048)
+		}
+		if u := c.s.spentUsage(); u != nil {
+			c.info.Usage = u
+		}
+		info := c.info
+		c.mu.Unlock()
+		parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
+		if info.Background {
+			text := fmt.Sprintf("[sub-agent %s (%s) %s", info.SessionID, info.Description, info.State)
+			if c.answer != "" {
+				text += "; its answer:\n" + c.answer + "\n"
+			} else if info.Summary != "" {
+				text += ": " + info.Summary
+			}
+			parent.addNotice(notice{text: text + "]"})
+		}
+		close(done)
+	}()
+	return nil
+}
+
+// cut is s cut to at most n bytes, at a rune's start.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// spentUsage is the session's usage as the wire says it (nil: none).
+func (s *Session) spentUsage() *protocol.Usage {
+	s.mu.Lock()
+	u := s.spent
+	s.mu.Unlock()
+	return archive.WireUsage(u)
+}
+
+// chargeUp adds a child's usage to each ancestor's (their session
+// usage; the day's is the child's own charge).
+func (s *Session) chargeUp(su store.Usage) {
+	for p := s.liveParent(); p != nil; p = p.liveParent() {
+		p.mu.Lock()
+		add(&p.spent, su)
+		p.mu.Unlock()
+		p.m.store.ChargeSession(p.id, su, nil)
+	}
+}
+
+// rootSpent is what the session's top ancestor has spent (its own and
+// all its descendants'): a session budget bounds the whole tree.
+func (s *Session) rootSpent() float64 {
+	r := s
+	for p := s.liveParent(); p != nil; p = p.liveParent() {
+		r = p
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.spent.CostUSD
+}
+
+// stopChildren cancels the running turns of the session's children
+// (its close or delete) and forgets them.
+func (s *Session) stopChildren() []*Session {
+	s.mu.Lock()
+	var kids []*Session
+	for _, c := range s.children {
+		kids = append(kids, c.s)
+	}
+	s.mu.Unlock()
+	for _, k := range kids {
+		k.mu.Lock()
+		k.parent = nil
+		k.mu.Unlock()
+		k.t.cancelTurn(nil)
+	}
+	return kids
+}
+
+// childInfos are the session's children as session/get says them.
+func (s *Session) childInfos() []protocol.SubagentInfo {
+	s.mu.Lock()
+	var cs []*child
+	for _, c := range s.children {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	var out []protocol.SubagentInfo
+	for _, c := range cs {
+		out = append(out, c.status().SubagentInfo)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	return out
+}
+
+// projectAgent finds an agent a project file defines, on the default
+// agent's provider and settings.
+func projectAgent(cfg *config.Config, cwd, alias string) (config.Agent, bool) {
+	pas, _ := config.ProjectAgents(cwd)
+	for _, pa := range pas {
+		if pa.Name != alias {
+			continue
+		}
+		a := cfg.Agents["default"]
+		a.Description, a.SystemPrompt = pa.Agent.Description, pa.Agent.SystemPrompt
+		if pa.Agent.Model != "" {
+			a.Model = pa.Agent.Model
+		}
+		if pa.Agent.Tools != nil {
+			a.Tools = pa.Agent.Tools
+		}
+		return a, true
+	}
+	return config.Agent{}, false
+}
