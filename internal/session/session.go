@@ -95,7 +95,7 @@ type Session struct {
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.
 	forwards map[string]*Session
-		// nmu guards procsEnded and notices (never held with another lock:
+	// nmu guards procsEnded and notices (never held with another lock:
 	// a process's end is told at once, whatever else holds mu).
 	nmu sync.Mutex
 	// procsEnded: one of them ended since the last turn began.
