@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -146,5 +148,65 @@ func TestBackgroundProcessesDieWithTheDaemon(t *testing.T) {
 	code, out, errs := runCLI(t, env, "", "sessions", "export", "bg-kill")
 	if code != 0 || strings.Count(out, ") lost") != 2 {
 		t.Fatalf("the export does not say both processes were lost: %d %q %q", code, out, errs)
+	}
+}
+
+// A daemon kill -9 while a sub-agent runs: after the restart the child
+// is interrupted in its own session, and its parent's history says so
+// (and its task call was answered "interrupted").
+func TestSubagentInterruptedByACrash(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	cmd, _ := startDaemon(t, env)
+	sock := endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR"))
+	c, err := client.Dial(context.Background(), sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns protocol.SessionNewResult
+	if err := c.Call(context.Background(), protocol.MethodSessionNew, protocol.SessionNewParams{SessionID: "crash-parent", Cwd: t.TempDir(), Mode: "code"}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	line := `/tool task {"description":"a long one","prompt":"/delay 2000\nslow work here"}`
+	go c.Call(context.Background(), protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: "crash-parent", Prompt: &line}, nil)
+	// Wait until the child runs: the parent's list of children says so.
+	var child string
+	for deadline := time.Now().Add(20 * time.Second); child == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-agent never started")
+		}
+		var l protocol.SessionListResult
+		if c.Call(context.Background(), protocol.MethodSessionList, protocol.SessionListParams{ParentSessionID: "crash-parent"}, &l) == nil && len(l.Sessions) == 1 && l.Sessions[0].State == "running" {
+			child = l.Sessions[0].SessionID
+		}
+	}
+	c.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	startDaemon(t, env)
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "crash-parent", "after the crash"); code != 0 {
+		t.Fatalf("resuming the parent: %d %q %q", code, out, errs)
+	}
+	code, out, errs := runCLI(t, env, "", "sessions", "export", "crash-parent")
+	if code != 0 || !strings.Contains(out, "sub-agent "+child+" (a long one, agent default) interrupted") || !strings.Contains(out, "interrupted") {
+		t.Fatalf("the parent's export does not say the child was interrupted: %d %q %q", code, out, errs)
+	}
+	code, out, errs = runCLI(t, env, "", "sessions", "list", "--output-format", "json")
+	if code != 0 || !strings.Contains(out, child) {
+		t.Fatalf("sessions list: %d %q %q", code, out, errs)
+	}
+	var l []protocol.SessionInfo
+	json.Unmarshal([]byte(out), &l)
+	found := false
+	for _, s := range l {
+		if s.SessionID == child {
+			found = true
+			if s.State != "interrupted" || s.ParentSessionID != "crash-parent" {
+				t.Fatalf("the child after the crash: %+v", s)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("sessions list has no %s: %s", child, out)
 	}
 }
