@@ -135,3 +135,87 @@ func TestProjectAgentFiles(t *testing.T) {
 		t.Fatalf("the child's agent: %v", child)
 	}
 }
+
+// A child's approval is shown to the clients of its parent, labelled
+// with the child, and answered there; the resolution is in both
+// histories.
+func TestSubagentApprovalAnsweredInTheParent(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "supervised"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
+	done := a.send("session/prompt", prompt(sid, `/tool task {"description":"write a file","prompt":"/tool write_file {\"path\":\"f.txt\",\"content\":\"from the child\"}"}`))
+	ask := a.until("approval_request")
+	sub, _ := ask["subagent"].(map[string]any)
+	if ask["sessionId"] != sid || sub == nil || sub["description"] != "write a file" || ask["toolName"] != "write_file" {
+		t.Fatalf("the child's approval in the parent: %v", ask)
+	}
+	res := result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(ask["requestId"].(string))+`,"decision":"allow_once"}`))
+	if res["accepted"] != true {
+		t.Fatalf("session/approve in the parent: %v", res)
+	}
+	result(t, a.wait(done, "the parent's prompt"))
+	if b, err := os.ReadFile(filepath.Join(cwd, "f.txt")); err != nil || string(b) != "from the child" {
+		t.Fatalf("the child's write: %q %v", b, err)
+	}
+	resolved := false
+	for _, e := range a.snapshot() {
+		if e["type"] == "approval_resolved" && e["sessionId"] == sid && e["requestId"] == ask["requestId"] && e["decision"] == "allow_once" {
+			resolved = true
+		}
+	}
+	if !resolved {
+		t.Fatalf("no approval_resolved in the parent")
+	}
+	child := sub["sessionId"].(string)
+	h := result(t, a.call("session/history", `{"sessionId":`+quote(child)+`}`))["events"].([]any)
+	var types []string
+	for _, e := range h {
+		types = append(types, e.(map[string]any)["type"].(string))
+	}
+	if !strings.Contains(strings.Join(types, " "), "approval_request approval_resolved") {
+		t.Fatalf("the child's history: %v", types)
+	}
+}
+
+// A child's cost is its parent's too; and the parent's session budget
+// bounds its children: a child that crosses it stops (failed, the
+// budget named), and so does the parent.
+func TestSubagentCostsAndBudget(t *testing.T) {
+	priced := "[providers.echo]\nkind = \"echo\"\n[providers.echo.pricing]\ninput = 1\noutput = 1\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"
+	r := startWith(t, priced)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	usage := func(id string) float64 {
+		t.Helper()
+		u, _ := result(t, a.call("session/get", `{"sessionId":`+quote(id)+`}`))["usage"].(map[string]any)
+		c, _ := u["costUsd"].(float64)
+		return c
+	}
+	res := result(t, a.call("session/prompt", prompt(sid, `/tool task {"description":"count","prompt":"one two three"}`)))
+	own := res["usage"].(map[string]any)["costUsd"].(float64)
+	subs := subagents(a, sid)
+	child := subs[len(subs)-1]["sessionId"].(string)
+	childCost := usage(child)
+	if childCost <= 0 || own <= 0 {
+		t.Fatalf("costs: the parent's turn %v, the child %v", own, childCost)
+	}
+	if got := usage(sid); fmt.Sprintf("%.9f", got) != fmt.Sprintf("%.9f", own+childCost) {
+		t.Fatalf("the parent's usage %.9f, want its own %.9f and the child's %.9f", got, own, childCost)
+	}
+
+	// A budget half a model call above one (the child made one call):
+	// the parent's first call is under it, its child's crosses it.
+	os.WriteFile(filepath.Join(r.dirs.ConfigDir, "config.toml"), []byte(priced+fmt.Sprintf("[budget]\nmax_cost_usd_per_session = %g\n", childCost*1.5)), 0o600)
+	result(t, a.call("daemon/reload", `{}`))
+	b := newSession(t, a, "")
+	res = result(t, a.call("session/prompt", prompt(b, `/tool task {"description":"over budget","prompt":"spend it"}`)))
+	subs = subagents(a, b)
+	last := subs[len(subs)-1]
+	if last["state"] != "failed" || !strings.Contains(fmt.Sprint(last["summary"]), "max_cost_usd_per_session") {
+		t.Fatalf("the child over the parent's budget: %v", last)
+	}
+	if res["stopReason"] != "budget" {
+		t.Fatalf("the parent after its child crossed the budget: %v", res)
+	}
+}
