@@ -39,6 +39,14 @@ keys are named by their variable, never shown.`,
 			for _, w := range cfg.Warnings {
 				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 			}
+			// The project's agent files (this directory's): what they get
+			// wrong is a warning.
+			if wd, err := os.Getwd(); err == nil {
+				_, problems := config.ProjectAgents(wd)
+				for _, p := range problems {
+					fmt.Fprintf(env.Stderr, "warning: %s\n", p)
+				}
+			}
 			cfg.WriteEffective(env.Stdout, env.Getenv)
 			sup := sandbox.Available()
 			fmt.Fprintf(env.Stdout, "\n# the sandbox here: enforced by %s (%s)\n", sup.EnforcedBy, sup.Reason)

@@ -252,3 +252,34 @@ func TestSetup(t *testing.T) {
 		t.Fatalf("config.toml mode %v", fi.Mode())
 	}
 }
+
+// zeroclaw agents list: the config's agents and a project's agent files,
+// each with where it is defined; what a file gets wrong is a warning.
+func TestAgentsList(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\n[agents.scout]\nprovider = \"echo\"\ndescription = \"finds files\"\ntools = [\"glob\"]\n"), 0o600)
+	cwd := t.TempDir()
+	os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755)
+	os.MkdirAll(filepath.Join(cwd, ".zeroclaw", "agents"), 0o755)
+	os.WriteFile(filepath.Join(cwd, ".claude", "agents", "reviewer.md"), []byte("---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep, Teleport\n---\nReview.\n"), 0o644)
+	os.WriteFile(filepath.Join(cwd, ".zeroclaw", "agents", "scout.md"), []byte("---\ndescription: shadowed\n---\nx\n"), 0o644)
+	os.WriteFile(filepath.Join(cwd, ".zeroclaw", "agents", "broken.md"), []byte("no front matter\n"), 0o644)
+	code, out, errs := runCLI(t, env, "", "agents", "list", "--cwd", cwd)
+	if code != 0 {
+		t.Fatalf("agents list: %d %s", code, errs)
+	}
+	for _, want := range []string{"default", "scout", "finds files", "glob", "reviewer", filepath.Join(cwd, ".claude", "agents", "reviewer.md"), "Reviews code", "read_file,search"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("agents list has no %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{`unknown tool "Teleport"`, "broken.md: no front matter", `the config has an agent "scout"`} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("agents list warns of no %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(out, "shadowed") {
+		t.Errorf("a file agent the config has is listed:\n%s", out)
+	}
+}

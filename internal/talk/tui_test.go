@@ -345,3 +345,21 @@ func TestChatTUIMore(t *testing.T) {
 	s.typed(keyCtrlD)
 	s.ended()
 }
+
+// A sub-agent in the line chat: its start and end are said, naming its
+// session; /tasks lists the session's children.
+func TestChatLinesSubagents(t *testing.T) {
+	h := startDaemon(t, "")
+	s := h.lines("ask", "with-tasks")
+	s.typed(`//tool task {"description":"count to three","prompt":"one two three"}` + "\n")
+	s.expect("sub-agent ses_")
+	s.expect("(count to three) completed")
+	s.expect("tool task returned: echo: one two three")
+	s.typed("/tasks\n")
+	s.expect("completed")
+	s.expect("zeroclaw chat --session ID follows one")
+	s.typed("/quit\n")
+	if err := s.ended(); err != nil {
+		t.Errorf("the chat left with %v", err)
+	}
+}
