@@ -219,3 +219,20 @@ func TestSubagentCostsAndBudget(t *testing.T) {
 		t.Fatalf("the parent after its child crossed the budget: %v", res)
 	}
 }
+
+// Cancelling the parent's turn cancels its foreground child.
+func TestCancelReachesTheChild(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	done := a.send("session/prompt", prompt(sid, `/tool task {"description":"slow","prompt":"/delay 500\nthis takes a while to say"}`))
+	a.until("subagent_update")
+	result(t, a.call("session/cancel", `{"sessionId":`+quote(sid)+`}`))
+	if res := result(t, a.wait(done, "the parent's prompt")); res["stopReason"] != "cancelled" {
+		t.Fatalf("the parent's turn: %v", res)
+	}
+	ups := subagents(a, sid)
+	if last := ups[len(ups)-1]; last["state"] != "cancelled" {
+		t.Fatalf("the child after the parent's cancel: %v", ups)
+	}
+}

@@ -177,6 +177,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		FormRefusesOutOfBounds                                                                                              bool
 		ProcOutput, ProcState                                                                                               string
 		ProcStopHidden                                                                                                      bool
+		SubagentNote, ChildListed, ChildOpened                                                                              string
+		ChildAfterParent                                                                                                    bool
 		ReplayStatuses                                                                                                      []int
 		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
@@ -236,6 +238,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.Bold > 0, "Markdown not rendered")
 	check(strings.Contains(out.ProcOutput, "line-1\nline-2") && strings.Contains(out.ProcOutput, "line-6") && !strings.Contains(out.ProcOutput, "never"), "the process's output in its panel: %q", out.ProcOutput)
 	check(strings.HasPrefix(out.ProcState, "killed") && out.ProcStopHidden, "the process after Stop: %q (Stop hidden %v)", out.ProcState, out.ProcStopHidden)
+	check(strings.Contains(out.SubagentNote, "sub-agent a helper (default)") && strings.HasPrefix(out.ChildListed, "\u21b3 ") && out.ChildAfterParent && strings.HasPrefix(out.ChildOpened, "ses_"),
+		"the sub-agent: note %q, listed %q (after its parent %v), opened %q", out.SubagentNote, out.ChildListed, out.ChildAfterParent, out.ChildOpened)
 	check(strings.HasPrefix(out.AttachedShown, "report.md") && out.AttachedAfterSend == 0, "the attachment: shown %q, left after sending %d", out.AttachedShown, out.AttachedAfterSend)
 	check(out.LiveRegion == "polite log", "the conversation's live region: %q", out.LiveRegion)
 	// The list.

@@ -122,6 +122,29 @@ try {
   out.procStopHidden = await page.$eval('#processes .proc[data-state="killed"] .proc-kill', (b) => b.hidden);
   await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 5);
 
+  step('a sub-agent: a note links to its session, which the list nests under this one and which opens');
+  const parentId = await page.evaluate(() => location.hash.slice(4));
+  await page.fill('#prompt', '/tool task {"description":"a helper","prompt":"hello child"}');
+  await page.click('#send');
+  await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 6);
+  await page.waitForSelector('.turn-note.subagent a');
+  out.subagentNote = await text('.turn-note.subagent');
+  await page.waitForSelector('#sessions li.child');
+  out.childListed = await page.$eval('#sessions li.child .title', (e) => e.textContent);
+  out.childAfterParent = await page.evaluate((p) => {
+    const li = [...document.querySelectorAll('#sessions li')];
+    const i = li.findIndex((x) => x.dataset.id === p);
+    return i >= 0 && !!li[i + 1] && li[i + 1].classList.contains('child');
+  }, parentId);
+  await page.click('.turn-note.subagent a');
+  await page.waitForFunction(() => document.getElementById('session-title').textContent === 'a helper' && location.hash !== '');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.trim() === 'echo: hello child'));
+  out.childOpened = await page.evaluate(() => location.hash.slice(4));
+  await page.click('#sessions li[data-id="' + parentId + '"] .session');
+  await page.waitForFunction((p) => location.hash === '#/s/' + p, parentId);
+  await page.waitForSelector('#send:not([disabled])');
+  await page.waitForFunction(() => document.querySelectorAll('.turn-end').length >= 6);
+
   step('a file attached to a prompt');
   await page.setInputFiles('#file', { name: 'report.md', mimeType: 'text/markdown', buffer: Buffer.from('# a report\n') });
   out.attachedShown = await text('.attached li span');

@@ -342,15 +342,17 @@ function costOf(u) { return u && typeof u.costUsd === 'number' ? '$' + u.costUsd
 function renderList() {
   const list = document.getElementById('sessions');
   if (!list) return;
-  const items = app.found || [...app.sessions.values()].sort((a, b) => b.updatedMs - a.updatedMs || (a.sessionId < b.sessionId ? 1 : -1));
+  const items = nestChildren(app.found || [...app.sessions.values()].sort((a, b) => b.updatedMs - a.updatedMs || (a.sessionId < b.sessionId ? 1 : -1)));
   if (items.length === 0) {
     list.replaceChildren(el('li', { class: 'empty muted', text: app.found ? 'No session matches.' : 'No sessions yet.' }));
   } else {
     list.replaceChildren(...items.map((s) => {
       const current = s.sessionId === app.current;
-      return el('li', { class: 'session-item' + (current ? ' current' : ''), 'data-id': s.sessionId },
-        el('button', { type: 'button', class: 'session', 'aria-current': current ? 'page' : null, onclick: () => openSession(s.sessionId) },
-          el('span', { class: 'title' + (s.title ? '' : ' untitled'), text: sessionTitle(s) }),
+      const nested = s.nested || 0;
+      return el('li', { class: 'session-item' + (current ? ' current' : '') + (nested ? ' child nest-' + nested : ''), 'data-id': s.sessionId },
+        el('button', { type: 'button', class: 'session', 'aria-current': current ? 'page' : null, onclick: () => openSession(s.sessionId),
+          title: s.parentSessionId ? 'a sub-agent of ' + s.parentSessionId : null },
+          el('span', { class: 'title' + (s.title ? '' : ' untitled'), text: (nested ? '\u21b3 ' : '') + sessionTitle(s) }),
           el('span', { class: 'meta' }, timeEl(s.updatedMs || s.createdMs),
             s.state !== 'idle' ? el('span', { class: 'state ' + s.state, text: s.state }) : null,
             costOf(s.usage) ? el('span', { class: 'cost', title: 'what this session has cost', text: costOf(s.usage) }) : null,
@@ -361,6 +363,27 @@ function renderList() {
   }
   const more = document.getElementById('more');
   if (more) more.hidden = !!app.found || !app.nextCursor;
+}
+
+// nestChildren puts each sub-agent's session right under its parent
+// (indented, its children under it), the oldest first; one whose parent
+// is not listed stays where it is.
+function nestChildren(items) {
+  const ids = new Set(items.map((s) => s.sessionId));
+  const kids = new Map();
+  for (const s of items) {
+    if (s.parentSessionId && ids.has(s.parentSessionId)) {
+      if (!kids.has(s.parentSessionId)) kids.set(s.parentSessionId, []);
+      kids.get(s.parentSessionId).push(s);
+    }
+  }
+  const out = [];
+  const walk = (s, depth) => {
+    out.push(depth ? Object.assign({}, s, { nested: depth }) : s);
+    for (const k of (kids.get(s.sessionId) || []).sort((a, b) => a.createdMs - b.createdMs)) if (depth < 4) walk(k, depth + 1);
+  };
+  for (const s of items) if (!(s.parentSessionId && ids.has(s.parentSessionId))) walk(s, 0);
+  return out;
 }
 
 // rename edits a session's title in place: in its list item, or in host.
@@ -854,7 +877,7 @@ class SessionView {
         const a = u.subagent || {};
         const line = el('div', { class: 'turn-note subagent small muted' },
           document.createTextNode('sub-agent ' + (a.description || '') + ' (' + (a.agent || '') + ') ' + (a.state === 'running' ? (a.background ? 'started in the background' : 'started') : a.state) + ' \u2014 '),
-          el('a', { href: '#/s/' + a.sessionId, text: 'open ' + a.sessionId }));
+          el('a', { href: '#/s/' + a.sessionId, text: 'open ' + a.sessionId, onclick: (ev) => { ev.preventDefault(); openSession(a.sessionId); } }));
         this.log.append(line);
         this.scroll();
         break;
