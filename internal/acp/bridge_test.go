@@ -1120,3 +1120,44 @@ func TestBackgroundProcessInTheEditor(t *testing.T) {
 		t.Fatalf("the process's tool call: opened %v, output while running %v, last %v", opened, first, last)
 	}
 }
+
+// A task in the editor: its tool call (kind think) names the child's
+// session in _meta.zeroclaw.subagent, whose history session/load
+// replays.
+func TestSubagentInTheEditor(t *testing.T) {
+	endpoint := runDaemon(t, func(c *config.Config) {
+		a := c.Agents["default"]
+		a.Risk = "full"
+		c.Agents["default"] = a
+	})
+	e := startBridge(t, endpoint)
+	result(t, e.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	cwd := t.TempDir()
+	sid := result(t, e.call("session/new", `{"cwd":`+strconv.Quote(cwd)+`,"mcpServers":[]}`))["sessionId"].(string)
+	line := `/tool task {"description":"a helper","prompt":"hello child"}`
+	result(t, e.call("session/prompt", `{"sessionId":"`+sid+`","prompt":[{"type":"text","text":`+strconv.Quote(line)+`}]}`))
+	var kind, child string
+	for _, u := range e.updates() {
+		switch {
+		case u["sessionUpdate"] == "tool_call" && strings.Contains(fmt.Sprint(u["title"]), "a helper"):
+			kind, _ = u["kind"].(string)
+		case u["sessionUpdate"] == "tool_call_update":
+			if m, ok := u["_meta"].(map[string]any); ok {
+				if z, ok := m["zeroclaw"].(map[string]any); ok {
+					if s, ok := z["subagent"].(map[string]any); ok {
+						child, _ = s["sessionId"].(string)
+					}
+				}
+			}
+		}
+	}
+	if kind != "think" || !strings.HasPrefix(child, "ses_") {
+		t.Fatalf("the task's tool call: kind %q, child %q; updates %v", kind, child, kinds(e.updates()))
+	}
+	e2 := startBridge(t, endpoint)
+	result(t, e2.call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`))
+	result(t, e2.call("session/load", `{"sessionId":"`+child+`","cwd":`+strconv.Quote(cwd)+`,"mcpServers":[]}`))
+	if said := chunkText(e2.updates(), "agent_message_chunk"); !strings.Contains(said, "echo: hello child") {
+		t.Fatalf("the child's session, loaded: %q", said)
+	}
+}

@@ -85,7 +85,7 @@ type Tool interface {
 func Title(name string, input json.RawMessage) string {
 	var a map[string]any
 	json.Unmarshal(input, &a)
-	for _, k := range []string{"command", "path", "pattern", "question"} {
+	for _, k := range []string{"command", "path", "pattern", "question", "description"} {
 		if v, ok := a[k].(string); ok && v != "" {
 			if len(v) > 80 {
 				v = v[:80] + "…"
