@@ -236,3 +236,25 @@ func TestCancelReachesTheChild(t *testing.T) {
 		t.Fatalf("the child after the parent's cancel: %v", ups)
 	}
 }
+
+// An agent that names MCP tools (mcp__SERVER__TOOL or mcp__SERVER__*)
+// gets only those of the MCP servers' tools.
+func TestAgentsMCPToolsFiltered(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"
+[agents.adder]
+provider = "echo"
+risk = "full"
+tools = ["read_file", "mcp__t__add"]
+[mcp]
+turn_wait_ms = 30000
+[mcp.servers.t]
+command = "`+mcpServer(t)+`"
+`)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	res := toolResult(t, a, sid, `task {"description":"add and write","agent":"adder","prompt":"/tool mcp__t__add {\"a\":2,\"b\":3}\n/tool mcp__t__write {\"path\":\"x\",\"content\":\"y\"}"}`)
+	out := res["rawOutput"].(string)
+	if !strings.Contains(out, "tool mcp__t__add returned") || !strings.Contains(out, "tool mcp__t__write failed: unknown tool") {
+		t.Fatalf("the agent's MCP tools: %s", out)
+	}
+}

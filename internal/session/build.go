@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/instructions"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -107,6 +109,13 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 	a.Price = func(model string) (provider.Price, bool) { return provider.PriceFor(pc, cmp.Or(model, configured)) }
 	if !l.mcp.Empty() {
 		a.Extra, a.Note = l.mcp.Tools, l.mcp.Unavailable
+		if pats := mcpPatterns(ac.Tools); len(pats) > 0 {
+			// The agent names the MCP tools it may use: only those.
+			all := a.Extra
+			a.Extra = func(ctx context.Context) []tool.Tool {
+				return slices.DeleteFunc(all(ctx), func(t tool.Tool) bool { return !matchesAny(pats, t.Spec().Name) })
+			}
+		}
 	}
 	for _, n := range ac.Tools {
 		if t, ok := tool.Lookup(n); ok {
@@ -114,4 +123,27 @@ func (m *Manager) buildAgent(alias, mode, cwd string) (*agent.Agent, []string, e
 		}
 	}
 	return a, sys.Files, nil
+}
+
+// mcpPatterns are the MCP tool names and patterns (mcp__SERVER__*) among
+// an agent's tools.
+func mcpPatterns(tools []string) []string {
+	var out []string
+	for _, t := range tools {
+		if config.IsMCPPattern(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// matchesAny says whether name is one of pats, or has the prefix of one
+// that ends in *.
+func matchesAny(pats []string, name string) bool {
+	for _, p := range pats {
+		if p == name || strings.HasSuffix(p, "*") && strings.HasPrefix(name, strings.TrimSuffix(p, "*")) {
+			return true
+		}
+	}
+	return false
 }
