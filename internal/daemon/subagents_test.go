@@ -258,3 +258,26 @@ command = "`+mcpServer(t)+`"
 		t.Fatalf("the agent's MCP tools: %s", out)
 	}
 }
+
+// What a child changes in the directory is its parent's turn's: a
+// rewind of that turn undoes it.
+func TestRewindUndoesAChildsEdits(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "kept.txt"), []byte("as it was\n"), 0o644)
+	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
+	toolResult(t, a, sid, `task {"description":"edit files","prompt":"/tool write_file {\"path\":\"new.txt\",\"content\":\"made by the child\"}\n/tool write_file {\"path\":\"kept.txt\",\"content\":\"changed by the child\\n\"}"}`)
+	if b, _ := os.ReadFile(filepath.Join(cwd, "new.txt")); string(b) != "made by the child" {
+		t.Fatalf("the child's write: %q", b)
+	}
+	if res := result(t, a.call("session/rewind", `{"sessionId":`+quote(sid)+`,"turn":1}`)); res["rewound"] != true {
+		t.Fatalf("the rewind: %v", res)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("new.txt after the rewind: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "kept.txt")); string(b) != "as it was\n" {
+		t.Errorf("kept.txt after the rewind: %q", b)
+	}
+}

@@ -293,6 +293,11 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 		c.mu.Unlock()
 		parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
 		if info.Background {
+			// What it changed after its call is the parent's next turn's
+			// (as a background process's).
+			parent.nmu.Lock()
+			parent.procsEnded = true
+			parent.nmu.Unlock()
 			text := fmt.Sprintf("[sub-agent %s (%s) %s", info.SessionID, info.Description, info.State)
 			if c.answer != "" {
 				text += "; its answer:\n" + c.answer + "\n"

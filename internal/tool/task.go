@@ -93,9 +93,14 @@ func (t task) SpecFor(env *Env) Spec {
 	}
 	return s
 }
-func (task) Asks() bool       { return false }
-func (task) Kind() string     { return protocol.KindThink }
-func (task) Concurrent() bool { return true }
+func (task) Asks() bool { return false }
+
+// Effect: a child works in the same directory: what it changes during
+// the call is the call's (the parent's checkpoint keeps it, so a rewind
+// of the parent's turn undoes it).
+func (task) Effect(*Env, json.RawMessage) Effect { return Effect{Anything: true} }
+func (task) Kind() string                        { return protocol.KindThink }
+func (task) Concurrent() bool                    { return true }
 func (task) Summary(input json.RawMessage) string {
 	var a struct{ Description string }
 	json.Unmarshal(input, &a)
