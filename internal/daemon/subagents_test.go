@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,5 +281,43 @@ func TestRewindUndoesAChildsEdits(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cwd, "kept.txt")); string(b) != "as it was\n" {
 		t.Errorf("kept.txt after the rewind: %q", b)
+	}
+}
+
+// A background child's answer reaches its parent's model before its
+// next call after the child ended.
+func TestBackgroundChildAnswerReachesTheModel(t *testing.T) {
+	args, _ := json.Marshal(map[string]any{"description": "side work", "prompt": "/delay 100\nthe side result", "agent": "helper", "background": true})
+	call := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"task","arguments":` +
+		quote(string(args)) + `}}]}}]}`
+	stop := `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	fake := &fakeOpenAI{scripts: [][]string{
+		{call, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`},
+		{content("Started."), stop, `[DONE]`},
+		{content("Seen."), stop, `[DONE]`},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	r := startWith(t, "[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"m\"\n[providers.echo]\nkind = \"echo\"\n"+
+		"[agents.default]\nprovider = \"fake\"\nrisk = \"full\"\n[agents.helper]\nprovider = \"echo\"\nrisk = \"full\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	result(t, a.call("session/prompt", prompt(sid, "start it")))
+	for {
+		if u := a.until("subagent_update")["subagent"].(map[string]any); u["state"] == "completed" {
+			break
+		}
+	}
+	result(t, a.call("session/prompt", prompt(sid, "what came back?")))
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.bodies) != 3 {
+		t.Fatalf("%d model calls", len(fake.bodies))
+	}
+	told := fmt.Sprint(fake.bodies[2]["messages"])
+	// Told once it ended: at the turn's next call if it was quick, else
+	// before the next turn's prompt; in the transcript from then on.
+	if !strings.Contains(told, "(side work) completed; its answer:\necho: the side result") {
+		t.Fatalf("the model was told: %s", told)
 	}
 }
