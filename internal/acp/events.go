@@ -250,7 +250,18 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		// process's.
 		b.followProcess(u.SessionID, ev.Process)
 		return
-	case protocol.ToolProgressEvent, protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.UnknownEvent:
+	case protocol.ToolProgressEvent:
+		// A task's progress (what its child does now) is the call's
+		// content; other tools' progress ACP has no update for.
+		b.mu.Lock()
+		call, ok := b.calls[ev.ToolCallID]
+		b.mu.Unlock()
+		if replay || !ok || call.kind != protocol.KindThink || ev.Message == "" {
+			return
+		}
+		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID,
+			"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent, step %d: %s", int(ev.Progress), ev.Message))}}}
+	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the
 		// conversation, its tool calls and its plan.
 		return

@@ -447,3 +447,20 @@ func TestChatTmuxProcesses(t *testing.T) {
 	tc.wait(`no process "p_nosuch" in this session`)
 	tc.quit()
 }
+
+// A sub-agent in the terminal chat: its approval asked here (labelled
+// with it), what it does now beside the spinner, its end, /tasks.
+func TestChatTmuxSubagents(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	tc := startTmuxChat(t, dir, cwd)
+	tc.keys(`//tool task {"description":"wait a bit","prompt":"/tool shell {\"command\":\"sleep 2\"}"}`, "Enter")
+	tc.wait("allow shell? (sub-agent: wait a bit)")
+	tc.keys("y")
+	tc.wait("shell: sleep 2")
+	tc.wait("(wait a bit) completed")
+	tc.keys("/tasks", "Enter")
+	tc.wait("zeroclaw chat --session ID follows one")
+	tc.quit()
+}

@@ -321,3 +321,21 @@ func TestBackgroundChildAnswerReachesTheModel(t *testing.T) {
 		t.Fatalf("the model was told: %s", told)
 	}
 }
+
+// What a foreground child does now reaches its parent's clients as the
+// task call's tool_progress.
+func TestChildProgressInTheParent(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	res := toolResult(t, a, sid, `task {"description":"look around","prompt":"/tool list_dir {}"}`)
+	var progress []map[string]any
+	for _, e := range a.snapshot() {
+		if e["type"] == "tool_progress" && e["sessionId"] == sid {
+			progress = append(progress, e)
+		}
+	}
+	if len(progress) == 0 || progress[0]["toolCallId"] != res["toolCallId"] || progress[0]["message"] != "list_dir" || progress[0]["progress"] != float64(1) {
+		t.Fatalf("the child's progress in the parent: %v", progress)
+	}
+}

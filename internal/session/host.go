@@ -21,6 +21,7 @@ func (s *Session) Emit(e protocol.EventBody) {
 		e = u
 	}
 	s.emit(e)
+	s.tellParent(e)
 }
 
 // Record implements agent.Host: the transcript grows in place (appended

@@ -37,6 +37,10 @@ var runningChildren atomic.Int64
 type child struct {
 	s    *Session
 	mu   sync.Mutex
+	// steps counts its tool calls; told is when its parent last heard
+	// what it does (tellParent).
+	steps int
+	told  time.Time
 	info protocol.SubagentInfo
 	// answer is the last turn's answer; done is closed when the turn
 	// running ends (replaced by each turn task_send starts).
@@ -426,4 +430,45 @@ func (s *Session) reportInterruptedChildren(ctx context.Context) {
 		s.emit(protocol.SubagentUpdateEvent{Subagent: protocol.SubagentInfo{SessionID: k.ID, ToolCallID: k.ParentToolCallID,
 			Description: k.Description, Agent: k.AgentAlias, State: protocol.SubagentInterrupted, Summary: "the daemon stopped while it ran"}})
 	}
+}
+
+// tellParent says, as a foreground child works, what it does now: a
+// tool_progress of its parent's task call (the chat shows it beside the
+// spinner, the dashboard in the call's card, ACP as the call's content),
+// at most five a second.
+func (s *Session) tellParent(e protocol.EventBody) {
+	var what string
+	switch ev := e.(type) {
+	case protocol.ToolCallEvent:
+		what = ev.Title
+	case protocol.AgentMessageChunkEvent:
+		what = "answering"
+	case protocol.AgentThoughtChunkEvent:
+		what = "thinking"
+	default:
+		return
+	}
+	p := s.liveParent()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	c := p.children[s.id]
+	p.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if _, call := e.(protocol.ToolCallEvent); call {
+		c.steps++
+	}
+	now := time.Now()
+	if c.info.Background || c.info.State != protocol.SubagentRunning || c.info.ToolCallID == "" || now.Sub(c.told) < 200*time.Millisecond {
+		c.mu.Unlock()
+		return
+	}
+	c.told = now
+	ev := protocol.ToolProgressEvent{ToolCallID: c.info.ToolCallID, Progress: float64(c.steps), Message: cut(what, 200)}
+	c.mu.Unlock()
+	p.emit(ev)
 }

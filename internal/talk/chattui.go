@@ -1107,7 +1107,11 @@ func (m *tui) View() string {
 	}
 	if a := m.asking; a != nil && a.approval != nil {
 		u := a.approval
-		b.WriteString(m.ch.sgr("\x1b[1;33m", "╭ allow "+u.ToolName+"?") + " " + mdterm.Safe(cut(u.Summary, max(m.width-20, 20))) + "\n")
+		who := ""
+		if u.Subagent != nil {
+			who = " (sub-agent: " + mdterm.Safe(cut(u.Subagent.Description, 40)) + ")"
+		}
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╭ allow "+u.ToolName+"?"+who) + " " + mdterm.Safe(cut(u.Summary, max(m.width-20, 20))) + "\n")
 		for _, l := range strings.Split(a.detail, "\n") {
 			b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
 		}

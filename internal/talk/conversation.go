@@ -275,7 +275,11 @@ func (r *renderer) decide(ctx context.Context, u approval) {
 			fmt.Fprintf(r.errw, "(%s)\n", u.Rule)
 		}
 		for {
-			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, u.Summary))
+			who := ""
+			if u.Subagent != nil {
+				who = " (sub-agent: " + mdterm.Safe(u.Subagent.Description) + ")"
+			}
+			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s%s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, who, u.Summary))
 			ans := strings.ToLower(strings.TrimSpace(line))
 			if err != nil && ans == "" {
 				fmt.Fprintln(r.errw, "\n(no answer: stdin closed) rejected")
