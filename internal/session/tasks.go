@@ -35,13 +35,13 @@ var runningChildren atomic.Int64
 
 // child is one sub-agent of a session.
 type child struct {
-	s    *Session
-	mu   sync.Mutex
+	s  *Session
+	mu sync.Mutex
 	// steps counts its tool calls; told is when its parent last heard
 	// what it does (tellParent).
 	steps int
 	told  time.Time
-	info protocol.SubagentInfo
+	info  protocol.SubagentInfo
 	// answer is the last turn's answer; done is closed when the turn
 	// running ends (replaced by each turn task_send starts).
 	answer string
