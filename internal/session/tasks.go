@@ -46,6 +46,22 @@ type child struct {
 	// running ends (replaced by each turn task_send starts).
 	answer string
 	done   chan struct{}
+	job    *job // the turn running (or about to)
+}
+
+// cancel cancels the child's turn: the one running, or the one about to
+// start (it then ends at once, cancelled).
+func (c *child) cancel() {
+	c.mu.Lock()
+	j := c.job
+	c.mu.Unlock()
+	if j == nil {
+		return
+	}
+	if c.s.t.withdraw(j) {
+		j.done <- cancelled(c.s.id) // still queued: answered here
+		c.s.queueChanged()
+	}
 }
 
 func (c *child) status() tool.TaskStatus {
@@ -142,7 +158,7 @@ func (h taskHost) wait(ctx context.Context, c *child) (tool.TaskStatus, error) {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		c.s.t.cancelTurn(nil)
+		c.cancel()
 		<-done
 	}
 	return c.status(), nil
@@ -192,7 +208,7 @@ func (h taskHost) Cancel(id string) (tool.TaskStatus, error) {
 	if err != nil {
 		return tool.TaskStatus{}, err
 	}
-	c.s.t.cancelTurn(nil)
+	c.cancel()
 	c.mu.Lock()
 	done := c.done
 	c.mu.Unlock()
@@ -264,7 +280,7 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 	j := &job{id: protocol.NewID("q_", 6), prompt: prompt, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
 	done := make(chan struct{})
 	c.mu.Lock()
-	c.info.State, c.info.Summary, c.answer, c.done = protocol.SubagentRunning, "", "", done
+	c.info.State, c.info.Summary, c.answer, c.done, c.job = protocol.SubagentRunning, "", "", done, j
 	info := c.info
 	c.mu.Unlock()
 	if err := c.s.enqueue(j); err != nil {
@@ -363,18 +379,20 @@ func (s *Session) rootSpent() float64 {
 // (its close or delete) and forgets them.
 func (s *Session) stopChildren() []*Session {
 	s.mu.Lock()
-	var kids []*Session
+	var kids []*child
 	for _, c := range s.children {
-		kids = append(kids, c.s)
+		kids = append(kids, c)
 	}
 	s.mu.Unlock()
-	for _, k := range kids {
-		k.mu.Lock()
-		k.parent = nil
-		k.mu.Unlock()
-		k.t.cancelTurn(nil)
+	var out []*Session
+	for _, c := range kids {
+		c.s.mu.Lock()
+		c.s.parent = nil
+		c.s.mu.Unlock()
+		c.cancel()
+		out = append(out, c.s)
 	}
-	return kids
+	return out
 }
 
 // childInfos are the session's children as session/get says them.
