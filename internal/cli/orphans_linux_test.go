@@ -210,3 +210,40 @@ func TestSubagentInterruptedByACrash(t *testing.T) {
 		t.Fatalf("sessions list has no %s: %s", child, out)
 	}
 }
+
+// A background sub-agent cut by a daemon kill -9 while its parent was
+// idle: the parent is told, once, when it is next loaded.
+func TestBackgroundSubagentInterruptedByACrash(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	cmd, _ := startDaemon(t, env)
+	line := `/tool task {"description":"in the back","prompt":"/delay 3000\nslow work here","background":true}`
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "idle-parent", "--cwd", t.TempDir(), line); code != 0 {
+		t.Fatalf("starting the task: %d %q %q", code, out, errs)
+	}
+	c, err := client.Dial(context.Background(), endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR")), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l protocol.SessionListResult
+	if err := c.Call(context.Background(), protocol.MethodSessionList, protocol.SessionListParams{ParentSessionID: "idle-parent"}, &l); err != nil || len(l.Sessions) != 1 || l.Sessions[0].State != "running" {
+		t.Fatalf("the child before the crash: %+v %v", l, err)
+	}
+	child := l.Sessions[0].SessionID
+	c.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	for range 2 { // loaded twice (a daemon stop between): told once
+		d, _ := startDaemon(t, env)
+		if code, out, errs := runCLI(t, env, "", "prompt", "--session", "idle-parent", "again"); code != 0 {
+			t.Fatalf("resuming the parent: %d %q %q", code, out, errs)
+		}
+		d.Process.Signal(syscall.SIGTERM)
+		d.Wait()
+	}
+	startDaemon(t, env)
+	code, out, errs := runCLI(t, env, "", "sessions", "export", "idle-parent")
+	if n := strings.Count(out, "sub-agent "+child+" (in the back, agent default) interrupted"); code != 0 || n != 1 {
+		t.Fatalf("the parent's export says the child was interrupted %d times: %d %q %q", n, code, out, errs)
+	}
+}

@@ -35,9 +35,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 		s.queueChanged()
 	}
 	s.reportLost()
-	if rec.State == store.StateInterrupted {
-		s.reportInterruptedChildren(ctx)
-	}
+	s.reportInterruptedChildren(ctx)
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
 }

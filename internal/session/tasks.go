@@ -432,19 +432,20 @@ func projectAgent(cfg *config.Config, cwd, alias string) (config.Agent, bool) {
 	return config.Agent{}, false
 }
 
-// reportInterruptedChildren says, as a session whose turn a dying daemon
-// cut is loaded, which of its children that turn's death cut too: never
-// a task that silently vanished (the task call itself gets its
-// "interrupted" result when the transcript is repaired).
+// reportInterruptedChildren says, as a session is loaded, which of its
+// children a dying daemon cut (foreground or background), once per cut:
+// never a task that silently vanished (a foreground task call itself
+// gets its "interrupted" result when the transcript is repaired).
 func (s *Session) reportInterruptedChildren(ctx context.Context) {
 	kids, err := s.m.store.ListChildren(ctx, s.id)
 	if err != nil {
 		return
 	}
 	for _, k := range kids {
-		if k.State != store.StateInterrupted {
+		if k.State != store.StateInterrupted || k.InterruptTold {
 			continue
 		}
+		s.m.store.InterruptTold(k.ID)
 		s.emit(protocol.SubagentUpdateEvent{Subagent: protocol.SubagentInfo{SessionID: k.ID, ToolCallID: k.ParentToolCallID,
 			Description: k.Description, Agent: k.AgentAlias, State: protocol.SubagentInterrupted, Summary: "the daemon stopped while it ran"}})
 	}

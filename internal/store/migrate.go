@@ -109,6 +109,10 @@ var migrations = []migration{{sql:
 	ALTER TABLE sessions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE sessions ADD COLUMN description TEXT NOT NULL DEFAULT '';
 	CREATE INDEX sessions_parent ON sessions (parent_id, created_ms) WHERE parent_id != '';`,
+}, {
+	// 12: whether a sub-agent's parent was told that a dying daemon cut
+	// it (once per cut).
+	sql: `ALTER TABLE sessions ADD COLUMN interrupt_told INTEGER NOT NULL DEFAULT 0;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -71,6 +71,8 @@ type Session struct {
 	ParentToolCallID string
 	Depth            int
 	Description      string
+	// InterruptTold: its parent was told the last daemon's death cut it.
+	InterruptTold bool
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -820,7 +822,7 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		_, err = c.ExecContext(ctx, `UPDATE sessions SET state = ? WHERE state = ?`, StateInterrupted, StateRunning)
+		_, err = c.ExecContext(ctx, `UPDATE sessions SET state = ?, interrupt_told = 0 WHERE state = ?`, StateInterrupted, StateRunning)
 		return err
 	})
 	return ids, err
@@ -828,7 +830,7 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network,
-	parent_id, parent_tool_call_id, depth, description`
+	parent_id, parent_tool_call_id, depth, description, interrupt_told`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
@@ -836,7 +838,7 @@ func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
 		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork,
-		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description)
+		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description, &ss.InterruptTold)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }
@@ -935,6 +937,12 @@ func (s *Store) ListAfter(ctx context.Context, updatedMs int64, id string, limit
 		return s.listWhere(ctx, `ORDER BY updated_ms DESC, id DESC LIMIT ?`, limit)
 	}
 	return s.listWhere(ctx, `WHERE (updated_ms, id) < (?, ?) ORDER BY updated_ms DESC, id DESC LIMIT ?`, updatedMs, id, limit)
+}
+
+// InterruptTold records that a sub-agent's parent was told a dying
+// daemon cut it.
+func (s *Store) InterruptTold(id string) {
+	s.update(id, nil, `UPDATE sessions SET interrupt_told = 1 WHERE id = ?`, id)
 }
 
 // ListChildren lists the sessions parent started (its sub-agents), the
