@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,10 @@ args = ["-start-gate", "`+gate+`"]
 		order = append(order, key)
 		answers[key] = m
 	}
-	if got := strings.Join(order, " "); got != "init status cancel new prompt" && got != "init cancel status new prompt" {
+	// Status and cancel are answered before the slow ones. The lane runs
+	// new before prompt, but their answers are written by their own
+	// goroutines: a loaded machine may write the prompt's first.
+	if pos := slices.Index[[]string]; pos(order, "init") != 0 || max(pos(order, "status"), pos(order, "cancel")) > min(pos(order, "new"), pos(order, "prompt")) {
 		t.Errorf("answered in the order %v, want status and cancel before the slow ones", order)
 	}
 	// session/cancel of another session: answered (it is not this
