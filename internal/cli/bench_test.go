@@ -107,18 +107,21 @@ func startDaemonB(b *testing.B, dir string) *exec.Cmd {
 	}
 }
 
-func rssKB(b *testing.B, pid int) int {
+func rssKB(b *testing.B, pid int) int { return statusKB(b, pid, "VmRSS:") }
+
+// statusKB is a /proc/PID/status figure in kB (VmRSS:, VmHWM:).
+func statusKB(b *testing.B, pid int, key string) int {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			return n
 		}
 	}
-	b.Fatal("no VmRSS")
+	b.Fatal("no " + key)
 	return 0
 }
 

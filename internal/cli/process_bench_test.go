@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,22 +205,6 @@ func ranFor(b *testing.B, c *client.Client, sid, id string) time.Duration {
 func runAlone(b *testing.B, c *client.Client, cwd, command string) time.Duration {
 	sid, id := startAlone(b, c, cwd, command)
 	return ranFor(b, c, sid, id)
-}
-
-// statusKB is a /proc/PID/status figure in kB (VmRSS:, VmHWM:).
-func statusKB(b *testing.B, pid int, key string) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, key); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return n
-		}
-	}
-	b.Fatal("no " + key)
-	return 0
 }
 
 // readAll reads r to its end with buf (as large reads as the daemon's;

@@ -2,6 +2,7 @@ package session
 
 import (
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,7 +91,7 @@ type Session struct {
 	// started (tasks.go).
 	lineage     protocol.Lineage
 	description string
-	parent      *Session
+	parent      atomic.Pointer[Session] // read on every event (tellParent): no lock
 	children    map[string]*child
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.

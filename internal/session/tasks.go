@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/archive"
@@ -71,11 +72,7 @@ func (c *child) status() tool.TaskStatus {
 }
 
 // liveParent is the session's parent while it is live.
-func (s *Session) liveParent() *Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.parent
-}
+func (s *Session) liveParent() *Session { return s.parent.Load() }
 
 // taskHost is the session's tool.Tasks, nil where it may start none
 // (its depth is [subagents] max_depth).
@@ -246,7 +243,8 @@ func (m *Manager) startChild(parent *Session, alias string, t tool.TaskStart) (*
 	// parent's sandbox.
 	s.risk = narrower(parentRisk, s.agent.Risk)
 	s.sbMode, s.noNetwork = sbMode, noNet
-	s.lineage, s.description, s.parent = lin, t.Description, parent
+	s.lineage, s.description = lin, t.Description
+	s.parent.Store(parent)
 	rec := &store.Session{ID: id, AgentAlias: alias, Mode: parent.mode, Cwd: parent.cwd, Owner: parent.owner, Title: t.Description,
 		Risk: s.risk, Sandbox: sbMode, NoNetwork: noNet, ParentID: lin.ParentSessionID, ParentToolCallID: lin.ParentToolCallID, Depth: lin.Depth, Description: t.Description}
 	if err := m.store.CreateSession(rec); err != nil {
@@ -336,13 +334,11 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "…"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // spentUsage is the session's usage as the wire says it (nil: none).
 func (s *Session) spentUsage() *protocol.Usage {
@@ -386,9 +382,7 @@ func (s *Session) stopChildren() []*Session {
 	s.mu.Unlock()
 	var out []*Session
 	for _, c := range kids {
-		c.s.mu.Lock()
-		c.s.parent = nil
-		c.s.mu.Unlock()
+		c.s.parent.Store(nil)
 		c.cancel()
 		out = append(out, c.s)
 	}
