@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/acp/acptest"
 )
 
 // interopDir returns a directory holding the npm packages of
@@ -115,6 +117,17 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Commands       int
 				Listed         int
 			}
+			Task struct {
+				StopReason string
+				Kind       string
+				Child      string
+				Texts      []string
+				Updates    []json.RawMessage
+			}
+			ChildLoad struct {
+				Users []string
+				Text  string
+			}
 		}
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("summary %q: %v", out, err)
@@ -157,6 +170,25 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		}
 		if len(got.Replay.Users) != 3 || got.Replay.Users[0] != "hello from node" || got.Replay.Events < 10 {
 			t.Errorf("load replay: %+v", got.Replay)
+		}
+		// A task: one tool call of kind think whose updates name the
+		// child's session and carry its answer; every update the SDK
+		// received is a valid SessionNotification; the child's session
+		// loads in another agent process like any session.
+		tk := got.Task
+		if tk.StopReason != "end_turn" || tk.Kind != "think" || !strings.HasPrefix(tk.Child, "ses_") || len(tk.Texts) < 3 ||
+			!strings.Contains(tk.Texts[0], tk.Child) || !strings.Contains(tk.Texts[len(tk.Texts)-1], "echo: hello from the child") {
+			t.Errorf("the task phase: stop %q, kind %q, child %q, contents %q", tk.StopReason, tk.Kind, tk.Child, tk.Texts)
+		}
+		if len(tk.Updates) < 4 {
+			t.Errorf("the task phase kept %d updates", len(tk.Updates))
+		}
+		for _, u := range tk.Updates {
+			acptest.Validate(t, "SessionNotification", u)
+		}
+		if len(got.ChildLoad.Users) != 1 || !strings.Contains(got.ChildLoad.Users[0], "hello from the child") ||
+			!strings.Contains(got.ChildLoad.Text, "echo: ") {
+			t.Errorf("session/load of the child: %+v", got.ChildLoad)
 		}
 	})
 

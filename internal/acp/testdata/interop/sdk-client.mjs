@@ -6,8 +6,10 @@
 // (mode full), a write_file answered through fs/write_text_file,
 // session/list and session/close → from a fourth, the steering
 // extension: a steer into a running turn, a second prompt queued behind
-// it, an idle steer answered promptRequired. Prints one JSON summary
-// line; exits non-zero on any failure.
+// it, an idle steer answered promptRequired → from a fifth, a task (a
+// sub-agent): the parent's updates kept raw (the Go test validates each
+// against the ACP schema), then session/load of the child's session from
+// a sixth. Prints one JSON summary line; exits non-zero on any failure.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -99,4 +101,29 @@ await d.app.connectWith(d.stream, async (ctx) => {
     order, text: text(updates4), idle: idle.outcome, reason: idle.reason };
 });
 d.child.kill();
+
+const updates5 = [], asked5 = [];
+const e = start(updates5, asked5);
+await e.app.connectWith(e.stream, async (ctx) => {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId } = await ctx.request("session/new", { cwd, mcpServers: [] });
+  const task = { description: "a node helper", prompt: "/chunks 3\nhello from the child" };
+  const r = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/tool task " + JSON.stringify(task) }] });
+  const call = updates5.find((u) => u.sessionUpdate === "tool_call" && (u.title || "").includes("a node helper"));
+  const child = updates5.map((u) => u._meta?.zeroclaw?.subagent?.sessionId).find((id) => id);
+  out.task = { stopReason: r.stopReason, kind: call?.kind, child,
+    texts: updates5.filter((u) => u.toolCallId === call?.toolCallId && u.content)
+      .map((u) => u.content.map((c) => c.content?.text ?? "").join("")),
+    updates: updates5.map((u) => ({ sessionId, update: u })) };
+});
+e.child.kill();
+
+const replay6 = [];
+const f = start(replay6, []);
+await f.app.connectWith(f.stream, async (ctx) => {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await ctx.request("session/load", { sessionId: out.task.child, cwd, mcpServers: [] });
+  out.childLoad = { users: replay6.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text), text: text(replay6) };
+});
+f.child.kill();
 console.log(JSON.stringify(out));
