@@ -458,8 +458,18 @@ func TestChatTmuxSubagents(t *testing.T) {
 	tc.keys(`//tool task {"description":"wait a bit","prompt":"/tool shell {\"command\":\"sleep 2\"}"}`, "Enter")
 	tc.wait("allow shell? (sub-agent: wait a bit)")
 	tc.keys("y")
-	tc.wait("shell: sleep 2")
+	tc.wait("↳ wait a bit · step 1: shell: sleep 2") // the child's live line
 	tc.wait("(wait a bit) completed")
+	// A background child: its task call answers at once, and its live
+	// line stays while it runs, after the turn, until it ends.
+	tc.keys(`//tool task {"description":"side job","prompt":"/tool shell {\"command\":\"sleep 1\"}","background":true}`, "Enter")
+	tc.wait("allow shell? (sub-agent: side job)")
+	tc.wait("↳ side job · step 1: shell: sleep 1")
+	tc.keys("y")
+	s := tc.wait("(side job) completed")
+	if strings.Contains(s[strings.LastIndex(s, "(side job) completed"):], "↳ side job") {
+		t.Errorf("the ended child's live line stayed:\n%s", s)
+	}
 	tc.keys("/tasks", "Enter")
 	tc.wait("zeroclaw chat --session ID follows one")
 	tc.quit()

@@ -445,10 +445,11 @@ func (s *Session) reportInterruptedChildren(ctx context.Context) {
 	}
 }
 
-// tellParent says, as a foreground child works, what it does now: a
-// tool_progress of its parent's task call (the chat shows it beside the
-// spinner, the dashboard in the call's card, ACP as the call's content),
-// at most five a second.
+// tellParent says, as a child works, what it does now: a tool_progress
+// of its parent's task call (chat shows it as the child's live line, the
+// dashboard in the call's card, ACP as the call's content while the call
+// runs), at most five a second. A background child's progress goes on
+// after its task call answered, until its subagent_update says it ended.
 func (s *Session) tellParent(e protocol.EventBody) {
 	var what string
 	switch ev := e.(type) {
@@ -476,7 +477,7 @@ func (s *Session) tellParent(e protocol.EventBody) {
 		c.steps++
 	}
 	now := time.Now()
-	if c.info.Background || c.info.State != protocol.SubagentRunning || c.info.ToolCallID == "" || now.Sub(c.told) < 200*time.Millisecond {
+	if c.info.State != protocol.SubagentRunning || c.info.ToolCallID == "" || now.Sub(c.told) < 200*time.Millisecond {
 		c.mu.Unlock()
 		return
 	}

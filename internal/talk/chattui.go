@@ -101,11 +101,57 @@ type tui struct {
 	me    string // this chat's clientId (kept across reconnects)
 	// progress is how far the running tool is ("" when it said nothing).
 	progress string
+	// children are the session's running sub-agents, one live line
+	// each (what it does now), in the order they started.
+	children []liveChild
 	// mcpCommands are the session's MCP servers' prompts, for Tab;
 	// mcpResources their resources as @SERVER:URI mentions.
 	mcpCommands, mcpResources []string
 	// loginSaid are the servers whose want of a login was said.
 	loginSaid map[string]bool
+}
+
+// liveChild is a running sub-agent as chat shows it: its task's call,
+// its description and what it does now (its task call's progress).
+type liveChild struct {
+	callID, sessionID, what, now string
+}
+
+// childStarted, childEnded and childProgress keep m.children: a child is
+// live from its running subagent_update to the one that ends it; its
+// progress comes as tool_progress on the task call that started it.
+func (m *tui) childStarted(a protocol.SubagentInfo) {
+	m.childEnded(a.SessionID)
+	m.children = append(m.children, liveChild{callID: a.ToolCallID, sessionID: a.SessionID, what: a.Description})
+}
+
+func (m *tui) childEnded(sessionID string) {
+	m.children = slices.DeleteFunc(m.children, func(c liveChild) bool { return c.sessionID == sessionID })
+}
+
+func (m *tui) childProgress(e protocol.ToolProgressEvent) bool {
+	for i := range m.children {
+		if e.ToolCallID != "" && m.children[i].callID == e.ToolCallID {
+			m.children[i].now = fmt.Sprintf("step %d: %s", int(e.Progress), strings.ReplaceAll(e.Message, "\n", " "))
+			return true
+		}
+	}
+	return false
+}
+
+// childLines are the live lines of the running sub-agents (four, then
+// how many more).
+func (m *tui) childLines() string {
+	var b strings.Builder
+	for i, c := range m.children {
+		if i == 4 {
+			b.WriteString(m.ch.dim(fmt.Sprintf("  ↳ %d more (/tasks lists them)", len(m.children)-4)) + "\n")
+			break
+		}
+		line := "  ↳ " + firstLines(c.what, 1, 40) + " · " + cmp.Or(c.now, "starting")
+		b.WriteString(m.ch.dim(mdterm.Safe(cut(line, max(m.width-2, 30)))) + "\n")
+	}
+	return b.String()
 }
 
 // asking is an approval or a question waiting for the person.
@@ -302,6 +348,7 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if ns, _ := m.ch.session(); ns.SessionID != m.dqOf {
 			m.dq, m.dqOf = ns.Queue, ns.SessionID // a /resume or /new attached another session
+			m.children = nil
 		}
 		return m, m.next()
 	case tea.KeyMsg:
@@ -728,7 +775,9 @@ func (m *tui) event(u update) tea.Cmd {
 		m.progress = ""
 		m.out.print(ch.tuiStyle().toolResultLine(e, max(m.width-6, 40)))
 	case protocol.ToolProgressEvent:
-		m.progress = progressLine(e)
+		if !m.childProgress(e) {
+			m.progress = progressLine(e)
+		}
 	case protocol.PlanEvent:
 		m.flush()
 		m.out.print(ch.tuiStyle().planLines(e.Entries))
@@ -760,6 +809,11 @@ func (m *tui) event(u update) tea.Cmd {
 		m.out.print(ch.dim(processNote(e)))
 	case protocol.SubagentUpdateEvent:
 		m.out.print(ch.dim(subagentNote(e)))
+		if e.Subagent.State == protocol.SubagentRunning {
+			m.childStarted(e.Subagent)
+		} else {
+			m.childEnded(e.Subagent.SessionID)
+		}
 	case protocol.TurnCompleteEvent:
 		m.flush()
 		if m.other != "" {
@@ -1117,6 +1171,7 @@ func (m *tui) View() string {
 		}
 		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
 	}
+	b.WriteString(m.childLines())
 	switch {
 	case !m.ready:
 		b.WriteString(m.spin.View() + " connecting to the daemon…\n")
