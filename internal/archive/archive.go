@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,7 +155,39 @@ func (m *Archive) Get(ctx context.Context, id string) (*protocol.SessionInfo, er
 		return nil, err
 	}
 	info := m.Info(rec)
+	if info.Children, err = m.children(ctx, id, info.Children); err != nil {
+		return nil, err
+	}
 	return &info, nil
+}
+
+// children are a session's sub-agents, the oldest first, as the store
+// has them (how each one's last task ended), a loaded parent's own
+// account (live) taking precedence: a parent loaded again after a
+// restart, or not loaded at all, still shows every child.
+func (m *Archive) children(ctx context.Context, id string, live []protocol.SubagentInfo) ([]protocol.SubagentInfo, error) {
+	recs, err := m.Store.ListChildren(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.SubagentInfo
+	for _, r := range recs {
+		if i := slices.IndexFunc(live, func(c protocol.SubagentInfo) bool { return c.SessionID == r.ID }); i >= 0 {
+			out = append(out, live[i])
+			continue
+		}
+		c := protocol.SubagentInfo{SessionID: r.ID, ToolCallID: r.ParentToolCallID, Description: r.Description, Agent: r.AgentAlias,
+			State: r.TaskState, Summary: r.TaskSummary, Usage: WireUsage(r.Usage)}
+		switch l, loaded := m.Live(r.ID); {
+		case loaded && l.State == store.StateRunning:
+			c.State, c.Summary = protocol.SubagentRunning, ""
+		case r.State == store.StateInterrupted || c.State == "":
+			// Its turn was cut by a daemon's death (or it never ended).
+			c.State = protocol.SubagentInterrupted
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // History returns persisted events of a session after sinceSeq: a page

@@ -209,6 +209,11 @@ func TestSubagentInterruptedByACrash(t *testing.T) {
 	if !found {
 		t.Fatalf("sessions list has no %s: %s", child, out)
 	}
+	// The parent's session/get tells the child, interrupted.
+	code, out, errs = runCLI(t, env, `{"jsonrpc":"2.0","method":"session/get","params":{"sessionId":"crash-parent"},"id":1}`+"\n", "rpc")
+	if code != 0 || !strings.Contains(out, `"children":[{"sessionId":"`+child+`"`) || !strings.Contains(out, `"state":"interrupted"`) {
+		t.Fatalf("the parent's session/get after the crash: %d %q %q", code, out, errs)
+	}
 }
 
 // A background sub-agent cut by a daemon kill -9 while its parent was

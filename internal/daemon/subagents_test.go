@@ -117,6 +117,21 @@ func TestSubagents(t *testing.T) {
 	if out := res["rawOutput"].(string); !strings.Contains(out, "tool task failed: unknown tool") {
 		t.Fatalf("a child starting a task: %v", res)
 	}
+
+	// The parent unloaded: session/get still tells every child and how
+	// it ended, from the store.
+	result(t, a.call("session/close", `{"sessionId":`+quote(sid)+`}`))
+	get = result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`))
+	kids, _ := get["children"].([]any)
+	states := map[string]string{}
+	for _, k := range kids {
+		k := k.(map[string]any)
+		states[k["description"].(string)] = fmt.Sprint(k["state"], " ", k["summary"])
+	}
+	if get["live"] == true || len(kids) != 8 || states["say hello"] != "completed echo: hello from the parent" ||
+		states["long one"] != "cancelled <nil>" || states["in the back"] != "completed echo: and more" {
+		t.Fatalf("session/get of the unloaded parent: live %v, children %v", get["live"], states)
+	}
 }
 
 // Agents a project defines in .claude/agents/*.md are offered to the

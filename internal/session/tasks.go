@@ -309,6 +309,7 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 		}
 		info := c.info
 		c.mu.Unlock()
+		m.store.TaskEnded(c.s.id, info.State, info.Summary)
 		parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
 		if info.Background {
 			// What it changed after its call is the parent's next turn's

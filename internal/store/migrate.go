@@ -113,6 +113,12 @@ var migrations = []migration{{sql:
 	// 12: whether a sub-agent's parent was told that a dying daemon cut
 	// it (once per cut).
 	sql: `ALTER TABLE sessions ADD COLUMN interrupt_told INTEGER NOT NULL DEFAULT 0;`,
+}, {
+	// 13: how a sub-agent's last task ended (completed, failed,
+	// cancelled) and what it answered, cut: its parent's children
+	// are told from the store, not only while the parent is loaded.
+	sql: `ALTER TABLE sessions ADD COLUMN task_state TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN task_summary TEXT NOT NULL DEFAULT '';`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -73,6 +73,10 @@ type Session struct {
 	Description      string
 	// InterruptTold: its parent was told the last daemon's death cut it.
 	InterruptTold bool
+	// TaskState and TaskSummary: how a sub-agent's last task ended
+	// (completed, failed or cancelled; "" while none ended) and its
+	// answer or failure, cut.
+	TaskState, TaskSummary string
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -830,7 +834,7 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network,
-	parent_id, parent_tool_call_id, depth, description, interrupt_told`
+	parent_id, parent_tool_call_id, depth, description, interrupt_told, task_state, task_summary`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
@@ -838,7 +842,7 @@ func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
 		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork,
-		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description, &ss.InterruptTold)
+		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description, &ss.InterruptTold, &ss.TaskState, &ss.TaskSummary)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }
@@ -943,6 +947,12 @@ func (s *Store) ListAfter(ctx context.Context, updatedMs int64, id string, limit
 // daemon cut it.
 func (s *Store) InterruptTold(id string) {
 	s.update(id, nil, `UPDATE sessions SET interrupt_told = 1 WHERE id = ?`, id)
+}
+
+// TaskEnded records how a sub-agent's task ended (queued behind its
+// session's earlier writes).
+func (s *Store) TaskEnded(id, state, summary string) {
+	s.update(id, nil, `UPDATE sessions SET task_state = ?, task_summary = ? WHERE id = ?`, state, summary, id)
 }
 
 // ListChildren lists the sessions parent started (its sub-agents), the
