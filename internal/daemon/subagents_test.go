@@ -354,3 +354,107 @@ func TestChildProgressInTheParent(t *testing.T) {
 		t.Fatalf("the child's progress in the parent: %v", progress)
 	}
 }
+
+// The limits refuse with their reasons: a session's fourth running child
+// ([subagents] max_concurrent 3), the daemon's seventeenth; task_send
+// into a running child steers its turn (its answer has the steer's).
+func TestSubagentLimitsAndSteering(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[subagents]\nmax_concurrent = 3\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	// ended waits for n children of parent to end, from the updates seen
+	// since skip, and returns those that ended.
+	ended := func(parent string, skip, n int) []map[string]any {
+		t.Helper()
+		for {
+			var done []map[string]any
+			for _, u := range subagents(a, parent)[skip:] {
+				if u["state"] != "running" {
+					done = append(done, u)
+				}
+			}
+			if len(done) >= n {
+				return done
+			}
+			a.until("subagent_update")
+		}
+	}
+	results := func(line string) []string {
+		t.Helper()
+		before := len(a.snapshot())
+		result(t, a.call("session/prompt", prompt(sid, line)))
+		var out []string
+		for _, e := range a.snapshot()[before:] {
+			if e["type"] == "tool_result" {
+				out = append(out, e["rawOutput"].(string))
+			}
+		}
+		return out
+	}
+
+	var lines []string
+	for i := range 4 {
+		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 300\nbg %d","background":true}`, i, i))
+	}
+	refused := 0
+	for _, out := range results(strings.Join(lines, "\n")) {
+		if strings.Contains(out, "this session already runs 3 sub-agents, its limit ([subagents] max_concurrent)") {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("four background tasks under max_concurrent 3: %d refused: %s", refused, types(a.snapshot()))
+	}
+	ended(sid, 0, 3)
+
+	// task_send into a running child: a steer, read at its next model
+	// call; its turn's answer has it.
+	before := len(subagents(a, sid))
+	out := results(`/tool task {"description":"steer me","prompt":"/delay 200\n/chunks 10","background":true}`)
+	var started map[string]any
+	for _, u := range subagents(a, sid)[before:] {
+		if u["description"] == "steer me" {
+			started = u
+		}
+	}
+	if started == nil {
+		t.Fatalf("the task did not start: %q", out)
+	}
+	cid := started["sessionId"].(string)
+	if sent := results(fmt.Sprintf(`/tool task_send {"id":%q,"prompt":"steered in"}`, cid)); len(sent) != 1 || !strings.Contains(sent[0], "it reads it at its next step") {
+		t.Fatalf("task_send into a running child: %q", sent)
+	}
+	done := ended(sid, before, 1)
+	if done[0]["state"] != "completed" || !strings.Contains(fmt.Sprint(done[0]["summary"]), "echo: steered in") {
+		t.Fatalf("the steered child's end: %v", done[0])
+	}
+	h := result(t, a.call("session/history", `{"sessionId":`+quote(cid)+`}`))["events"].([]any)
+	steered := false
+	for _, e := range h {
+		e := e.(map[string]any)
+		steered = steered || (e["type"] == "user_message" && e["text"] == "steered in" && e["steered"] == true)
+	}
+	if !steered {
+		t.Fatalf("the child's history has no steer: %v", h)
+	}
+}
+
+// The daemon runs at most 16 sub-agents, whichever sessions start them.
+func TestSubagentDaemonLimit(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[subagents]\nmax_concurrent = 16\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	b := connect(t, r.dirs.Endpoint, "")
+	one, two := newSession(t, a, ""), newSession(t, b, "")
+	var lines []string
+	for i := range 16 {
+		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 400\nbg %d","background":true}`, i, i))
+	}
+	result(t, a.call("session/prompt", prompt(one, strings.Join(lines, "\n"))))
+	if n := len(subagents(a, one)); n < 16 {
+		t.Fatalf("16 started: %d updates", n)
+	}
+	res := toolResult(t, b, two, `task {"description":"one more","prompt":"hi"}`)
+	if out := res["rawOutput"].(string); !strings.Contains(out, "the daemon already runs 16 sub-agents, its limit") {
+		t.Fatalf("the seventeenth: %v", res)
+	}
+}

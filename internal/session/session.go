@@ -93,6 +93,9 @@ type Session struct {
 	description string
 	parent      atomic.Pointer[Session] // read on every event (tellParent): no lock
 	children    map[string]*child
+	// starting counts the children being started (counted as running
+	// by the max_concurrent check until they are in children).
+	starting int
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.
 	forwards map[string]*Session

@@ -116,26 +116,37 @@ func (h taskHost) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus,
 	m := s.m
 	cfg := m.conf().cfg
 	s.mu.Lock()
-	depth := s.lineage.Depth
-	running := 0
+	if s.lineage.Depth >= cfg.Subagents.MaxDepth {
+		s.mu.Unlock()
+		return tool.TaskStatus{}, fmt.Errorf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", cfg.Subagents.MaxDepth)
+	}
+	// Counted and reserved at once: several task calls of one reply
+	// start together.
+	running := s.starting
 	for _, c := range s.children {
 		if c.status().State == protocol.SubagentRunning {
 			running++
 		}
 	}
-	s.mu.Unlock()
-	if depth >= cfg.Subagents.MaxDepth {
-		return tool.TaskStatus{}, fmt.Errorf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", cfg.Subagents.MaxDepth)
-	}
 	if running >= cfg.Subagents.MaxConcurrent {
+		s.mu.Unlock()
 		return tool.TaskStatus{}, fmt.Errorf("this session already runs %d sub-agents, its limit ([subagents] max_concurrent): wait for one (task_status) or cancel one (task_cancel)", running)
+	}
+	s.starting++
+	s.mu.Unlock()
+	started := func() {
+		s.mu.Lock()
+		s.starting--
+		s.mu.Unlock()
 	}
 	if runningChildren.Add(1) > MaxRunningChildren {
 		runningChildren.Add(-1)
+		started()
 		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunningChildren)
 	}
 	alias := cmp.Or(t.Agent, s.alias)
 	c, err := m.startChild(s, alias, t)
+	started()
 	if err != nil {
 		runningChildren.Add(-1)
 		return tool.TaskStatus{}, err
