@@ -13,8 +13,9 @@ import (
 func chatCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{Use: "chat", Short: "talk with an agent interactively", Args: noArgs,
 		Long: `zeroclaw chat talks with an agent. On a terminal it streams the reply as
-Markdown, reads what you type while the agent works (Esc or Ctrl-C cancel
-the turn; prompts typed meanwhile queue; Ctrl-S steers the running turn),
+Markdown, reads what you type while the agent works (Esc cancels the
+turn, and Ctrl-C once no line is typed: it clears a typed line first;
+prompts typed meanwhile queue; Ctrl-S steers the running turn),
 shows other clients' turns on the session as they stream, and asks for
 approvals with the command or diff shown. With stdin not a terminal it reads one prompt (or
 /command) per line. Type /help inside for the commands and keys.`}

@@ -139,8 +139,8 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 		if u.Type == "user_message" && u.Text == "queued before the crash" {
 			t.Errorf("the prompt queued before the crash ran after it: %+v", u)
 		}
-		if i == 0 && (u.Type != "user_message" || u.Text != "/delay 2\n/chunks 100000") {
-			t.Fatalf("first event %+v", u)
+		if i == 1 && (u.Type != "user_message" || u.Text != "/delay 2\n/chunks 100000") {
+			t.Fatalf("second event (after its input_update) %+v", u)
 		}
 	}
 	if int64(len(h.Events)) < res.LastSeq {
@@ -166,7 +166,7 @@ func TestKill9MidTurnThenResume(t *testing.T) {
 	}
 	var next crashUpdate
 	json.Unmarshal(h.Events[0], &next)
-	if next.Seq != res.LastSeq+1 || (next.Type != "user_message" && next.Type != "queue_update") {
+	if next.Seq != res.LastSeq+1 || (next.Type != "input_update" && next.Type != "queue_update") {
 		t.Errorf("first event after resume %+v, want seq %d", next, res.LastSeq+1)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "zeroclaw.db")); err != nil {

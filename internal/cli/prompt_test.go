@@ -54,7 +54,7 @@ func TestPromptStreamsTextJSONAndNDJSON(t *testing.T) {
 			t.Errorf("line %d seq %v", i, m["seq"])
 		}
 	}
-	if got := strings.Join(types, " "); code != 0 || got != "user_message agent_thought_chunk agent_message_chunk agent_message_chunk context_usage turn_complete prompt_result" {
+	if got := strings.Join(types, " "); code != 0 || got != "input_update user_message agent_thought_chunk agent_message_chunk agent_message_chunk context_usage input_update turn_complete prompt_result" {
 		t.Errorf("ndjson exit %d types %s", code, got)
 	}
 	// The prompt from stdin.
@@ -229,7 +229,7 @@ func TestPromptReconnectsAndReplaysWithoutDuplicates(t *testing.T) {
 			t.Fatalf("line %d has seq %v: a gap or a repeat", i, m["seq"])
 		}
 	}
-	if n := len(lines); n != 1+300+2+1 || !strings.Contains(lines[n-1], `"type":"prompt_result","sessionId"`) || !strings.Contains(lines[n-1], `"stopReason":"end_turn"`) {
+	if n := len(lines); n != 1+300+4+1 || !strings.Contains(lines[n-1], `"type":"prompt_result","sessionId"`) || !strings.Contains(lines[n-1], `"stopReason":"end_turn"`) {
 		t.Fatalf("%d lines, last %s", len(lines), lines[len(lines)-1])
 	}
 	// In text mode the reply is printed exactly once too.

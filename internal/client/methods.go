@@ -27,6 +27,12 @@ func (c *Client) Prompt(ctx context.Context, p protocol.SessionPromptParams) (*p
 	return call[protocol.SessionPromptResult](ctx, c, protocol.MethodSessionPrompt, p)
 }
 
+// Await calls session/await: the result of the prompt sent under
+// clientMessageID, once its turn ends.
+func (c *Client) Await(ctx context.Context, sessionID, clientMessageID string) (*protocol.SessionPromptResult, error) {
+	return call[protocol.SessionPromptResult](ctx, c, protocol.MethodSessionAwait, protocol.SessionAwaitParams{SessionID: sessionID, ClientMessageID: clientMessageID})
+}
+
 // Steer calls session/steer.
 func (c *Client) Steer(ctx context.Context, p protocol.SessionSteerParams) (*protocol.SessionSteerResult, error) {
 	return call[protocol.SessionSteerResult](ctx, c, protocol.MethodSessionSteer, p)

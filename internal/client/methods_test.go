@@ -107,8 +107,8 @@ func TestTypedClientWalksASessionsLife(t *testing.T) {
 	if err != nil || int64(len(hist.Events)) != last.Seq || hist.More {
 		t.Errorf("history: %d events, more %v, %v", len(hist.Events), hist.More, err)
 	}
-	if ev, err := c.Event(ctx, "typed", 1); err != nil || !strings.Contains(string(ev), `"user_message"`) {
-		t.Errorf("event 1: %s %v", ev, err)
+	if ev, err := c.Event(ctx, "typed", 2); err != nil || !strings.Contains(string(ev), `"user_message"`) {
+		t.Errorf("event 2: %s %v", ev, err)
 	}
 	if cr, err := c.Compact(ctx, "typed"); err != nil || cr.SessionID != "typed" {
 		t.Errorf("compact: %+v %v", cr, err)

@@ -134,8 +134,8 @@ func TestOneSessionsFailedWriteLeavesOthersWhole(t *testing.T) {
 	}
 	goodEvs := eventsOf(a.snapshot(), good)
 	checkSeqs(t, goodEvs, 1)
-	if len(goodEvs) != 50000+3 {
-		t.Fatalf("the other session delivered %d events, want %d", len(goodEvs), 50003)
+	if len(goodEvs) != 50000+5 { // input_update, user_message, chunks, context_usage, input_update, turn_complete
+		t.Fatalf("the other session delivered %d events, want %d", len(goodEvs), 50005)
 	}
 	if rb["stopReason"] != "error" || !strings.Contains(rb["error"].(map[string]any)["message"].(string), "injected fault") {
 		t.Fatalf("the failed session's turn: %v", rb)

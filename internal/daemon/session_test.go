@@ -370,23 +370,23 @@ system_prompt = "be brief"
 	}
 	a.until("turn_complete") // already here: it is written before the result
 	evA := a.snapshot()
-	want := "user_message agent_message_chunk agent_message_chunk context_usage tool_call approval_request approval_resolved tool_result agent_message_chunk agent_message_chunk context_usage turn_complete"
+	want := "input_update user_message agent_message_chunk agent_message_chunk context_usage tool_call approval_request approval_resolved tool_result agent_message_chunk agent_message_chunk context_usage input_update turn_complete"
 	if got := types(evA); got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
 	}
 	checkSeqs(t, evA, 1)
 	// The result is the text streamed after the last tool result.
 	var streamed string
-	for _, e := range evA[8:10] {
+	for _, e := range evA[9:11] {
 		streamed += e["text"].(string)
 	}
 	if streamed != res["content"] {
 		t.Errorf("streamed %q, result %q", streamed, res["content"])
 	}
-	if tr := evA[7]; tr["rawOutput"] != "hello-from-shell\n" || tr["isError"] != false || tr["toolCallId"] != "call_9" {
+	if tr := evA[8]; tr["rawOutput"] != "hello-from-shell\n" || tr["isError"] != false || tr["toolCallId"] != "call_9" {
 		t.Errorf("tool result %v", tr)
 	}
-	if ar := evA[6]; ar["decision"] != "allow_once" || ar["by"] != "client" {
+	if ar := evA[7]; ar["decision"] != "allow_once" || ar["by"] != "client" {
 		t.Errorf("approval resolved %v", ar)
 	}
 	// The second client saw the same events, same seqs (turn_complete
@@ -499,7 +499,7 @@ func TestResumedSessionKeepsModelContext(t *testing.T) {
 	r2 := startOn(t, dirs, toml)
 	b := connect(t, r2.dirs.Endpoint, "")
 	res := result(t, b.call("session/new", `{"sessionId":"geo"}`))
-	if res["resumed"] != true || res["messageCount"].(float64) != 2 || res["lastSeq"].(float64) != 4 {
+	if res["resumed"] != true || res["messageCount"].(float64) != 2 || res["lastSeq"].(float64) != 6 {
 		t.Fatalf("resume %v", res)
 	}
 	if got := result(t, b.call("session/prompt", prompt("geo", "And its second city?"))); got["content"] != "Lyon." {
@@ -519,8 +519,8 @@ func TestResumedSessionKeepsModelContext(t *testing.T) {
 	if got := strings.Join(roles, " | "); got != "user:Capital of France? | assistant:Paris. | user:And its second city?" {
 		t.Errorf("model context after resume: %s", got)
 	}
-	if ev := b.until("user_message"); ev["seq"].(float64) != 5 {
-		t.Errorf("first event after resume has seq %v, want 5", ev["seq"])
+	if ev := b.until("input_update"); ev["seq"].(float64) != 7 {
+		t.Errorf("first event after resume has seq %v, want 7", ev["seq"])
 	}
 }
 

@@ -52,7 +52,7 @@ func TestSubagents(t *testing.T) {
 		t.Fatalf("session/get's children: %v", get["children"])
 	}
 	h := result(t, a.call("session/history", `{"sessionId":`+quote(cid)+`}`))["events"].([]any)
-	if len(h) == 0 || h[0].(map[string]any)["type"] != "user_message" || h[0].(map[string]any)["text"] != "hello from the parent" {
+	if len(h) < 2 || h[1].(map[string]any)["type"] != "user_message" || h[1].(map[string]any)["text"] != "hello from the parent" {
 		t.Fatalf("the child's history: %v", h)
 	}
 	if ups := subagents(a, sid); len(ups) != 2 || ups[0]["state"] != "running" || ups[1]["state"] != "completed" {

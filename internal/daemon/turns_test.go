@@ -248,7 +248,7 @@ func TestReattachReplaysFromSinceSeq(t *testing.T) {
 		}
 	}
 	full := result(t, b.call("session/history", `{"sessionId":`+quote(sid)+`}`))
-	if n := len(full["events"].([]any)); float64(n) != seqs[len(seqs)-1] || n != 1+200+2 {
+	if n := len(full["events"].([]any)); float64(n) != seqs[len(seqs)-1] || n != 1+200+4 {
 		t.Errorf("history has %d events, last seq %v", n, seqs[len(seqs)-1])
 	}
 }
@@ -282,8 +282,8 @@ func TestClientThatNeverReadsIsDropped(t *testing.T) {
 		t.Fatalf("result %v", res["stopReason"])
 	}
 	evs := a.snapshot()
-	if len(evs) != chunks+3 {
-		t.Fatalf("the reading client got %d events, want %d", len(evs), chunks+3)
+	if len(evs) != chunks+5 {
+		t.Fatalf("the reading client got %d events, want %d", len(evs), chunks+5)
 	}
 	checkSeqs(t, evs, 1)
 
@@ -335,7 +335,7 @@ func TestCloseListAndDelete(t *testing.T) {
 	if list["total"].(float64) != 1 || len(ss) != 1 {
 		t.Fatalf("list %v", list)
 	}
-	if s := ss[0].(map[string]any); s["live"] != false || s["title"] != "first words" || s["lastSeq"].(float64) != 6 || s["messageCount"].(float64) != 2 {
+	if s := ss[0].(map[string]any); s["live"] != false || s["title"] != "first words" || s["lastSeq"].(float64) != 8 || s["messageCount"].(float64) != 2 {
 		t.Errorf("listed %v", s)
 	}
 	if st := result(t, a.call("status", `{}`)); st["activeSessions"].(float64) != 0 {

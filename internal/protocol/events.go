@@ -57,6 +57,7 @@ var Events = events(
 	ToolProgressEvent{},
 	ProcessUpdateEvent{},
 	SubagentUpdateEvent{},
+	InputUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -150,6 +151,21 @@ func (QueueUpdateEvent) EventType() string       { return EventQueueUpdate }
 func (ProcessUpdateEvent) EventType() string     { return EventProcessUpdate }
 func (ToolProgressEvent) EventType() string      { return EventToolProgress }
 func (SubagentUpdateEvent) EventType() string    { return EventSubagentUpdate }
+func (InputUpdateEvent) EventType() string       { return EventInputUpdate }
+
+// InputUpdateEvent is input_update: what became of an input (a prompt or
+// a steer), for every client to show: queued (it waits behind a turn),
+// started (its turn began), steered (it went into the running turn),
+// completed, cancelled (removed from the queue, or its turn cancelled
+// before it began), discarded (its session closed or was deleted
+// first), refused (not taken: Reason says why). Its turn (once it has
+// one) is the envelope's turnId.
+type InputUpdateEvent struct {
+	ClientMessageID string `json:"clientMessageId,omitempty"`
+	InputID         string `json:"inputId"`
+	State           string `json:"state"`
+	Reason          string `json:"reason,omitempty"`
+}
 
 // SubagentUpdateEvent is subagent_update: a sub-agent the session
 // started (the task tool) started, or ended.
@@ -388,6 +404,9 @@ const (
 	StopRefusal         = "refusal"
 	StopBudget          = "budget"
 	StopBlocked         = "blocked" // a UserPromptSubmit hook refused the prompt
+	// StopInterrupted: the daemon stopped before the prompt's turn ended
+	// (a result kept for its clientMessageId).
+	StopInterrupted = "interrupted"
 )
 
 // Approval decisions (session/approve, approval_resolved).

@@ -283,6 +283,7 @@ type VersionMismatchData struct {
 const (
 	MethodSessionNew         = "session/new"
 	MethodSessionPrompt      = "session/prompt"
+	MethodSessionAwait       = "session/await"
 	MethodSessionCancel      = "session/cancel"
 	MethodSessionClose       = "session/close"
 	MethodSessionApprove     = "session/approve"
@@ -363,6 +364,18 @@ const (
 	EventToolProgress      = "tool_progress"
 	EventProcessUpdate     = "process_update"
 	EventSubagentUpdate    = "subagent_update"
+	EventInputUpdate       = "input_update"
+)
+
+// States of an input (input_update).
+const (
+	InputQueued    = "queued"
+	InputStarted   = "started"
+	InputSteered   = "steered"
+	InputCompleted = "completed"
+	InputCancelled = "cancelled"
+	InputDiscarded = "discarded"
+	InputRefused   = "refused"
 )
 
 // States of a sub-agent (subagent_update).
@@ -512,6 +525,17 @@ type SessionPromptParams struct {
 	SessionID   string       `json:"sessionId"`
 	Prompt      *string      `json:"prompt"`
 	Attachments []Attachment `json:"attachments,omitempty"`
+	// ClientMessageID names the prompt (1–128 of [A-Za-z0-9._:-], unique
+	// per session for 24 h): sent again, it runs nothing and is answered
+	// with the first one's outcome.
+	ClientMessageID string `json:"clientMessageId,omitempty"`
+}
+
+// SessionAwaitParams are session/await's: the prompt whose result to
+// wait for.
+type SessionAwaitParams struct {
+	SessionID       string `json:"sessionId"`
+	ClientMessageID string `json:"clientMessageId"`
 }
 
 // Usage counts the tokens of a turn (or a session, or a day) and what
@@ -545,6 +569,11 @@ type SessionPromptResult struct {
 	// Notice says what the person can do about a turn that ended short
 	// (max_tokens: the limit and the key that raises it).
 	Notice string `json:"notice,omitempty"`
+	// InputID names the prompt (its input_update events carry it).
+	InputID string `json:"inputId,omitempty"`
+	// Duplicate: a prompt with this clientMessageId was taken before and
+	// its turn (TurnID) is still queued or running: nothing more runs.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // SessionConfigureParams change a session's settings; an absent field
@@ -964,6 +993,9 @@ type SessionSteerParams struct {
 	// IdleBehavior is what a steer does when no turn runs:
 	// "promptRequired" (nothing, the default) or "start" (a new turn).
 	IdleBehavior string `json:"idleBehavior,omitempty"`
+	// ClientMessageID as session/prompt's: a steer sent again is not
+	// steered twice.
+	ClientMessageID string `json:"clientMessageId,omitempty"`
 }
 
 // Steer outcomes.
@@ -977,6 +1009,10 @@ const (
 type SessionSteerResult struct {
 	Outcome string `json:"outcome"`
 	TurnID  string `json:"turnId,omitempty"`
+	InputID string `json:"inputId,omitempty"`
+	// Duplicate: a steer with this clientMessageId was taken before;
+	// Outcome and TurnID are the first one's.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // SessionQueueResult is session/queue's (and the answer of its remove

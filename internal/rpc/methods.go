@@ -153,6 +153,7 @@ func init() {
 		def(protocol.MethodGatewayRevoke, (*binding).gatewayRevoke, ownerOnly),
 		def(protocol.MethodSessionNew, (*binding).sessionNew, optionalSession),
 		defWait[protocol.SessionPromptParams, protocol.SessionPromptResult](protocol.MethodSessionPrompt, (*binding).sessionPrompt),
+		defWait[protocol.SessionAwaitParams, protocol.SessionPromptResult](protocol.MethodSessionAwait, (*binding).sessionAwait),
 		def(protocol.MethodSessionCancel, (*binding).sessionCancel, inline),
 		def(protocol.MethodSessionClose, (*binding).sessionClose),
 		def(protocol.MethodSessionApprove, (*binding).sessionApprove, inline),
@@ -170,7 +171,10 @@ func init() {
 		def(protocol.MethodSessionWatch, (*binding).sessionWatch),
 		// A steer joins the running turn at once; one with attachments
 		// stores them (and reads resources) first, off the read loop.
-		def(protocol.MethodSessionSteer, (*binding).sessionSteer, inlineIf(func(p *protocol.SessionSteerParams) bool { return len(p.Attachments) == 0 })),
+		// A named steer is checked against the store: off the read loop.
+		def(protocol.MethodSessionSteer, (*binding).sessionSteer, inlineIf(func(p *protocol.SessionSteerParams) bool {
+			return len(p.Attachments) == 0 && p.ClientMessageID == ""
+		})),
 		def(protocol.MethodSessionQueue, (*binding).sessionQueue),
 		def(protocol.MethodSessionQueueRemove, (*binding).sessionQueueRemove),
 		def(protocol.MethodSessionQueueClear, (*binding).sessionQueueClear),

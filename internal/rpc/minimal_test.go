@@ -21,6 +21,7 @@ var minimalParams = []struct{ method, params, value string }{
 	{"session/new", `{"sessionId":"$SID","cwd":"$CWD"}`, ""},
 	{"session/prompt", `{"sessionId":"$SID","prompt":"hi"}`, ""},
 	{"session/steer", `{"sessionId":"$SID","prompt":"hi"}`, ""},
+	{"session/await", `{"sessionId":"$SID","clientMessageId":"m-none"}`, "clientMessageId"},
 	{"session/queue", `{"sessionId":"$SID"}`, ""},
 	{"session/queue/remove", `{"sessionId":"$SID","id":"q_none"}`, "id"},
 	{"session/queue/steer", `{"sessionId":"$SID","id":"q_none"}`, "id"},

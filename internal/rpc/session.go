@@ -35,6 +35,9 @@ func (b *binding) sessionPrompt(ctx context.Context, p *protocol.SessionPromptPa
 	if p.Prompt == nil {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
+	if err := session.CheckClientMessageID(p.ClientMessageID); err != nil {
+		return nil, err
+	}
 	if err := b.refusePaths("attachments", p.Attachments); err != nil {
 		return nil, err
 	}
@@ -51,7 +54,7 @@ func (b *binding) sessionPrompt(ctx context.Context, p *protocol.SessionPromptPa
 	if err != nil {
 		return nil, err
 	}
-	pending, err := b.srv.sessions.Submit(b.client, p.SessionID, session.Input{Text: text, Images: images, Resources: resources})
+	pending, err := b.srv.sessions.Submit(b.client, p.SessionID, session.Input{Text: text, Images: images, Resources: resources, ClientMessageID: p.ClientMessageID})
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +72,22 @@ func (b *binding) sessionPrompt(ctx context.Context, p *protocol.SessionPromptPa
 		}
 		pending.Withdraw()
 		return b.promptAnswer(<-pending.Done), nil
+	}, nil
+}
+
+// sessionAwait serves session/await: the prompt's result once its turn
+// ended, waited for off the session's lane (as a prompt's answer is).
+func (b *binding) sessionAwait(_ context.Context, p *protocol.SessionAwaitParams) (waiting, error) {
+	return func(ctx context.Context) (any, error) {
+		res, err := b.srv.sessions.Await(ctx, b.client, p.SessionID, p.ClientMessageID)
+		if err != nil {
+			return nil, err
+		}
+		var out any = res
+		if raw, err := jsonrpc.Marshal(res); err == nil {
+			out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-128))
+		}
+		return out, nil
 	}, nil
 }
 

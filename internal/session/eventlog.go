@@ -14,7 +14,17 @@ import (
 
 // emit records one event. It returns the event's seq, or 0 when nothing
 // can be written (the session is closed or its writes failed).
-func (s *Session) emit(ev protocol.EventBody) int64 {
+func (s *Session) emit(ev protocol.EventBody) int64 { return s.emitInput(ev, nil) }
+
+// emitInput emits ev and, when in is not nil, writes in in the same
+// transaction (an input's claim or end with its event).
+func (s *Session) emitInput(ev protocol.EventBody, in *store.Input) int64 {
+	return s.write(ev, nil, in)
+}
+
+// write emits ev as one of turn (nil: the turn running now, if any),
+// writing in (if not nil) in the same transaction.
+func (s *Session) write(ev protocol.EventBody, turn *string, in *store.Input) int64 {
 	typ, fields := ev.EventType(), eventFields(ev)
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
@@ -23,18 +33,26 @@ func (s *Session) emit(ev protocol.EventBody) int64 {
 	}
 	s.seq++
 	seq := s.seq
-	turn := s.emitTurn
-	if typ == protocol.EventQueueUpdate {
-		turn = "" // the session's, not the turn's
+	of := s.emitTurn
+	switch {
+	case turn != nil:
+		of = *turn
+	case typ == protocol.EventQueueUpdate:
+		of = "" // the session's, not the turn's
 	}
-	body := encodeEvent(s.quotedID, seq, typ, turn, fields)
-	s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, func(err error) {
+	body := encodeEvent(s.quotedID, seq, typ, of, fields)
+	after := func(err error) {
 		if err != nil {
 			s.fail(err)
 			return
 		}
 		s.deliver(seq, body)
-	})
+	}
+	if in != nil {
+		s.m.store.AppendEventWithInput(s.id, store.Event{Seq: seq, Type: typ, Body: body}, *in, after)
+	} else {
+		s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, after)
+	}
 	return seq
 }
 

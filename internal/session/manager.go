@@ -756,6 +756,9 @@ type Input struct {
 	Text      string
 	Images    []Image
 	Resources []protocol.ResourceRef
+	// ClientMessageID names it (see CheckClientMessageID): a prompt
+	// sent again under it runs nothing.
+	ClientMessageID string
 }
 
 // Pending is a prompt the session took: Done answers when its turn ends.
@@ -773,8 +776,22 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &job{prompt: in.Text, images: providerImages(in.Images), resources: in.Resources, client: c, done: make(chan protocol.SessionPromptResult, 1)}
+	if err := CheckClientMessageID(in.ClientMessageID); err != nil {
+		return nil, err
+	}
+	inp, dup, err := s.take(context.Background(), kindPrompt, in.ClientMessageID)
+	if err != nil {
+		return nil, err
+	}
+	if dup != nil {
+		// Seen before: nothing runs; the first one's outcome.
+		done := make(chan protocol.SessionPromptResult, 1)
+		done <- dup.promptAnswer(id, s)
+		return &Pending{Done: done, s: s}, nil
+	}
+	j := &job{prompt: in.Text, images: providerImages(in.Images), resources: in.Resources, client: c, done: make(chan protocol.SessionPromptResult, 1), in: inp}
 	if err := s.enqueue(j); err != nil {
+		s.refused(inp, err)
 		return nil, err
 	}
 	return &Pending{Done: j.done, s: s, j: j}, nil
@@ -784,8 +801,8 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 // (answered cancelled), its turn cancelled while (or as soon as) it
 // runs, as session/cancel would.
 func (p *Pending) Withdraw() {
-	if p.s.t.withdraw(p.j) {
-		p.j.done <- cancelled(p.s.id)
+	if p.j != nil && p.s.t.withdraw(p.j) {
+		p.s.neverRan(p.j, protocol.InputCancelled, "")
 		p.s.queueChanged()
 	}
 }

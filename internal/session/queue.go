@@ -19,6 +19,7 @@ import (
 // enqueue queues a prompt (or runs it at once when the session is
 // idle); it fails when the queue is full or the session is closing.
 func (s *Session) enqueue(j *job) error {
+	j.input()
 	start, err := s.t.enqueue(j, s.m.conf().cfg.Daemon.PromptQueue)
 	if err != nil {
 		return err
@@ -27,6 +28,7 @@ func (s *Session) enqueue(j *job) error {
 		go s.run(j)
 		return nil
 	}
+	s.inputQueued(j)
 	s.queueChanged()
 	return nil
 }
@@ -53,14 +55,18 @@ func (s *Session) run(j *job) {
 		// idle (to evict, say), never still running.
 		next, waiters, dropped := s.t.release()
 		for _, p := range dropped {
-			p.done <- cancelled(s.id)
+			s.neverRan(p, protocol.InputDiscarded, "the session closed")
 		}
 		if next != nil {
 			s.queueChanged()
 		}
+		s.finish(j.in, res)
 		j.done <- res // buffered
 		for _, w := range waiters {
-			w <- res // buffered
+			wres := res
+			wres.InputID = w.input().id
+			s.finish(w.in, wres)
+			w.done <- wres // buffered
 		}
 		j = next
 	}
@@ -78,7 +84,7 @@ func (s *Session) borrow(ctx context.Context, wait bool, busy error) (release fu
 	return func() {
 		next, _, dropped := s.t.release()
 		for _, p := range dropped {
-			p.done <- cancelled(s.id)
+			s.neverRan(p, protocol.InputDiscarded, "the session closed")
 		}
 		if next != nil {
 			s.queueChanged()
@@ -104,7 +110,11 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		return res
 	}
 	turnID := protocol.NewID("turn_", 8)
-	res.TurnID = turnID
+	in := j.input()
+	res.TurnID, res.InputID = turnID, in.id
+	s.imu.Lock()
+	in.turnID = turnID
+	s.imu.Unlock()
 	s.t.begin(j, turnID, cancel) // one given up before it ran ends at once, cancelled
 	s.mu.Lock()
 	fresh := len(s.history.Messages) == 0
@@ -118,7 +128,10 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 
 	s.inTurn(turnID)
 	defer s.inTurn("")
-	seq := s.emit(userMessage(j.prompt, j.client, false))
+	// The turn's claim is written with its user_message: a daemon that
+	// dies after it leaves a started input the next one finds.
+	s.inputUpdate(in, protocol.InputStarted, turnID, "", nil)
+	seq := s.emitInput(userMessage(j.prompt, j.client, false), ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
 	var out agent.Outcome
 	if perr != nil {
 		out = agent.Outcome{StopReason: agent.StopError, Err: perr}
@@ -162,7 +175,13 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if err := s.mend(); err != nil {
 		return res
 	}
-	last := s.emit(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice})
+	state := protocol.InputCompleted
+	if outcome == protocol.OutcomeCancelled {
+		state = protocol.InputCancelled
+	}
+	s.inputUpdate(in, state, turnID, "", nil)
+	last := s.emitInput(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice},
+		ptr(j.record(state, turnID, 1, &res)))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
@@ -216,7 +235,7 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
 	}
 	for _, j := range gone {
-		j.done <- cancelled(id)
+		s.neverRan(j, protocol.InputCancelled, "removed from the queue")
 	}
 	if len(gone) > 0 {
 		s.queueChanged()
@@ -231,13 +250,18 @@ func (m *Manager) QueueSteer(c *Client, id, qid string) (*protocol.SessionSteerR
 	if err != nil {
 		return nil, err
 	}
-	turn, err := s.t.queueSteer(qid)
+	turn, j, err := s.t.queueSteer(qid)
 	if err != nil {
 		return nil, err
 	}
 	if turn == "" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
 	}
+	in := j.input()
+	s.imu.Lock()
+	in.turnID, in.outcome = turn, protocol.SteerInjected
+	s.imu.Unlock()
+	s.inputUpdate(in, protocol.InputSteered, turn, "", ptr(j.record(protocol.InputSteered, turn, 0, nil)))
 	s.queueChanged()
 	return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
 }

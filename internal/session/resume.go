@@ -28,6 +28,9 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	s.lineage = protocol.Lineage{ParentSessionID: rec.ParentID, ParentToolCallID: rec.ParentToolCallID, Depth: rec.Depth}
 	s.description = rec.Description
+	// The inputs the dead daemon left open end (their callers learn it
+	// with their clientMessageId).
+	s.interruptInputs(ctx)
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 		// Prompts queued when the daemon died are not run (their callers

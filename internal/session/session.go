@@ -99,6 +99,10 @@ type Session struct {
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.
 	forwards map[string]*Session
+	// imu guards inputs (the named inputs still queued or running, by
+	// clientMessageId) and their fields; taken alone.
+	imu    sync.Mutex
+	inputs map[string]*input
 	// nmu guards procsEnded and notices (never held with another lock:
 	// a process's end is told at once, whatever else holds mu).
 	nmu sync.Mutex
@@ -152,6 +156,8 @@ type job struct {
 	// withdrawn: its caller gave up on it (a cancelled request): its
 	// turn is cancelled as soon as it runs; s.mu guards it.
 	withdrawn bool
+	// in is the input it is (its id, its clientMessageId).
+	in *input
 }
 
 type approval struct {
@@ -208,7 +214,7 @@ func (s *Session) unloadable() bool {
 func (s *Session) drain() {
 	queued := s.t.drain()
 	for _, j := range queued {
-		j.done <- cancelled(s.id)
+		s.neverRan(j, protocol.InputDiscarded, "the session closed")
 	}
 	if len(queued) > 0 {
 		s.queueChanged()

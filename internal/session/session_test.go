@@ -205,8 +205,8 @@ func TestStalledClientCatchesUpFromTheStore(t *testing.T) {
 	}
 	c.drain(t)
 	seqs := c.seqs(t)
-	if len(seqs) != 30003 {
-		t.Fatalf("%d events, want 30003", len(seqs))
+	if len(seqs) != 30005 { // input_update started, user_message, 30000 chunks, context_usage, input_update completed, turn_complete
+		t.Fatalf("%d events, want 30005", len(seqs))
 	}
 	consecutive(t, seqs, 1)
 }

@@ -63,26 +63,53 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 	default:
 		return nil, &protocol.ParamsError{Field: "idleBehavior", Reason: fmt.Sprintf("%q: promptRequired or start", p.IdleBehavior)}
 	}
+	if err := CheckClientMessageID(p.ClientMessageID); err != nil {
+		return nil, err
+	}
 	s, err := m.lookup(c, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	pi := providerImages(images)
-	turn, err := s.t.steer(steer{text: *p.Prompt, images: pi, client: c}, p.ExpectedTurnID)
+	in, dup, err := s.take(ctx, kindSteer, p.ClientMessageID)
 	if err != nil {
 		return nil, err
 	}
-	if turn != "" {
-		return &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn}, nil
+	if dup != nil {
+		return dup.steerAnswer(s), nil // seen before: not steered twice
 	}
-	if p.IdleBehavior != "start" {
-		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
-	}
-	j := &job{prompt: *p.Prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1)}
-	if err := s.enqueue(j); err != nil {
+	pi := providerImages(images)
+	j := &job{prompt: *p.Prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1), in: in}
+	turn, err := s.t.steer(steer{text: *p.Prompt, images: pi, client: c}, p.ExpectedTurnID)
+	if err != nil {
+		s.forget(in)
 		return nil, err
 	}
-	return &protocol.SessionSteerResult{Outcome: protocol.SteerStartedNewTurn}, nil
+	if turn != "" {
+		res := &protocol.SessionSteerResult{Outcome: protocol.SteerInjected, TurnID: turn, InputID: in.id}
+		s.imu.Lock()
+		in.turnID, in.outcome = turn, res.Outcome
+		s.imu.Unlock()
+		rec := j.record(protocol.InputSteered, turn, 0, nil)
+		rec.Result = mustJSON(res)
+		seq := s.inputUpdate(in, protocol.InputSteered, turn, "", &rec)
+		// Remembered until the store has it: a steer sent again
+		// meanwhile finds it here, after that there.
+		s.committed(ctx, seq)
+		s.forget(in)
+		return res, nil
+	}
+	if p.IdleBehavior != "start" {
+		s.forget(in) // not taken: sent again, it is tried again
+		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
+	}
+	s.imu.Lock()
+	in.outcome = protocol.SteerStartedNewTurn
+	s.imu.Unlock()
+	if err := s.enqueue(j); err != nil {
+		s.refused(in, err)
+		return nil, err
+	}
+	return &protocol.SessionSteerResult{Outcome: protocol.SteerStartedNewTurn, InputID: in.id}, nil
 }
 
 // runningTurn is the turn running now ("": none).

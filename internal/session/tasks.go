@@ -60,7 +60,7 @@ func (c *child) cancel() {
 		return
 	}
 	if c.s.t.withdraw(j) {
-		j.done <- cancelled(c.s.id) // still queued: answered here
+		c.s.neverRan(j, protocol.InputCancelled, "") // still queued: answered here
 		c.s.queueChanged()
 	}
 }
@@ -292,14 +292,18 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 	c.info.State, c.info.Summary, c.answer, c.done, c.job = protocol.SubagentRunning, "", "", done, j
 	info := c.info
 	c.mu.Unlock()
+	// Said before the child's turn can start: what it does (its
+	// tool_progress in the parent) comes after it.
+	parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
 	if err := c.s.enqueue(j); err != nil {
 		c.mu.Lock()
 		c.info.State, c.info.Summary = protocol.SubagentFailed, err.Error()
+		info := c.info
 		c.mu.Unlock()
+		parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
 		close(done)
 		return err
 	}
-	parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
 	go func() {
 		res := <-j.done
 		runningChildren.Add(-1)

@@ -38,7 +38,7 @@ type turns struct {
 	steerClosed bool
 	// waiters are the callers of queued prompts moved into the running
 	// turn (session/queue/steer): they get its answer.
-	waiters   []chan protocol.SessionPromptResult
+	waiters   []*job
 	approvals map[string]*approval
 }
 
@@ -73,7 +73,7 @@ func (t *turns) enqueue(j *job, limit int) (start bool, err error) {
 // prompt takes the slot (returned: its turn is to run), unless none
 // waits or the session closes: then the slot is free, and the prompts
 // still queued are returned as dropped (to be answered cancelled).
-func (t *turns) release() (next *job, waiters []chan protocol.SessionPromptResult, dropped []*job) {
+func (t *turns) release() (next *job, waiters []*job, dropped []*job) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	close(t.done)
@@ -264,21 +264,21 @@ func (t *turns) takeSteers(final bool) []steer {
 // queueSteer moves the queued prompt qid into the running turn as a
 // steer: its caller gets that turn's answer. "" turn: none runs that
 // takes steers (the prompt stays queued).
-func (t *turns) queueSteer(qid string) (turn string, err error) {
+func (t *turns) queueSteer(qid string) (turn string, moved *job, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at := slices.IndexFunc(t.pending, func(j *job) bool { return j.id == qid })
 	if at < 0 {
-		return "", &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
+		return "", nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
 	}
 	if t.id == "" || t.steerClosed {
-		return "", nil
+		return "", nil, nil
 	}
 	j := t.pending[at]
 	t.pending = slices.Delete(t.pending, at, at+1)
 	t.steers = append(t.steers, steer{text: j.prompt, images: j.images, client: j.client})
-	t.waiters = append(t.waiters, j.done)
-	return t.id, nil
+	t.waiters = append(t.waiters, j)
+	return t.id, j, nil
 }
 
 // runningTurn is the running turn's id while it takes steers ("": none).

@@ -119,6 +119,27 @@ var migrations = []migration{{sql:
 	// are told from the store, not only while the parent is loaded.
 	sql: `ALTER TABLE sessions ADD COLUMN task_state TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN task_summary TEXT NOT NULL DEFAULT '';`,
+}, {
+	// 14: every input (a prompt, a steer) and its fate: a client's
+	// clientMessageId is seen once per session; a turn's claim (started,
+	// its turn id and attempts) is written with its user_message, its end
+	// (the prompt's result) with its turn_complete.
+	sql: `CREATE TABLE inputs (
+		session_id        TEXT NOT NULL,
+		input_id          TEXT NOT NULL,
+		client_message_id TEXT,
+		kind              TEXT NOT NULL,
+		state             TEXT NOT NULL,
+		turn_id           TEXT NOT NULL DEFAULT '',
+		attempts          INTEGER NOT NULL DEFAULT 0,
+		prompt            BLOB,
+		result            BLOB,
+		created_ms        INTEGER NOT NULL,
+		updated_ms        INTEGER NOT NULL,
+		PRIMARY KEY (session_id, input_id)
+	) WITHOUT ROWID;
+	CREATE UNIQUE INDEX inputs_client ON inputs (session_id, client_message_id) WHERE client_message_id IS NOT NULL;
+	CREATE INDEX inputs_open ON inputs (state) WHERE state IN ('queued', 'started');`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

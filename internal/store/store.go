@@ -142,6 +142,8 @@ type op struct {
 	sid     string
 	ev      Event
 	isEvent bool
+	// with (an event's) runs in the event's transaction, after it.
+	with    func(ctx context.Context, c *sql.Conn) error
 	run     func(ctx context.Context, c *sql.Conn) error
 	control bool
 	after   func(error)
@@ -486,7 +488,13 @@ func (s *Store) apply(ctx context.Context, sid string, batch []op, idx []int) er
 		if err := s.insertEvents(ctx, sid, batch, idx[k:j]); err != nil {
 			return err
 		}
-		k = j
+		for ; k < j; k++ {
+			if w := batch[idx[k]].with; w != nil {
+				if err := w(ctx, s.wc); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -796,6 +804,9 @@ func deleteStep(ctx context.Context, c *sql.Conn, id string) (done, found bool, 
 		}
 		_, err := c.ExecContext(ctx, `UPDATE sessions SET message_count = ? WHERE id = ?`, cut.Int64, id)
 		return false, true, err
+	}
+	if _, err := c.ExecContext(ctx, `DELETE FROM inputs WHERE session_id = ?`, id); err != nil {
+		return false, false, err
 	}
 	r, err := c.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	if err != nil {

@@ -373,16 +373,18 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 		return m.steer()
 	case "ctrl+c":
 		switch {
+		case m.asking != nil && !m.busy:
+			return m.answerElicit(form.CancelWord)
+		case m.ta.Value() != "" && m.asking == nil:
+			// What was typed goes first (while a turn runs too); the
+			// next Ctrl-C cancels the turn.
+			m.ta.Reset()
+			m.ta.SetHeight(1)
+			return nil
 		case m.busy && !m.cancelled:
 			return m.cancelTurn()
 		case m.busy:
 			return tea.Quit // a second Ctrl-C while it stops
-		case m.asking != nil:
-			return m.answerElicit(form.CancelWord)
-		case m.ta.Value() != "":
-			m.ta.Reset()
-			m.ta.SetHeight(1)
-			return nil
 		case !armed:
 			m.quitArmed = true
 			return nil
@@ -822,7 +824,7 @@ func (m *tui) event(u update) tea.Cmd {
 			}
 		}
 		m.other = ""
-	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.UnknownEvent:
+	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.InputUpdateEvent, protocol.UnknownEvent:
 		// Asked through Approve; a rewind is said by the command that
 		// made it; a newer daemon's event is not shown.
 	}

@@ -96,7 +96,10 @@ type renderer struct {
 	// names this client); done holds the turns seen to complete since
 	// the prompt was sent, by id.
 	mine string
-	done map[string]*protocol.TurnCompleteEvent
+	// mineInput is the clientMessageId the prompt was sent under: its
+	// input_update names the turn too (before its user_message).
+	mineInput string
+	done      map[string]*protocol.TurnCompleteEvent
 	// onlyMine: show only the prompt's own turn (zeroclaw prompt), not
 	// another client's turn that runs before it.
 	onlyMine bool
@@ -157,8 +160,12 @@ func (r *renderer) accept(raw json.RawMessage) (protocol.SessionUpdate, bool) {
 	}
 	r.lastSeq = u.Seq
 	switch e := u.Event.(type) {
+	case protocol.InputUpdateEvent:
+		if r.mineInput != "" && e.ClientMessageID == r.mineInput && u.TurnID != "" {
+			r.mine = u.TurnID
+		}
 	case protocol.UserMessageEvent:
-		if !e.Steered && r.c != nil && e.ClientID != "" && e.ClientID == r.c.Init.ClientID {
+		if !e.Steered && r.c != nil && e.ClientID != "" && e.ClientID == r.c.Init.ClientID && r.mine == "" {
 			r.mine = u.TurnID
 		}
 	case protocol.TurnCompleteEvent:
@@ -584,24 +591,27 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		res protocol.SessionPromptResult
 		err error
 	}
-	results := make(chan answer, 2)
+	results := make(chan answer, 4)
+	// The prompt has an id: sent again after a reconnect, the daemon
+	// runs it only if it never took it, else answers with its result
+	// (or, while it runs, says so: then its result is awaited).
+	cmid := protocol.NewID("cm_", 8)
 	send := func(c *client.Client) {
 		go func() {
 			var res protocol.SessionPromptResult
-			r, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text, Attachments: cv.mentioned(text)})
-			if r != nil {
-				res = *r
+			p, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text, Attachments: cv.mentioned(text), ClientMessageID: cmid})
+			if err == nil && p.Duplicate && p.StopReason == "" {
+				p, err = c.Await(context.Background(), sid, cmid)
+			}
+			if p != nil {
+				res = *p
 			}
 			results <- answer{c, res, err}
 		}()
 	}
 	var res protocol.SessionPromptResult
-	r.mine, r.done = "", map[string]*protocol.TurnCompleteEvent{}
+	r.mine, r.mineInput, r.done = "", cmid, map[string]*protocol.TurnCompleteEvent{}
 	send(cv.c)
-	// Events after startSeq belong to this prompt: if a reconnect finds
-	// none, the daemon never had the prompt (it restarted between turns)
-	// and it is sent again, once.
-	startSeq, resent := r.lastSeq, false
 	interrupted := false
 	gotResult, reconnected := false, false
 	// finished: the prompt's answer came and its turn's turn_complete
@@ -632,9 +642,8 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 		if !complete && again.Interrupted {
 			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)
 		}
-		if !complete && r.lastSeq == startSeq && !resent {
-			resent = true
-			send(nc)
+		if !complete {
+			send(nc) // under its id: never run twice
 		}
 		return nil
 	}

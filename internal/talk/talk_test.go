@@ -85,7 +85,7 @@ command = "echo 'the hook broke' >&2; exit 3"
 		json.Unmarshal([]byte(l), &m)
 		types = append(types, m.Type)
 	}
-	if err != nil || strings.Join(types, " ") != "user_message agent_message_chunk agent_message_chunk context_usage turn_complete prompt_result" {
+	if err != nil || strings.Join(types, " ") != "input_update user_message agent_message_chunk agent_message_chunk context_usage input_update turn_complete prompt_result" {
 		t.Errorf("ndjson: %v %v", err, types)
 	}
 }
