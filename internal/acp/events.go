@@ -261,7 +261,8 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		}
 		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID,
 			"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent, step %d: %s", int(ev.Progress), ev.Message))}}}
-	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent, protocol.UnknownEvent:
+	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
+		protocol.TurnInterruptedEvent, protocol.TurnResumedEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the
 		// conversation, its tool calls and its plan.
 		return

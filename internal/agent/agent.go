@@ -191,6 +191,17 @@ type Outcome struct {
 // Run runs one turn for prompt and its images, in directory cwd, on the
 // host's transcript (see Host.Record).
 func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, images ...provider.Image) Outcome {
+	return a.run(ctx, h, cwd, provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
+}
+
+// Continue goes on with a turn a daemon's end cut: the conversation as
+// recorded, then note (what happened, for the model), then the model
+// is called again.
+func (a *Agent) Continue(ctx context.Context, h Host, cwd string, note string) Outcome {
+	return a.run(ctx, h, cwd, provider.Message{Role: provider.RoleUser, Text: note})
+}
+
+func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Message) Outcome {
 	if over := h.Budget(); over != "" {
 		// Past a limit: the model is not called, and the prompt does
 		// not enter the transcript it never answered.
@@ -201,7 +212,7 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 	for _, m := range h.Notices() {
 		h.Record(m)
 	}
-	view := h.Record(provider.Message{Role: provider.RoleUser, Text: prompt, Images: images})
+	view := h.Record(first)
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
 		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks,
 		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}

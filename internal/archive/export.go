@@ -158,7 +158,7 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		if it := x.calls[e.ToolCallID]; it != nil {
 			it.Output, it.IsError = e.RawOutput, e.IsError
 		}
-	case protocol.ToolProgressEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent:
+	case protocol.ToolProgressEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent:
 		// How far a call was, what waited, what became of an input
 		// (the turn's own events say it): live state, not the
 		// conversation's.

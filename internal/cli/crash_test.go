@@ -52,6 +52,7 @@ func dialUpdates(t *testing.T, dir string) (*client.Client, chan crashUpdate) {
 // without gaps, and is marked interrupted.
 func TestKill9MidTurnThenResume(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
+	noContinue(t, dir)
 	cmd, _ := startDaemon(t, env)
 	c, updates := dialUpdates(t, dir)
 	ctx := context.Background()

@@ -62,3 +62,14 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// noContinue writes a config under which a turn a dead daemon cut ends
+// interrupted instead of going on ([daemon] continue_interrupted =
+// false): what the tests of that end check.
+func noContinue(t *testing.T, dir string) {
+	t.Helper()
+	os.MkdirAll(dir, 0o700)
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[daemon]\ncontinue_interrupted = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -155,7 +155,8 @@ func TestBackgroundProcessesDieWithTheDaemon(t *testing.T) {
 // is interrupted in its own session, and its parent's history says so
 // (and its task call was answered "interrupted").
 func TestSubagentInterruptedByACrash(t *testing.T) {
-	env, _, _, _ := testEnv(t, "")
+	env, _, _, dir := testEnv(t, "")
+	noContinue(t, dir)
 	cmd, _ := startDaemon(t, env)
 	sock := endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR"))
 	c, err := client.Dial(context.Background(), sock, client.Options{})
@@ -219,7 +220,8 @@ func TestSubagentInterruptedByACrash(t *testing.T) {
 // A background sub-agent cut by a daemon kill -9 while its parent was
 // idle: the parent is told, once, when it is next loaded.
 func TestBackgroundSubagentInterruptedByACrash(t *testing.T) {
-	env, _, _, _ := testEnv(t, "")
+	env, _, _, dir := testEnv(t, "")
+	noContinue(t, dir)
 	cmd, _ := startDaemon(t, env)
 	line := `/tool task {"description":"in the back","prompt":"/delay 3000\nslow work here","background":true}`
 	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "idle-parent", "--cwd", t.TempDir(), line); code != 0 {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ event = "PreToolUse"
 matcher = "glob"
 command = "sleep 60"
 `)
-	startDaemon(t, env, "--gateway", addr)
+	daemon, _ := startDaemon(t, env, "--gateway", addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -159,6 +160,32 @@ command = "sleep 60"
 	var rw protocol.SessionRewindResult
 	if err := c.Call(ctx, protocol.MethodSessionRewind, protocol.SessionRewindParams{SessionID: sid, Turn: 3}, &rw); err != nil || !rw.Rewound {
 		t.Fatalf("rewind: %+v %v", rw, err)
+	}
+
+	// A turn a kill -9 of the daemon cuts, gone on with by the next one
+	// (turn_interrupted, turn_resumed).
+	long := "/delay 30\n/chunks 100"
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: sid, Prompt: &long, ClientMessageID: "replay-cut"})
+	cut := ""
+	waitFor("the long turn's reply", func(u protocol.SessionUpdate) bool {
+		if e, ok := u.Event.(protocol.InputUpdateEvent); ok && e.ClientMessageID == "replay-cut" {
+			cut = u.TurnID
+		}
+		_, ok := u.Event.(protocol.AgentMessageChunkEvent)
+		return ok && cut != "" && u.TurnID == cut
+	})
+	daemon.Process.Signal(syscall.SIGKILL)
+	daemon.Wait()
+	c.Close()
+	startDaemon(t, env, "--gateway", addr)
+	if c, err = client.Dial(ctx, endpointOf(dir), client.Options{Handler: h}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Await(ctx, sid, "replay-cut"); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("the cut turn, gone on with: %+v %v", res, err)
 	}
 
 	// The Go client's replay: every event type, each as its own type.

@@ -84,6 +84,10 @@ type Daemon struct {
 	// MaxStopContinues bounds how often a Stop hook may send the agent
 	// on in one turn.
 	MaxStopContinues int `toml:"max_stop_continues"`
+	// ContinueInterrupted: a turn a dying daemon cut goes on in the next
+	// one (else it ends interrupted), at most ContinueAttempts times.
+	ContinueInterrupted bool `toml:"continue_interrupted"`
+	ContinueAttempts    int  `toml:"continue_attempts"`
 }
 
 // Provider is one [providers.<name>] table.
@@ -477,7 +481,7 @@ func (c *Config) ShellEnvDropped() []string {
 // OLLAMA_HOST, in that order), else the offline echo provider.
 func Default(getenv func(string) string) *Config {
 	c := &Config{
-		Daemon:      Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20},
+		Daemon:      Daemon{MaxSessions: 64, PromptQueue: 32, ApprovalTimeoutSecs: 120, MaxFrameBytes: 8 << 20, ContinueInterrupted: true, ContinueAttempts: 2},
 		Gateway:     Gateway{Listen: "127.0.0.1:42617", TokenTTL: "30d", SessionTTL: "7d"},
 		Checkpoints: Checkpoints{Enabled: true, MaxFileBytes: 10 << 20, Exclude: []string{".git/", "node_modules/"}, KeepTurns: 100},
 		Sandbox:     Sandbox{Network: true},
@@ -716,6 +720,7 @@ func (c *Config) checkDaemon() error {
 		minimum{"daemon.prompt_queue", d.PromptQueue, 1},
 		minimum{"daemon.approval_timeout_secs", d.ApprovalTimeoutSecs, 0},
 		minimum{"daemon.max_frame_bytes", d.MaxFrameBytes, 1024},
+		minimum{"daemon.continue_attempts", d.ContinueAttempts, 0},
 	); err != nil {
 		return err
 	}

@@ -138,6 +138,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
 	sessions.RecoverRewinds(ctx)
+	// Turns a dead daemon cut go on (or end interrupted), and the
+	// prompts queued behind them run, before any client attaches.
+	sessions.ContinueInterrupted(ctx)
 	metrics.CountSessions(func() (live, running, stored int) {
 		for _, s := range sessions.Summaries() {
 			live++

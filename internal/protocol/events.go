@@ -58,6 +58,8 @@ var Events = events(
 	ProcessUpdateEvent{},
 	SubagentUpdateEvent{},
 	InputUpdateEvent{},
+	TurnInterruptedEvent{},
+	TurnResumedEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -152,6 +154,21 @@ func (ProcessUpdateEvent) EventType() string     { return EventProcessUpdate }
 func (ToolProgressEvent) EventType() string      { return EventToolProgress }
 func (SubagentUpdateEvent) EventType() string    { return EventSubagentUpdate }
 func (InputUpdateEvent) EventType() string       { return EventInputUpdate }
+func (TurnInterruptedEvent) EventType() string   { return EventTurnInterrupted }
+func (TurnResumedEvent) EventType() string       { return EventTurnResumed }
+
+// TurnInterruptedEvent is turn_interrupted: the turn (the envelope's
+// turnId) was cut by the daemon's end (Reason daemon_exit); the next
+// daemon wrote it, at the next seq.
+type TurnInterruptedEvent struct {
+	Reason string `json:"reason"`
+}
+
+// TurnResumedEvent is turn_resumed: the turn goes on in this daemon,
+// its Attempt-th run (2 for the first continuation).
+type TurnResumedEvent struct {
+	Attempt int `json:"attempt"`
+}
 
 // InputUpdateEvent is input_update: what became of an input (a prompt or
 // a steer), for every client to show: queued (it waits behind a turn),

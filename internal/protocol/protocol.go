@@ -365,6 +365,8 @@ const (
 	EventProcessUpdate     = "process_update"
 	EventSubagentUpdate    = "subagent_update"
 	EventInputUpdate       = "input_update"
+	EventTurnInterrupted   = "turn_interrupted"
+	EventTurnResumed       = "turn_resumed"
 )
 
 // States of an input (input_update).

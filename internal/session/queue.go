@@ -110,6 +110,9 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		return res
 	}
 	turnID := protocol.NewID("turn_", 8)
+	if j.cont != nil {
+		turnID = j.cont.turnID // a turn a daemon's end cut goes on
+	}
 	in := j.input()
 	res.TurnID, res.InputID = turnID, in.id
 	s.imu.Lock()
@@ -120,20 +123,23 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	fresh := len(s.history.Messages) == 0
 	s.mu.Unlock()
 	// What the prompt names is read now, in the turn (cancelled with it).
-	perr := s.prepare(ctx, j)
+	var perr error
+	if j.cont == nil {
+		perr = s.prepare(ctx, j)
+	}
 	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
-	if fresh {
+	if fresh && j.cont == nil {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
 	}
 
 	s.inTurn(turnID)
 	defer s.inTurn("")
-	// The turn's claim is written with its user_message: a daemon that
-	// dies after it leaves a started input the next one finds.
-	s.inputUpdate(in, protocol.InputStarted, turnID, "", nil)
-	seq := s.emitInput(userMessage(j.prompt, j.client, false), ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
+	attempt := 1
 	var out agent.Outcome
-	if perr != nil {
+	if j.cont != nil {
+		attempt = j.cont.attempt
+		out = s.continueTurn(ctx, j, turnID)
+	} else if seq := s.startTurn(j, turnID); perr != nil {
 		out = agent.Outcome{StopReason: agent.StopError, Err: perr}
 		if ctx.Err() != nil {
 			out = agent.Outcome{StopReason: agent.StopCancelled}
@@ -181,7 +187,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 	s.inputUpdate(in, state, turnID, "", nil)
 	last := s.emitInput(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice},
-		ptr(j.record(state, turnID, 1, &res)))
+		ptr(j.record(state, turnID, attempt, &res)))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}

@@ -28,9 +28,11 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	s.lineage = protocol.Lineage{ParentSessionID: rec.ParentID, ParentToolCallID: rec.ParentToolCallID, Depth: rec.Depth}
 	s.description = rec.Description
-	// The inputs the dead daemon left open end (their callers learn it
-	// with their clientMessageId).
-	s.interruptInputs(ctx)
+	if !m.conf().cfg.Daemon.ContinueInterrupted {
+		// The inputs a dead daemon left end, interrupted (their
+		// callers learn it with their clientMessageId).
+		s.interruptInputs(ctx)
+	}
 	if rec.State == store.StateInterrupted {
 		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
 		// Prompts queued when the daemon died are not run (their callers
@@ -76,8 +78,9 @@ func (s *Session) load(ctx context.Context) error {
 func (s *Session) repairStored() error {
 	s.mu.Lock()
 	old := s.history.Messages
-	fixed := repair(old)
+	fixed, cut := repair(old)
 	s.history = provider.NewTranscript(fixed)
+	s.cutCalls = cut
 	s.mu.Unlock()
 	from := 0
 	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
@@ -96,8 +99,8 @@ func (s *Session) repairStored() error {
 // repair gives every tool call of an interrupted turn a result, so the
 // transcript is one a model accepts: results follow their assistant
 // message, and a call without one gets an "interrupted" result.
-func repair(h []provider.Message) []provider.Message {
-	out := make([]provider.Message, 0, len(h))
+func repair(h []provider.Message) (out []provider.Message, cut []provider.ToolCall) {
+	out = make([]provider.Message, 0, len(h))
 	for i := 0; i < len(h); i++ {
 		m := h[i]
 		out = append(out, m)
@@ -113,9 +116,10 @@ func repair(h []provider.Message) []provider.Message {
 		for _, tc := range m.ToolCalls {
 			if !answered[tc.ID] {
 				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Text: "interrupted: the daemon stopped before this call finished", IsError: true})
+					Text: interruptedCall, IsError: true})
+				cut = append(cut, tc)
 			}
 		}
 	}
-	return out
+	return out, cut
 }

@@ -99,6 +99,9 @@ type Session struct {
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.
 	forwards map[string]*Session
+	// cutCalls are the tool calls the transcript's repair answered
+	// interrupted (a continued turn's clients are told); mu guards it.
+	cutCalls []provider.ToolCall
 	// imu guards inputs (the named inputs still queued or running, by
 	// clientMessageId) and their fields; taken alone.
 	imu    sync.Mutex
@@ -158,6 +161,9 @@ type job struct {
 	withdrawn bool
 	// in is the input it is (its id, its clientMessageId).
 	in *input
+	// cont, when set: the turn a daemon's end cut, to go on (its id,
+	// this run's attempt).
+	cont *continuation
 }
 
 type approval struct {

@@ -809,6 +809,8 @@ func (m *tui) event(u update) tea.Cmd {
 		}
 	case protocol.ProcessUpdateEvent:
 		m.out.print(ch.dim(processNote(e)))
+	case protocol.TurnResumedEvent:
+		m.out.print(ch.dim(resumedNote(e)))
 	case protocol.SubagentUpdateEvent:
 		m.out.print(ch.dim(subagentNote(e)))
 		if e.Subagent.State == protocol.SubagentRunning {
@@ -824,7 +826,7 @@ func (m *tui) event(u update) tea.Cmd {
 			}
 		}
 		m.other = ""
-	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.InputUpdateEvent, protocol.UnknownEvent:
+	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent, protocol.UnknownEvent:
 		// Asked through Approve; a rewind is said by the command that
 		// made it; a newer daemon's event is not shown.
 	}

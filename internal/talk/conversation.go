@@ -248,6 +248,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.SubagentUpdateEvent:
 		r.endLine()
 		r.note("%s\n", subagentNote(e))
+	case protocol.TurnResumedEvent:
+		r.endLine()
+		r.note("%s\n", resumedNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

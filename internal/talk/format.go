@@ -92,6 +92,11 @@ func processNote(e protocol.ProcessUpdateEvent) string {
 	return s
 }
 
+// resumedNote says a turn goes on after a daemon restart.
+func resumedNote(e protocol.TurnResumedEvent) string {
+	return fmt.Sprintf("  (the daemon restarted during this turn; it goes on, attempt %d)", e.Attempt)
+}
+
 // subagentNote says what became of a sub-agent.
 func subagentNote(e protocol.SubagentUpdateEvent) string {
 	a := e.Subagent

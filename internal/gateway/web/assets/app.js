@@ -873,6 +873,11 @@ class SessionView {
         break;
       }
       case 'queue_update': this.showQueue(u.items || []); break;
+      case 'turn_resumed': {
+        this.log.append(el('div', { class: 'turn-note resumed small muted', text: 'resumed after a restart (attempt ' + u.attempt + ')' }));
+        this.scroll();
+        break;
+      }
       case 'subagent_update': {
         const a = u.subagent || {};
         const line = el('div', { class: 'turn-note subagent small muted' },
