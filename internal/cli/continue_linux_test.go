@@ -3,9 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -138,5 +144,79 @@ func TestTurnContinuesAfterKill9(t *testing.T) {
 	want := "interrupted:daemon_exit:" + first.TurnID + " resumed:2:" + first.TurnID + " cut:" + first.TurnID
 	if got := strings.Join(trail, " "); got != want {
 		t.Fatalf("the continued turn's events: %s, want %s", got, want)
+	}
+}
+
+// A crash loop: a model whose every reply runs a command that kills the
+// daemon. The turn is continued [daemon] continue_attempts times (2),
+// then, cut once more, ends failed with the reason, and the daemon
+// stays up.
+func TestCrashLoopEndsTheTurnFailed(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cwd := t.TempDir()
+	pidFile := filepath.Join(cwd, "daemon.pid")
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		args, _ := json.Marshal(map[string]string{"command": "kill -9 $(cat daemon.pid)"})
+		call, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
+			map[string]any{"index": 0, "id": "call_" + strconv.Itoa(n), "type": "function", "function": map[string]any{"name": "shell", "arguments": string(args)}}}}}}})
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\ndata: %s\n\ndata: [DONE]\n\n", call,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}`)
+	}))
+	defer srv.Close()
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"m\"\n"+
+		"[agents.default]\nprovider = \"fake\"\nrisk = \"full\"\n[sandbox]\nmode = \"off\"\n"), 0o600)
+	ctx := context.Background()
+	start := func() *exec.Cmd {
+		cmd, _ := startDaemon(t, env)
+		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		return cmd
+	}
+	cmd := start()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "loop", Cwd: cwd, Mode: "code"}); err != nil {
+		t.Fatal(err)
+	}
+	text := "kill it"
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "loop", Prompt: &text, ClientMessageID: "loop-1"})
+	// The first run and two continuations each kill the daemon: each
+	// time it is started again (its pid where the command reads it).
+	for kills := 0; kills < 3; kills++ {
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("the daemon exited cleanly on kill %d", kills+1)
+		}
+		cmd = start()
+	}
+	c.Close()
+	c2, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.NewSession(ctx, protocol.SessionNewParams{SessionID: "loop"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c2.Await(ctx, "loop", "loop-1")
+	if err != nil || res.StopReason != "error" || res.Error == nil || !strings.Contains(res.Error.Message, "continue_attempts = 2") {
+		t.Fatalf("the looping turn's end: %+v %v", res, err)
+	}
+	// The daemon stays up: it answers.
+	if err := c2.Call(ctx, protocol.MethodStatus, struct{}{}, nil); err != nil {
+		t.Fatalf("the daemon after the loop: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 3 {
+		t.Fatalf("the model was called %d times, want 3 (the run and two continuations)", calls)
 	}
 }
