@@ -47,13 +47,16 @@ type Options struct {
 
 // Bridge is one ACP connection bridged to one daemon connection.
 type Bridge struct {
-	o          Options
-	log        *slog.Logger
-	acp        *jsonrpc.Conn
-	mu         sync.Mutex
-	cmdMu      sync.Mutex // one available_commands_update at a time
-	d          *client.Client
-	live       map[string]bool                      // sessions this bridge streams live
+	o     Options
+	log   *slog.Logger
+	acp   *jsonrpc.Conn
+	mu    sync.Mutex
+	cmdMu sync.Mutex // one available_commands_update at a time
+	d     *client.Client
+	live  map[string]bool // sessions this bridge streams live
+	// on is the daemon connection each live session is attached on: a
+	// connection dialled again (the daemon restarted) attaches it anew.
+	on         map[string]*client.Client
 	approvals  map[string]string                    // pending approval requestId -> toolCallId
 	models     []string                             // what the provider offers (asked once)
 	fs         *protocol.FSCapabilities             // the editor's file access (initialize)
@@ -81,7 +84,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 	if o.AgentAlias == "" {
 		o.AgentAlias = "default"
 	}
-	b := &Bridge{o: o, log: log, live: map[string]bool{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{},
+	b := &Bridge{o: o, log: log, live: map[string]bool{}, on: map[string]*client.Client{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{},
 		calls: map[string]toolCall{}}
 	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
 	// base64): take frames up to the attachments' request limit.
@@ -264,6 +267,7 @@ func (b *Bridge) newSession(ctx context.Context, cwd string, servers []protocol.
 	}
 	b.mu.Lock()
 	b.live[ns.SessionID] = true
+	b.on[ns.SessionID] = d
 	b.mu.Unlock()
 	return b.opened(ctx, *ns, true), nil
 }
@@ -310,6 +314,7 @@ func (b *Bridge) load(ctx context.Context, id string, since int64, replay bool, 
 	}
 	b.mu.Lock()
 	b.live[id] = true
+	b.on[id] = d
 	b.mu.Unlock()
 	return b.opened(ctx, *ns, false), nil
 }
@@ -412,7 +417,65 @@ func (b *Bridge) input(ctx context.Context, id string, blocks []contentBlock) (s
 	if !attached {
 		return "", nil, nil, jsonrpc.NewError(codeResourceNotFound, nil, "session %s is not open here: use session/new or session/load", id)
 	}
+	if err := b.reattach(ctx, d, id); err != nil {
+		return "", nil, nil, acpError(err)
+	}
 	return text, files, d, nil
+}
+
+// reattach attaches session id on d when it was attached on another
+// connection (the daemon restarted since: d is a new one).
+func (b *Bridge) reattach(ctx context.Context, d *client.Client, id string) error {
+	b.mu.Lock()
+	on := b.on[id]
+	b.mu.Unlock()
+	if on == nil || on == d {
+		return nil
+	}
+	if _, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: id, KeepSiblings: true}); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.on[id] = d
+	b.mu.Unlock()
+	return nil
+}
+
+// following goes on with a prompt whose daemon went away mid-turn: the
+// next daemon goes on with the turn (or never took the prompt); the
+// prompt, sent again under its clientMessageId, is run only if it was
+// never taken, else followed to its end. A few tries, as the daemon
+// starts again.
+func (b *Bridge) following(ctx context.Context, id string, p protocol.SessionPromptParams) (*protocol.SessionPromptResult, error) {
+	var err error
+	for try := 0; try < 20; try++ {
+		if try > 0 {
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		var d *client.Client
+		if d, err = b.daemon(ctx); err != nil {
+			continue
+		}
+		if err = b.reattach(ctx, d, id); err != nil {
+			continue
+		}
+		var res *protocol.SessionPromptResult
+		res, err = d.Prompt(ctx, p)
+		if err == nil && res.Duplicate && res.StopReason == "" {
+			res, err = d.Await(ctx, id, p.ClientMessageID)
+		}
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, jsonrpc.ErrClosed) {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 func (b *Bridge) prompt(ctx context.Context, p *promptParams) (any, error) {
@@ -447,7 +510,10 @@ func (b *Bridge) prompt(ctx context.Context, p *promptParams) (any, error) {
 	if err := turn.wait(ctx); err != nil {
 		return nil, err
 	}
-	sent, err := d.Start(protocol.MethodSessionPrompt, protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files})
+	// The prompt has an id: after a lost daemon it is sent again under
+	// it, never run twice.
+	params := protocol.SessionPromptParams{SessionID: id, Prompt: &text, Attachments: files, ClientMessageID: protocol.NewID("cm_", 8)}
+	sent, err := d.Start(protocol.MethodSessionPrompt, params)
 	turn.done()
 	if err != nil {
 		return nil, acpError(err)
@@ -464,7 +530,12 @@ func (b *Bridge) prompt(ctx context.Context, p *promptParams) (any, error) {
 		case <-wctx.Done():
 		}
 	})
-	if err := sent.Wait(wctx, res); err != nil {
+	if err := sent.Wait(wctx, res); errors.Is(err, jsonrpc.ErrClosed) {
+		b.log.Warn("the daemon went away during a turn; following it in the next one", "sessionId", id)
+		if res, err = b.following(wctx, id, params); err != nil {
+			return nil, acpError(err)
+		}
+	} else if err != nil {
 		return nil, acpError(err)
 	}
 	// Every update of the turn reaches the editor before the answer that
@@ -628,6 +699,7 @@ func (b *Bridge) fork(ctx context.Context, id string, servers []protocol.MCPServ
 	}
 	b.mu.Lock()
 	b.live[ns.SessionID] = true
+	b.on[ns.SessionID] = d
 	b.mu.Unlock()
 	return b.opened(ctx, *ns, true), nil
 }
