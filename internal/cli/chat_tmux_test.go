@@ -474,3 +474,26 @@ func TestChatTmuxSubagents(t *testing.T) {
 	tc.wait("zeroclaw chat --session ID follows one")
 	tc.quit()
 }
+
+// A daemon kill -9 while the chat's turn streams: the chat reconnects
+// (the next daemon starts on demand and goes on with the turn), says the
+// turn resumed, and shows its end; the prompt is not run twice.
+func TestChatTmuxTurnOutlivesADaemonKill(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cmd, _ := startDaemon(t, env)
+	cwd := testdir.New(t)
+	tc := startTmuxChat(t, dir, cwd, "--session", "tmux-cut")
+	tc.keys("//delay 20", "M-Enter", "/chunks 150", "Enter")
+	tc.wait("ok ok ok")
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	tc.wait("(connection to the daemon lost; reconnecting)")
+	tc.wait("(the daemon restarted during this turn; it goes on, attempt 2)")
+	tc.wait("echo: [The daemon stopped during this turn")
+	// While the chat keeps the daemon it started.
+	code, out, errs := runCLI(t, env, "", "sessions", "export", "tmux-cut")
+	if code != 0 || strings.Count(out, "/chunks 150") != 1 || !strings.Contains(out, "The daemon stopped during this turn") {
+		t.Fatalf("the export: %d %q %q", code, out, errs)
+	}
+	tc.quit()
+}

@@ -627,7 +627,17 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 	complete := false // the prompt's own turn was seen to complete
 	lost := func() error {
 		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
+		// A daemon that died is started again on demand; while it
+		// starts (or another client starts it), a few tries.
 		again, err := cv.reconnect(ctx, sid)
+		for try := 1; err != nil && try < 20; try++ {
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			again, err = cv.reconnect(ctx, sid)
+		}
 		if err != nil {
 			return err
 		}
