@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -219,4 +220,130 @@ func TestCrashLoopEndsTheTurnFailed(t *testing.T) {
 	if calls != 3 {
 		t.Fatalf("the model was called %d times, want 3 (the run and two continuations)", calls)
 	}
+}
+
+// Fifty rounds of kill -9 at random points of turns whose tool call has
+// a side effect (a line appended to a file), under a client that sends
+// each prompt again under its clientMessageId after every restart until
+// it has its result. Afterwards: every prompt has one user_message and
+// its turn one turn_complete, every side effect happened at most once,
+// the seqs run without a gap or a repeat, and every prompt ended.
+func TestKill9FaultRounds(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	cwd := t.TempDir()
+	ctx := context.Background()
+	var mu sync.Mutex
+	results := map[string]*protocol.SessionPromptResult{}
+	texts := map[string]string{}
+	send := func(c *client.Client, cmid string) {
+		text := texts[cmid]
+		go func() {
+			res, err := c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "fault", Prompt: &text, ClientMessageID: cmid})
+			if err == nil && res.Duplicate && res.StopReason == "" {
+				res, err = c.Await(ctx, "fault", cmid)
+			}
+			if err == nil && res.StopReason != "" {
+				mu.Lock()
+				results[cmid] = res
+				mu.Unlock()
+			}
+		}()
+	}
+	pending := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for cmid := range texts {
+			if results[cmid] == nil {
+				out = append(out, cmid)
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 37))
+	const rounds = 50
+	for round := 0; round <= rounds; round++ {
+		cmd, _ := startDaemon(t, env)
+		c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "fault", Cwd: cwd, Mode: "code"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmid := range pending() {
+			send(c, cmid)
+		}
+		if round == rounds {
+			// The last daemon lives: every prompt gets its result.
+			for deadline := time.Now().Add(60 * time.Second); len(pending()) > 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("prompts without a result: %v", pending())
+				}
+			}
+			break
+		}
+		cmid := fmt.Sprintf("round-%02d", round)
+		mu.Lock()
+		texts[cmid] = fmt.Sprintf(`/tool shell {"command":"echo %s >> side.txt"}`+"\n/delay 2\n/chunks 20", cmid)
+		mu.Unlock()
+		send(c, cmid)
+		// The kill's point: anywhere in the turns running or queued.
+		time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		c.Close()
+	}
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h, err := c.History(ctx, protocol.SessionHistoryParams{SessionID: "fault", Limit: 10000})
+	if err != nil || h.More {
+		t.Fatalf("history: more %v, %v", h.More, err)
+	}
+	users := map[string]int{}
+	completes := map[string]int{}
+	for i, raw := range h.Events {
+		u, err := protocol.ParseUpdate(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: a gap or a repeat", i, u.Seq)
+		}
+		switch e := u.Event.(type) {
+		case protocol.UserMessageEvent:
+			users[e.Text]++
+		case protocol.TurnCompleteEvent:
+			completes[u.TurnID]++
+		}
+	}
+	side, _ := os.ReadFile(filepath.Join(cwd, "side.txt"))
+	ran := map[string]int{}
+	for _, l := range strings.Fields(string(side)) {
+		ran[l]++
+	}
+	ended, failed := 0, 0
+	for cmid, text := range texts {
+		res := results[cmid]
+		if users[text] != 1 {
+			t.Errorf("%s: %d user_messages", cmid, users[text])
+		}
+		if completes[res.TurnID] != 1 {
+			t.Errorf("%s: its turn %s has %d turn_completes", cmid, res.TurnID, completes[res.TurnID])
+		}
+		if ran[cmid] > 1 {
+			t.Errorf("%s: its command ran %d times", cmid, ran[cmid])
+		}
+		if res.StopReason == "end_turn" {
+			ended++
+		} else {
+			failed++
+		}
+	}
+	t.Logf("%d prompts: %d ended, %d failed after their attempts; %d commands ran; %d events", len(texts), ended, failed, len(ran), len(h.Events))
 }

@@ -180,6 +180,19 @@ func TestSubagentInterruptedByACrash(t *testing.T) {
 			child = l.Sessions[0].SessionID
 		}
 	}
+	// The list tells a live session's state from memory: wait until the
+	// store has the child running too (its user_message is committed
+	// after its state).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var h protocol.SessionHistoryResult
+		if c.Call(context.Background(), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: child}, &h) == nil &&
+			strings.Contains(string(joinRaw(h.Events)), `"type":"user_message"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-agent's turn never started in the store")
+		}
+	}
 	c.Close()
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -236,6 +249,17 @@ func TestBackgroundSubagentInterruptedByACrash(t *testing.T) {
 		t.Fatalf("the child before the crash: %+v %v", l, err)
 	}
 	child := l.Sessions[0].SessionID
+	// Running in the store too (see TestSubagentInterruptedByACrash).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var h protocol.SessionHistoryResult
+		if c.Call(context.Background(), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: child}, &h) == nil &&
+			strings.Contains(string(joinRaw(h.Events)), `"type":"user_message"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-agent's turn never started in the store")
+		}
+	}
 	c.Close()
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
