@@ -138,7 +138,10 @@ func (s *Session) inputUpdate(in *input, state, turnID, reason string, rec *stor
 func (j *job) record(state, turnID string, attempts int, res *protocol.SessionPromptResult) store.Input {
 	in := j.input()
 	rec := store.Input{ID: in.id, ClientMessageID: in.cmid, Kind: in.kind, State: state, TurnID: turnID, Attempts: attempts}
-	rec.Prompt = mustJSON(storedPrompt{Text: j.prompt, Images: j.images, Resources: j.resources})
+	if state == protocol.InputQueued || state == protocol.InputStarted {
+		// What it asked, kept to run it again (a later write keeps it).
+		rec.Prompt = mustJSON(storedPrompt{Text: j.prompt, Images: j.images, Resources: j.resources})
+	}
 	if res != nil {
 		rec.Result = mustJSON(res)
 	}
