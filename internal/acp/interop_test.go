@@ -1,7 +1,9 @@
 package acp_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +53,38 @@ func zeroclawEnv(t *testing.T) []string {
 		}
 	}
 	return append(env, "ZEROCLAW_CONFIG_DIR="+filepath.Join(t.TempDir(), "cfg"), "HOME="+t.TempDir())
+}
+
+// acpProcess runs `bin acp` in env, as an editor spawns it: its stdin,
+// its stdout's messages decoded, and the process. At the test's end the
+// process is killed and the daemon it started stopped.
+func acpProcess(t *testing.T, bin string, env []string) (*exec.Cmd, io.WriteCloser, chan map[string]any) {
+	t.Cleanup(func() {
+		c := exec.Command(bin, "daemon", "stop")
+		c.Env = env
+		c.Run()
+	})
+	cmd := exec.Command(bin, "acp")
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := make(chan map[string]any, 4096)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+		close(lines)
+	}()
+	return cmd, stdin, lines
 }
 
 // buildZeroclaw builds the real binary for the clients to spawn.

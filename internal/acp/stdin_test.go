@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -16,31 +15,7 @@ import (
 func TestACPExitsWhenTheEditorClosesStdin(t *testing.T) {
 	bin := buildZeroclaw(t)
 	env := zeroclawEnv(t)
-	defer func() {
-		c := exec.Command(bin, "daemon", "stop")
-		c.Env = env
-		c.Run()
-	}()
-	cmd := exec.Command(bin, "acp")
-	cmd.Env = env
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan map[string]any, 1024)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				lines <- m
-			}
-		}
-		close(lines)
-	}()
+	cmd, stdin, lines := acpProcess(t, bin, env)
 	send := func(id int, method, params string) {
 		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
 	}

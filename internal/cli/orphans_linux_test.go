@@ -180,19 +180,9 @@ func TestSubagentInterruptedByACrash(t *testing.T) {
 			child = l.Sessions[0].SessionID
 		}
 	}
-	// The list tells a live session's state from memory: wait until the
-	// store has the child running too (its user_message is committed
-	// after its state).
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var h protocol.SessionHistoryResult
-		if c.Call(context.Background(), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: child}, &h) == nil &&
-			strings.Contains(string(joinRaw(h.Events)), `"type":"user_message"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the sub-agent's turn never started in the store")
-		}
-	}
+	// The list tells a live session's state from memory: the store must
+	// have the child running too before the kill.
+	runningInStore(t, c, child)
 	c.Close()
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -249,17 +239,7 @@ func TestBackgroundSubagentInterruptedByACrash(t *testing.T) {
 		t.Fatalf("the child before the crash: %+v %v", l, err)
 	}
 	child := l.Sessions[0].SessionID
-	// Running in the store too (see TestSubagentInterruptedByACrash).
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var h protocol.SessionHistoryResult
-		if c.Call(context.Background(), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: child}, &h) == nil &&
-			strings.Contains(string(joinRaw(h.Events)), `"type":"user_message"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the sub-agent's turn never started in the store")
-		}
-	}
+	runningInStore(t, c, child)
 	c.Close()
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -276,5 +256,21 @@ func TestBackgroundSubagentInterruptedByACrash(t *testing.T) {
 	code, out, errs := runCLI(t, env, "", "sessions", "export", "idle-parent")
 	if n := strings.Count(out, "sub-agent "+child+" (in the back, agent default) interrupted"); code != 0 || n != 1 {
 		t.Fatalf("the parent's export says the child was interrupted %d times: %d %q %q", n, code, out, errs)
+	}
+}
+
+// runningInStore waits until session id's turn has started in the store
+// (its user_message is committed after its running state).
+func runningInStore(t *testing.T, c *client.Client, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var h protocol.SessionHistoryResult
+		if c.Call(context.Background(), protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: id}, &h) == nil &&
+			strings.Contains(string(joinRaw(h.Events)), `"type":"user_message"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn of %s never started in the store", id)
+		}
 	}
 }
