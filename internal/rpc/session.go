@@ -83,23 +83,26 @@ func (b *binding) sessionAwait(_ context.Context, p *protocol.SessionAwaitParams
 		if err != nil {
 			return nil, err
 		}
-		var out any = res
-		if raw, err := jsonrpc.Marshal(res); err == nil {
-			out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-128))
-		}
-		return out, nil
+		return b.cutResult(*res), nil
 	}, nil
+}
+
+// cutResult is a prompt's result cut to the client's frame when its
+// final text is longer (turn_complete, read with session/event, has it
+// whole).
+func (b *binding) cutResult(res protocol.SessionPromptResult) any {
+	var out any = res
+	if raw, err := jsonrpc.Marshal(res); err == nil {
+		out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-128))
+	}
+	return out
 }
 
 // promptAnswer is a prompt's answer: cut to the client's frame when its
 // final text is longer (turn_complete, read with session/event, has it
 // whole).
 func (b *binding) promptAnswer(res protocol.SessionPromptResult) any {
-	var out any = res
-	if raw, err := jsonrpc.Marshal(res); err == nil {
-		out = json.RawMessage(protocol.Cut(raw, b.conn.PeerMaxFrame()-128))
-	}
-	return jsonrpc.Then{Result: out, After: func() { b.srv.prompts.Add(-1) }}
+	return jsonrpc.Then{Result: b.cutResult(res), After: func() { b.srv.prompts.Add(-1) }}
 }
 
 // withFiles stores a prompt's (or steer's) files: the text with their

@@ -123,10 +123,7 @@ func (s *Session) continueInputs(ctx context.Context) {
 		if j.in.cmid != "" {
 			// Sent again meanwhile, it is this one.
 			s.imu.Lock()
-			if s.inputs == nil {
-				s.inputs = map[string]*input{}
-			}
-			s.inputs[j.in.cmid] = j.in
+			s.rememberLocked(j.in)
 			s.imu.Unlock()
 		}
 		if err := s.enqueue(j); err != nil {

@@ -92,11 +92,17 @@ func (s *Session) take(ctx context.Context, kind, cmid string) (in *input, dup *
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, nil, err
 	}
+	s.rememberLocked(in)
+	return in, nil, nil
+}
+
+// rememberLocked keeps a named input in memory (s.imu held) until its
+// end is in the store.
+func (s *Session) rememberLocked(in *input) {
 	if s.inputs == nil {
 		s.inputs = map[string]*input{}
 	}
-	s.inputs[cmid] = in
-	return in, nil, nil
+	s.inputs[in.cmid] = in
 }
 
 // forget drops a named input that was not taken after all (refused,
@@ -175,7 +181,7 @@ func (s *Session) refused(in *input, err error) {
 
 func ptr[T any](v T) *T { return &v }
 
-// duplicateAnswer is a prompt's answer when its clientMessageId was seen:
+// promptAnswer is a prompt's answer when its clientMessageId was seen:
 // its result once it ended, else {duplicate, turnId} (queued: no turn
 // yet). Nothing runs.
 func (sn *seen) promptAnswer(sid string, s *Session) protocol.SessionPromptResult {
