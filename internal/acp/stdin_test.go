@@ -46,13 +46,17 @@ func TestACPExitsWhenTheEditorClosesStdin(t *testing.T) {
 	stdin.Close()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var answered bool
+	// The turn's result would say the process waited for the turn (an
+	// error answer, written as it leaves, would not).
+	answeredCh := make(chan bool, 1)
 	go func() {
+		answered := false
 		for m := range lines {
-			if v, ok := m["id"].(float64); ok && int(v) == 3 {
+			if v, ok := m["id"].(float64); ok && int(v) == 3 && m["result"] != nil {
 				answered = true
 			}
 		}
+		answeredCh <- answered
 	}()
 	select {
 	case <-exited:
@@ -60,7 +64,7 @@ func TestACPExitsWhenTheEditorClosesStdin(t *testing.T) {
 		t.Fatal("zeroclaw acp still runs after its stdin closed: it waits for the turn")
 	}
 	t.Logf("zeroclaw acp exited %v after its stdin closed", time.Since(closed).Round(time.Millisecond))
-	if answered {
+	if <-answeredCh { // its stdout ended with it
 		t.Error("the prompt was answered: the process waited for the turn")
 	}
 	// The turn goes on in the daemon: another client resumes the session
