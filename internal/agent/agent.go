@@ -195,16 +195,21 @@ func (a *Agent) Run(ctx context.Context, h Host, cwd string, prompt string, imag
 }
 
 // Continue goes on with a turn a daemon's end cut: the conversation as
-// recorded, then note (what happened, for the model), then the model
-// is called again.
-func (a *Agent) Continue(ctx context.Context, h Host, cwd string, note string) Outcome {
-	return a.run(ctx, h, cwd, provider.Message{Role: provider.RoleUser, Text: note})
+// recorded, then held (the cut reply's calls that had not run: each
+// waited for an approval, which is asked again) run and answered, then
+// note (what happened, for the model), then the model is called again.
+func (a *Agent) Continue(ctx context.Context, h Host, cwd string, note string, held []provider.ToolCall) Outcome {
+	return a.run(ctx, h, cwd, provider.Message{Role: provider.RoleUser, Text: note}, held...)
 }
 
-func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Message) Outcome {
+func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Message, held ...provider.ToolCall) Outcome {
 	if over := h.Budget(); over != "" {
 		// Past a limit: the model is not called, and the prompt does
-		// not enter the transcript it never answered.
+		// not enter the transcript it never answered (held calls are
+		// answered unrun, so the transcript stays valid).
+		for _, call := range held {
+			h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: "not run: " + over, IsError: true})
+		}
 		return Outcome{StopReason: StopBudget, Notice: over}
 	}
 	// What happened while the session was idle (a background process
@@ -212,7 +217,6 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 	for _, m := range h.Notices() {
 		h.Record(m)
 	}
-	view := h.Record(first)
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
 		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks,
 		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
@@ -230,6 +234,10 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		byName[s.Name] = t
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
+	if len(held) > 0 {
+		a.runCalls(ctx, h, env, byName, held)
+	}
+	view := h.Record(first)
 	fixed := provider.EstimateRequest(a.System, specs)
 	var out Outcome
 	stops := 0 // times a Stop hook sent the turn on
@@ -321,56 +329,7 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 			}
 			return out
 		}
-		calls := resp.ToolCalls
-		for len(calls) > 0 {
-			// Calls of a tool that runs beside others (task: each a
-			// sub-agent) run at once when they come together; the rest
-			// one after the other. Results are recorded in call order.
-			n := 1
-			for n < len(calls) && concurrent(byName, calls[0]) && concurrent(byName, calls[n]) {
-				n++
-			}
-			group := calls[:n]
-			calls = calls[n:]
-			results := make([]tool.Result, len(group))
-			ran := make([]bool, len(group))
-			var wg sync.WaitGroup
-			for i, call := range group {
-				if ctx.Err() != nil {
-					continue
-				}
-				g := a.gate(h, byName, call)
-				h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
-					Kind: g.kind, NeedsApproval: g.ask})
-				ran[i] = true
-				run := func() {
-					r, decision := a.call(ctx, h, env, g, call)
-					metrics.ToolCall(toolLabel(byName, call.Name), decision)
-					results[i] = r
-				}
-				if len(group) == 1 {
-					run()
-				} else {
-					wg.Go(run)
-				}
-			}
-			wg.Wait()
-			for i, call := range group {
-				r := results[i]
-				if !ran[i] {
-					// Every call gets a result, so the transcript stays valid.
-					r = tool.Result{Output: "cancelled before it ran", IsError: true}
-					metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
-				} else {
-					h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError, Details: r.Details})
-				}
-				m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
-				for _, im := range r.Images {
-					m.Images = append(m.Images, provider.Image{MimeType: im.MimeType, Data: im.Data})
-				}
-				view = h.Record(m)
-			}
-		}
+		view = a.runCalls(ctx, h, env, byName, resp.ToolCalls)
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled
 			return out
@@ -378,6 +337,62 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 	}
 	out.StopReason = StopMaxTurnRequests
 	return out
+}
+
+// runCalls runs a reply's tool calls, each through its gate (rules,
+// hooks, an approval asked), records their results in call order and
+// returns the view after the last.
+func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[string]tool.Tool, calls []provider.ToolCall) (view provider.Transcript) {
+	for len(calls) > 0 {
+		// Calls of a tool that runs beside others (task: each a
+		// sub-agent) run at once when they come together; the rest
+		// one after the other. Results are recorded in call order.
+		n := 1
+		for n < len(calls) && concurrent(byName, calls[0]) && concurrent(byName, calls[n]) {
+			n++
+		}
+		group := calls[:n]
+		calls = calls[n:]
+		results := make([]tool.Result, len(group))
+		ran := make([]bool, len(group))
+		var wg sync.WaitGroup
+		for i, call := range group {
+			if ctx.Err() != nil {
+				continue
+			}
+			g := a.gate(h, byName, call)
+			h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
+				Kind: g.kind, NeedsApproval: g.ask})
+			ran[i] = true
+			run := func() {
+				r, decision := a.call(ctx, h, env, g, call)
+				metrics.ToolCall(toolLabel(byName, call.Name), decision)
+				results[i] = r
+			}
+			if len(group) == 1 {
+				run()
+			} else {
+				wg.Go(run)
+			}
+		}
+		wg.Wait()
+		for i, call := range group {
+			r := results[i]
+			if !ran[i] {
+				// Every call gets a result, so the transcript stays valid.
+				r = tool.Result{Output: "cancelled before it ran", IsError: true}
+				metrics.ToolCall(toolLabel(byName, call.Name), "cancelled")
+			} else {
+				h.Emit(protocol.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, RawOutput: r.Output, IsError: r.IsError, Details: r.Details})
+			}
+			m := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Text: r.Output, IsError: r.IsError}
+			for _, im := range r.Images {
+				m.Images = append(m.Images, provider.Image{MimeType: im.MimeType, Data: im.Data})
+			}
+			view = h.Record(m)
+		}
+	}
+	return view
 }
 
 // charge prices a model call's usage (unless its server did), charges it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -346,4 +347,234 @@ func TestKill9FaultRounds(t *testing.T) {
 		}
 	}
 	t.Logf("%d prompts: %d ended, %d failed after their attempts; %d commands ran; %d events", len(texts), ended, failed, len(ran), len(h.Events))
+}
+
+// historyCount polls a session's history until want occurs n times in
+// it, and returns the history's events.
+func historyCount(t *testing.T, c *client.Client, sid, want string, n int) []json.RawMessage {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		h, err := c.History(context.Background(), protocol.SessionHistoryParams{SessionID: sid, Limit: 10000})
+		if err == nil && strings.Count(string(joinRaw(h.Events)), want) >= n {
+			return h.Events
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never occurred %d times in %s's history", want, n, sid)
+		}
+	}
+}
+
+// A continued turn asks again for an approval the dead daemon was
+// waiting for (the call never ran: it runs once, when allowed), and
+// keeps the reply the model was streaming when the daemon died as what
+// the model had said: the next model call reads it.
+func TestContinuedTurnAsksAgainAndKeepsThePartialReply(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cwd := t.TempDir()
+	var mu sync.Mutex
+	var bodies []string
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		n := len(bodies)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta map[string]any) {
+			d, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta}}})
+			fmt.Fprintf(w, "data: %s\n\n", d)
+		}
+		end := func(reason string) {
+			fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", `{"choices":[{"index":0,"delta":{},"finish_reason":"`+reason+`"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}`)
+		}
+		switch n {
+		case 1: // a call that asks for an approval
+			args, _ := json.Marshal(map[string]string{"command": "echo ran >> side.txt"})
+			chunk(map[string]any{"content": "Let me write it. "})
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_w", "type": "function",
+				"function": map[string]any{"name": "shell", "arguments": string(args)}}}})
+			end("tool_calls")
+		case 2: // half a reply, then the daemon dies
+			chunk(map[string]any{"content": "It is written; now I was say"})
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-hang:
+			}
+		default:
+			chunk(map[string]any{"content": "ing: done."})
+			end("stop")
+		}
+	}))
+	defer srv.Close()
+	defer close(hang) // before the server's Close waits for its handlers
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"m\"\n"+
+		"[agents.default]\nprovider = \"fake\"\nrisk = \"supervised\"\n[sandbox]\nmode = \"off\"\n"), 0o600)
+	ctx := context.Background()
+	attach := func() (*exec.Cmd, *client.Client) {
+		cmd, _ := startDaemon(t, env)
+		c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "ask", Cwd: cwd, Mode: "code"}); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, c
+	}
+	cmd, c := attach()
+	text := "write it"
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "ask", Prompt: &text, ClientMessageID: "ask-1"})
+	historyCount(t, c, "ask", `"type":"approval_request"`, 1)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	// The next daemon asks again; allowed, the call runs.
+	cmd, c = attach()
+	evs := historyCount(t, c, "ask", `"type":"approval_request"`, 2)
+	var req protocol.ApprovalRequestEvent
+	for _, raw := range evs {
+		if u, err := protocol.ParseUpdate(raw); err == nil {
+			if e, ok := u.Event.(protocol.ApprovalRequestEvent); ok {
+				req = e
+			}
+		}
+	}
+	if req.ToolCallID != "call_w" {
+		t.Fatalf("the approval asked again is for %q, want call_w", req.ToolCallID)
+	}
+	if ok, err := c.Approve(ctx, protocol.SessionApproveParams{SessionID: "ask", RequestID: req.RequestID, Decision: "allow_once"}); err != nil || !ok {
+		t.Fatalf("approve: %v %v", ok, err)
+	}
+	// Half the next reply streams; the daemon dies again.
+	historyCount(t, c, "ask", "now I was say", 1)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	_, c = attach()
+	defer c.Close()
+	res, err := c.Await(ctx, "ask", "ask-1")
+	if err != nil || res.StopReason != "end_turn" || res.Content != "ing: done." {
+		t.Fatalf("the turn's result: %+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "side.txt")); string(b) != "ran\n" {
+		t.Fatalf("side.txt holds %q: the approved call must run once", b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 3 {
+		t.Fatalf("the model was called %d times, want 3", len(bodies))
+	}
+	var last struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal([]byte(bodies[2]), &last)
+	var saw []string
+	for _, m := range last.Messages {
+		s, _ := m.Content.(string)
+		saw = append(saw, m.Role+": "+s)
+	}
+	all := strings.Join(saw, "\n")
+	if !strings.Contains(all, "assistant: It is written; now I was say") {
+		t.Fatalf("the last call does not read the partial reply as the model's:\n%s", all)
+	}
+	if strings.Count(all, "\ntool: ") != 1 {
+		t.Fatalf("the last call does not read the call's one result:\n%s", all)
+	}
+	if strings.Contains(all, "interrupted by a daemon restart") {
+		t.Fatalf("the call asked again was answered interrupted:\n%s", all)
+	}
+}
+
+// A daemon kill -9 while a foreground sub-agent runs: the child's turn
+// and its parent's go on together. The parent's task call is not
+// answered "interrupted" nor run again (no second child): it waits for
+// the child's continued turn and gets its answer; each turn ends once.
+func TestSubagentGoesOnWithItsParentAfterKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	cmd, _ := startDaemon(t, env)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "go-parent", Cwd: t.TempDir(), Mode: "code"}); err != nil {
+		t.Fatal(err)
+	}
+	line := `/tool task {"description":"a long one","prompt":"/delay 400\nslow work here"}`
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "go-parent", Prompt: &line, ClientMessageID: "sub-1"})
+	var child string
+	for deadline := time.Now().Add(20 * time.Second); child == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-agent never started")
+		}
+		var l protocol.SessionListResult
+		if c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{ParentSessionID: "go-parent"}, &l) == nil && len(l.Sessions) == 1 && l.Sessions[0].State == "running" {
+			child = l.Sessions[0].SessionID
+		}
+	}
+	runningInStore(t, c, child)
+	c.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	startDaemon(t, env)
+	c2, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.NewSession(ctx, protocol.SessionNewParams{SessionID: "go-parent"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c2.Await(ctx, "go-parent", "sub-1")
+	if err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("the parent's turn: %+v %v", res, err)
+	}
+	var l protocol.SessionListResult
+	if err := c2.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{ParentSessionID: "go-parent"}, &l); err != nil || len(l.Sessions) != 1 || l.Sessions[0].SessionID != child {
+		t.Fatalf("the parent's children after the restart: %+v %v (want only %s)", l, err, child)
+	}
+	var taskResults []string
+	count := func(sid string) (completes, resumed int, kinds []string) {
+		h, err := c2.History(ctx, protocol.SessionHistoryParams{SessionID: sid, Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range h.Events {
+			u, _ := protocol.ParseUpdate(raw)
+			switch e := u.Event.(type) {
+			case protocol.TurnCompleteEvent:
+				completes++
+			case protocol.TurnResumedEvent:
+				resumed++
+			case protocol.SubagentUpdateEvent:
+				kinds = append(kinds, e.Subagent.State)
+			case protocol.ToolResultEvent:
+				if e.Name == "task" {
+					taskResults = append(taskResults, e.RawOutput)
+				}
+			}
+		}
+		return
+	}
+	if done, resumed, _ := count(child); done != 1 || resumed != 1 {
+		t.Fatalf("the child's history: %d turn_completes, %d turn_resumed", done, resumed)
+	}
+	done, resumed, states := count("go-parent")
+	if done != 1 || resumed != 1 || strings.Join(states, " ") != "running running completed" {
+		t.Fatalf("the parent's history: %d turn_completes, %d turn_resumed, children %v", done, resumed, states)
+	}
+	// One result of the task call: the continued child's answer.
+	if len(taskResults) != 1 || !strings.Contains(taskResults[0], "The daemon stopped during this turn") || strings.Contains(taskResults[0], "interrupted by a daemon restart") {
+		t.Fatalf("the parent's task call's results: %q", taskResults)
+	}
 }

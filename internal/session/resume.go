@@ -78,9 +78,9 @@ func (s *Session) load(ctx context.Context) error {
 func (s *Session) repairStored() error {
 	s.mu.Lock()
 	old := s.history.Messages
-	fixed, cut := repair(old)
+	fixed, cut, held := repair(old, s.asked)
 	s.history = provider.NewTranscript(fixed)
-	s.cutCalls = cut
+	s.cutCalls, s.held, s.asked = cut, held, nil
 	s.mu.Unlock()
 	from := 0
 	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
@@ -98,8 +98,11 @@ func (s *Session) repairStored() error {
 
 // repair gives every tool call of an interrupted turn a result, so the
 // transcript is one a model accepts: results follow their assistant
-// message, and a call without one gets an "interrupted" result.
-func repair(h []provider.Message) (out []provider.Message, cut []provider.ToolCall) {
+// message, and a call without one gets an "interrupted" result (cut),
+// except a call of the transcript's last reply that asks holds (one
+// that waited for an approval, never run): it is left open (held),
+// for a continuation to ask again and answer.
+func repair(h []provider.Message, asks map[string]bool) (out []provider.Message, cut, held []provider.ToolCall) {
 	out = make([]provider.Message, 0, len(h))
 	for i := 0; i < len(h); i++ {
 		m := h[i]
@@ -113,7 +116,12 @@ func repair(h []provider.Message) (out []provider.Message, cut []provider.ToolCa
 			out = append(out, h[i])
 			answered[h[i].ToolCallID] = true
 		}
+		last := i == len(h)-1
 		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] && last && asks[tc.ID] {
+				held = append(held, tc)
+				continue
+			}
 			if !answered[tc.ID] {
 				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
 					Text: interruptedCall, IsError: true})
@@ -121,5 +129,5 @@ func repair(h []provider.Message) (out []provider.Message, cut []provider.ToolCa
 			}
 		}
 	}
-	return out, cut
+	return out, cut, held
 }

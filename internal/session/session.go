@@ -102,6 +102,12 @@ type Session struct {
 	// cutCalls are the tool calls the transcript's repair answered
 	// interrupted (a continued turn's clients are told); mu guards it.
 	cutCalls []provider.ToolCall
+	// asked are the calls a cut turn left waiting for an approval (by
+	// tool call id), set before its transcript is loaded: the repair
+	// leaves them open (held) for the continuation to ask again; mu
+	// guards both.
+	asked map[string]bool
+	held  []provider.ToolCall
 	// imu guards inputs (the named inputs still queued or running, by
 	// clientMessageId) and their fields; taken alone.
 	imu    sync.Mutex

@@ -116,6 +116,14 @@ func (h taskHost) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus,
 	m := s.m
 	cfg := m.conf().cfg
 	s.mu.Lock()
+	for _, c := range s.children {
+		if c.info.ToolCallID == t.ToolCallID && !c.info.Background {
+			// The call a dead daemon cut, held for its child that goes
+			// on (adopt): it waits for it again.
+			s.mu.Unlock()
+			return h.wait(ctx, c)
+		}
+	}
 	if s.lineage.Depth >= cfg.Subagents.MaxDepth {
 		s.mu.Unlock()
 		return tool.TaskStatus{}, fmt.Errorf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", cfg.Subagents.MaxDepth)
@@ -304,45 +312,71 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 		close(done)
 		return err
 	}
-	go func() {
-		res := <-j.done
-		runningChildren.Add(-1)
-		c.mu.Lock()
-		c.answer = res.Content
-		switch {
-		case res.Error != nil:
-			c.info.State, c.info.Summary = protocol.SubagentFailed, res.Error.Message
-		case res.StopReason == agent.StopCancelled:
-			c.info.State = protocol.SubagentCancelled
-		case res.StopReason == agent.StopBudget || res.StopReason == protocol.StopBlocked:
-			c.info.State, c.info.Summary = protocol.SubagentFailed, res.Notice
-		default:
-			c.info.State, c.info.Summary = protocol.SubagentCompleted, cut(res.Content, 2048)
-		}
-		if u := c.s.spentUsage(); u != nil {
-			c.info.Usage = u
-		}
-		info := c.info
-		c.mu.Unlock()
-		m.store.TaskEnded(c.s.id, info.State, info.Summary)
-		parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
-		if info.Background {
-			// What it changed after its call is the parent's next turn's
-			// (as a background process's).
-			parent.nmu.Lock()
-			parent.procsEnded = true
-			parent.nmu.Unlock()
-			text := fmt.Sprintf("[sub-agent %s (%s) %s", info.SessionID, info.Description, info.State)
-			if c.answer != "" {
-				text += "; its answer:\n" + c.answer + "\n"
-			} else if info.Summary != "" {
-				text += ": " + info.Summary
-			}
-			parent.addNotice(notice{text: text + "]"})
-		}
-		close(done)
-	}()
+	go m.watchChild(parent, c, j, done)
 	return nil
+}
+
+// watchChild waits for the end of c's turn j, keeps its answer and tells
+// parent (subagent_update; a notice to its model when c runs in the
+// background), then closes done.
+func (m *Manager) watchChild(parent *Session, c *child, j *job, done chan struct{}) {
+	res := <-j.done
+	runningChildren.Add(-1)
+	c.mu.Lock()
+	c.answer = res.Content
+	switch {
+	case res.Error != nil:
+		c.info.State, c.info.Summary = protocol.SubagentFailed, res.Error.Message
+	case res.StopReason == agent.StopCancelled:
+		c.info.State = protocol.SubagentCancelled
+	case res.StopReason == agent.StopBudget || res.StopReason == protocol.StopBlocked:
+		c.info.State, c.info.Summary = protocol.SubagentFailed, res.Notice
+	default:
+		c.info.State, c.info.Summary = protocol.SubagentCompleted, cut(res.Content, 2048)
+	}
+	if u := c.s.spentUsage(); u != nil {
+		c.info.Usage = u
+	}
+	info := c.info
+	c.mu.Unlock()
+	m.store.TaskEnded(c.s.id, info.State, info.Summary)
+	parent.emit(protocol.SubagentUpdateEvent{Subagent: info})
+	if info.Background {
+		// What it changed after its call is the parent's next turn's
+		// (as a background process's).
+		parent.nmu.Lock()
+		parent.procsEnded = true
+		parent.nmu.Unlock()
+		text := fmt.Sprintf("[sub-agent %s (%s) %s", info.SessionID, info.Description, info.State)
+		if c.answer != "" {
+			text += "; its answer:\n" + c.answer + "\n"
+		} else if info.Summary != "" {
+			text += ": " + info.Summary
+		}
+		parent.addNotice(notice{text: text + "]"})
+	}
+	close(done)
+}
+
+// adopt makes a child a dead daemon's turn cut its parent's again as the
+// turn goes on (j): running, its end told as runChild's is. background:
+// no task call waits for it (its end reaches the parent's model as a
+// notice).
+func (m *Manager) adopt(parent, s *Session, j *job, background bool) {
+	runningChildren.Add(1)
+	s.parent.Store(parent)
+	done := make(chan struct{})
+	c := &child{s: s, done: done, job: j, info: protocol.SubagentInfo{SessionID: s.id, ToolCallID: s.lineage.ParentToolCallID,
+		Description: s.description, Agent: s.alias, Background: background, State: protocol.SubagentRunning}}
+	parent.mu.Lock()
+	if parent.children == nil {
+		parent.children = map[string]*child{}
+	}
+	parent.children[s.id] = c
+	parent.mu.Unlock()
+	parent.emit(protocol.SubagentUpdateEvent{Subagent: c.info})
+	m.log.Info("sub-agent goes on with its parent", "sessionId", s.id, "parentSessionId", parent.id, "background", background)
+	go m.watchChild(parent, c, j, done)
 }
 
 // cut is s cut to at most n bytes, at a rune's start.
@@ -454,6 +488,11 @@ func (s *Session) reportInterruptedChildren(ctx context.Context) {
 	for _, k := range kids {
 		if k.State != store.StateInterrupted || k.InterruptTold {
 			continue
+		}
+		if s.m.conf().cfg.Daemon.ContinueInterrupted {
+			if open, _ := s.m.store.OpenInputs(ctx, k.ID); len(open) > 0 {
+				continue // its cut turn goes on (ContinueInterrupted)
+			}
 		}
 		s.m.store.InterruptTold(k.ID)
 		s.emit(protocol.SubagentUpdateEvent{Subagent: protocol.SubagentInfo{SessionID: k.ID, ToolCallID: k.ParentToolCallID,

@@ -24,6 +24,9 @@ type Input struct {
 	// Result its answer once it ended (JSON).
 	Prompt, Result []byte
 	CreatedMs      int64
+	// Seq is the seq of the event its claim was last written with (see
+	// AppendEventWithInput); 0 when none.
+	Seq int64
 }
 
 // InputKeep is how long an ended input's clientMessageId is remembered.
@@ -40,6 +43,7 @@ func (s *Store) PutInput(sessionID string, in Input, after func(error)) {
 // (a turn's claim with its user_message, its result with its
 // turn_complete): a crash keeps both or neither.
 func (s *Store) AppendEventWithInput(sessionID string, ev Event, in Input, after func(error)) {
+	in.Seq = ev.Seq
 	s.enqueue(op{sid: sessionID, ev: ev, isEvent: true, with: putInput(sessionID, in), after: after})
 }
 
@@ -54,20 +58,21 @@ func putInput(sid string, in Input) func(ctx context.Context, c *sql.Conn) error
 		cmid = in.ClientMessageID
 	}
 	return func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO inputs (session_id, input_id, client_message_id, kind, state, turn_id, attempts, prompt, result, created_ms, updated_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := c.ExecContext(ctx, `INSERT INTO inputs (session_id, input_id, client_message_id, kind, state, turn_id, attempts, prompt, result, created_ms, updated_ms, seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (session_id, input_id) DO UPDATE SET state = excluded.state, turn_id = excluded.turn_id, attempts = excluded.attempts,
-				prompt = coalesce(excluded.prompt, prompt), result = excluded.result, updated_ms = excluded.updated_ms`,
-			sid, in.ID, cmid, in.Kind, in.State, in.TurnID, in.Attempts, in.Prompt, in.Result, created, now)
+				prompt = coalesce(excluded.prompt, prompt), result = excluded.result, updated_ms = excluded.updated_ms,
+				seq = CASE WHEN excluded.seq > 0 THEN excluded.seq ELSE seq END`,
+			sid, in.ID, cmid, in.Kind, in.State, in.TurnID, in.Attempts, in.Prompt, in.Result, created, now, in.Seq)
 		return err
 	}
 }
 
-const inputCols = `input_id, coalesce(client_message_id, ''), kind, state, turn_id, attempts, prompt, result, created_ms`
+const inputCols = `input_id, coalesce(client_message_id, ''), kind, state, turn_id, attempts, prompt, result, created_ms, seq`
 
 func scanInput(sc interface{ Scan(...any) error }) (*Input, error) {
 	var in Input
-	err := sc.Scan(&in.ID, &in.ClientMessageID, &in.Kind, &in.State, &in.TurnID, &in.Attempts, &in.Prompt, &in.Result, &in.CreatedMs)
+	err := sc.Scan(&in.ID, &in.ClientMessageID, &in.Kind, &in.State, &in.TurnID, &in.Attempts, &in.Prompt, &in.Result, &in.CreatedMs, &in.Seq)
 	return &in, err
 }
 

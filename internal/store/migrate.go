@@ -140,6 +140,12 @@ var migrations = []migration{{sql:
 	) WITHOUT ROWID;
 	CREATE UNIQUE INDEX inputs_client ON inputs (session_id, client_message_id) WHERE client_message_id IS NOT NULL;
 	CREATE INDEX inputs_open ON inputs (state) WHERE state IN ('queued', 'started');`,
+}, {
+	// 15: the seq of the event an input's claim was last written with
+	// (a turn's user_message, or its turn_resumed): where the attempt a
+	// dead daemon cut began, so its next attempt reads only that
+	// attempt's events (the partial reply, an approval still asked).
+	sql: `ALTER TABLE inputs ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a
