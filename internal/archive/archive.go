@@ -39,9 +39,11 @@ type Archive struct {
 type Live struct {
 	State         string
 	RunningTurnID string
-	Attached      []protocol.AttachedClient
-	Processes     []protocol.ProcessInfo
-	Children      []protocol.SubagentInfo
+	// ResumedAttempts: times the running turn was continued.
+	ResumedAttempts int
+	Attached        []protocol.AttachedClient
+	Processes       []protocol.ProcessInfo
+	Children        []protocol.SubagentInfo
 }
 
 // ErrNotFound: no session (or event) of that id is stored.
@@ -135,6 +137,9 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 	if l, live := m.Live(r.ID); live {
 		info.Live = true
 		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
+		if l.RunningTurnID != "" {
+			info.ResumedAttempts = l.ResumedAttempts
+		}
 		info.Children = l.Children
 		for _, p := range l.Processes {
 			if p.State == "running" {

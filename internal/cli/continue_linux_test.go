@@ -446,6 +446,10 @@ func TestContinuedTurnAsksAgainAndKeepsThePartialReply(t *testing.T) {
 	if req.ToolCallID != "call_w" {
 		t.Fatalf("the approval asked again is for %q, want call_w", req.ToolCallID)
 	}
+	// While it waits, session/get tells the turn was continued once.
+	if info, err := c.Get(ctx, "ask"); err != nil || info.RunningTurnID == "" || info.ResumedAttempts != 1 {
+		t.Fatalf("session/get of the continued turn: %+v %v", info, err)
+	}
 	if ok, err := c.Approve(ctx, protocol.SessionApproveParams{SessionID: "ask", RequestID: req.RequestID, Decision: "allow_once"}); err != nil || !ok {
 		t.Fatalf("approve: %v %v", ok, err)
 	}

@@ -141,6 +141,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// Turns a dead daemon cut go on (or end interrupted), and the
 	// prompts queued behind them run, before any client attaches.
 	sessions.ContinueInterrupted(ctx)
+	// An ended input's clientMessageId is kept store.InputKeep (24 h):
+	// older ones are forgotten at the start and every hour.
+	go pruneInputs(ctx, db, log)
 	metrics.CountSessions(func() (live, running, stored int) {
 		for _, s := range sessions.Summaries() {
 			live++
@@ -354,4 +357,21 @@ func configSource(c *config.Config) string {
 		return "built-in defaults"
 	}
 	return c.Source
+}
+
+// pruneInputs forgets the ended inputs past store.InputKeep, now and
+// every hour until ctx ends.
+func pruneInputs(ctx context.Context, db *store.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if err := db.PruneInputs(); err != nil && ctx.Err() == nil {
+			log.Warn("old inputs could not be forgotten", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

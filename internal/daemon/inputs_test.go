@@ -262,3 +262,49 @@ func TestClientMessageIDAcrossARestart(t *testing.T) {
 		t.Fatalf("awaited after the restart: %v", res)
 	}
 }
+
+// session/queue/steer names a queued prompt by the clientMessageId it
+// was sent with: moved once, and asked again it answers the first move's
+// outcome (duplicate) and moves nothing; an unknown id, a prompt that
+// ran as its own turn, or both names at once are -32602.
+func TestQueueSteerByClientMessageID(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	steerBy := func(cmid string) map[string]any {
+		return a.call("session/queue/steer", `{"sessionId":`+quote(sid)+`,"clientMessageId":`+quote(cmid)+`}`)
+	}
+	running := a.send("session/prompt", prompt(sid, "/delay 20\n/chunks 30"))
+	a.until("agent_message_chunk")
+	queued := a.send("session/prompt", named(sid, "join the turn", "join-1"))
+	for !strings.Contains(strings.Join(inputUpdates(a, "join-1"), " "), "queued") {
+		a.until("input_update")
+	}
+	moved := result(t, steerBy("join-1"))
+	if moved["outcome"] != "injected" || moved["duplicate"] == true || !strings.HasPrefix(fmt.Sprint(moved["turnId"]), "turn_") {
+		t.Fatalf("queue/steer by clientMessageId: %v", moved)
+	}
+	again := result(t, steerBy("join-1"))
+	if again["outcome"] != "injected" || again["duplicate"] != true || again["turnId"] != moved["turnId"] {
+		t.Fatalf("the same move asked again: %v", again)
+	}
+	first := result(t, a.wait(running, "the turn"))
+	if res := result(t, a.wait(queued, "the moved prompt")); res["turnId"] != first["turnId"] || first["content"] != "echo: join the turn" {
+		t.Fatalf("the turn %v, the moved prompt's answer %v", first, res)
+	}
+	// Once the turn ended, the store tells it.
+	if after := result(t, steerBy("join-1")); after["duplicate"] != true || after["turnId"] != first["turnId"] {
+		t.Fatalf("asked after the turn: %v", after)
+	}
+	if n := userMessages(t, a, sid, "join the turn"); n != 1 {
+		t.Fatalf("the moved prompt is in the history %d times", n)
+	}
+	result(t, a.call("session/prompt", named(sid, "its own turn", "own-1")))
+	for _, e := range []map[string]any{steerBy("own-1"), steerBy("never-sent"),
+		a.call("session/queue/steer", `{"sessionId":`+quote(sid)+`,"id":"q_x","clientMessageId":"join-1"}`),
+		a.call("session/queue/steer", `{"sessionId":`+quote(sid)+`}`)} {
+		if errCode(e) != -32602 {
+			t.Errorf("want -32602: %v", e)
+		}
+	}
+}

@@ -291,6 +291,42 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(len(out.Shortcuts) >= 6 && out.Shortcuts[0] == "Alt+N", "the shortcuts dialog lists %q", out.Shortcuts)
 	check(len(out.StrayText) == 0, "the page shows %q", out.StrayText)
 	check(len(out.PageErrors) == 0, "script errors in the page: %v", out.PageErrors)
+	// The page names its prompts: "back again" ran under a
+	// clientMessageId of the page's (sent again after a lost
+	// connection, it would run once).
+	hc, err := client.Dial(ctx, g.sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	var h protocol.SessionHistoryResult
+	if err := hc.Call(ctx, protocol.MethodSessionHistory, protocol.SessionHistoryParams{SessionID: out.SessionID, Limit: 10000}, &h); err != nil {
+		t.Fatal(err)
+	}
+	turnOf, named := "", map[string]string{} // the prompt's turn; input turns by clientMessageId
+	for _, raw := range h.Events {
+		u, err := protocol.ParseUpdate(raw)
+		if err != nil {
+			continue
+		}
+		switch e := u.Event.(type) {
+		case protocol.UserMessageEvent:
+			if e.Text == "back again" {
+				turnOf = u.TurnID
+			}
+		case protocol.InputUpdateEvent:
+			if e.State == protocol.InputStarted {
+				named[e.ClientMessageID] = u.TurnID
+			}
+		}
+	}
+	var web []string
+	for cmid, turn := range named {
+		if strings.HasPrefix(cmid, "web-") && turn == turnOf {
+			web = append(web, cmid)
+		}
+	}
+	check(turnOf != "" && len(web) == 1, "the page's prompt %q ran without a clientMessageId of the page's (%v)", turnOf, named)
 	for _, f := range []string{"desktop-light.png", "desktop-dark.png", "phone-light.png", "phone-dark.png"} {
 		if fi, err := os.Stat(filepath.Join(shots, f)); err != nil || fi.Size() == 0 {
 			t.Errorf("no screenshot %s: %v", f, err)

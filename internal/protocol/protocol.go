@@ -703,6 +703,9 @@ type SessionInfo struct {
 	ForkedFrom *ForkRef `json:"forkedFrom,omitempty"`
 	// RunningTurnID is the turn running now, when one is.
 	RunningTurnID string `json:"runningTurnId,omitempty"`
+	// ResumedAttempts: how many times the running turn was continued
+	// after a daemon's end cut it (absent: never).
+	ResumedAttempts int `json:"resumedAttempts,omitempty"`
 	// Attached lists the clients attached to a live session.
 	Attached []AttachedClient `json:"attached,omitempty"`
 	// Processes are the background processes running in a live session.
@@ -1091,4 +1094,13 @@ type ProcessWriteResult struct {
 type SessionQueueRemoveParams struct {
 	SessionID string `json:"sessionId"`
 	ID        string `json:"id"`
+}
+
+// SessionQueueSteerParams are session/queue/steer's: the queued prompt
+// by its queue id, or by the clientMessageId it was sent with (sent
+// again, the first move's answer, duplicate).
+type SessionQueueSteerParams struct {
+	SessionID       string `json:"sessionId"`
+	ID              string `json:"id,omitempty"`
+	ClientMessageID string `json:"clientMessageId,omitempty"`
 }

@@ -435,6 +435,12 @@ func (b *binding) sessionQueueClear(_ context.Context, p *protocol.SessionRef) (
 }
 
 // sessionQueueSteer serves session/queue/steer.
-func (b *binding) sessionQueueSteer(_ context.Context, p *protocol.SessionQueueRemoveParams) (*protocol.SessionSteerResult, error) {
-	return b.srv.sessions.QueueSteer(b.client, p.SessionID, p.ID)
+func (b *binding) sessionQueueSteer(ctx context.Context, p *protocol.SessionQueueSteerParams) (*protocol.SessionSteerResult, error) {
+	if (p.ID == "") == (p.ClientMessageID == "") {
+		return nil, &protocol.ParamsError{Field: "id", Reason: "name the queued prompt by id or by clientMessageId (one of them)"}
+	}
+	if err := session.CheckClientMessageID(p.ClientMessageID); err != nil {
+		return nil, err
+	}
+	return b.srv.sessions.QueueSteer(ctx, b.client, p.SessionID, p.ID, p.ClientMessageID)
 }

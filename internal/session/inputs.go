@@ -289,3 +289,38 @@ func (s *Session) interruptInputs(ctx context.Context) {
 			TurnID: rec.TurnID, Attempts: rec.Attempts, Result: rec.Result, CreatedMs: rec.CreatedMs})
 	}
 }
+
+// queuedByClientID finds the queued prompt sent with clientMessageId
+// cmid: its queue id, or (res) the answer when it was moved into a turn
+// already (the move's outcome, duplicate). A prompt that started its own
+// turn, or an unknown id, is an error.
+func (s *Session) queuedByClientID(ctx context.Context, cmid string) (qid string, res *protocol.SessionSteerResult, err error) {
+	if qid = s.t.queuedID(cmid); qid != "" {
+		return qid, nil, nil
+	}
+	s.imu.Lock()
+	in := s.inputs[cmid]
+	var turn, outcome, inID string
+	if in != nil {
+		turn, outcome, inID = in.turnID, in.outcome, in.id
+	}
+	s.imu.Unlock()
+	if in == nil {
+		rec, err := s.m.store.InputByClientID(ctx, s.id, cmid)
+		if err != nil {
+			return "", nil, &protocol.ParamsError{Field: "clientMessageId", Reason: fmt.Sprintf("no queued prompt was sent with clientMessageId %q", cmid)}
+		}
+		turn, inID = rec.TurnID, rec.ID
+		if rec.State == protocol.InputSteered {
+			outcome = protocol.SteerInjected
+		}
+	}
+	if outcome == protocol.SteerInjected {
+		return "", &protocol.SessionSteerResult{Outcome: outcome, TurnID: turn, InputID: inID, Duplicate: true}, nil
+	}
+	why := "it is not queued"
+	if turn != "" {
+		why = "it started its own turn " + turn
+	}
+	return "", nil, &protocol.ParamsError{Field: "clientMessageId", Reason: fmt.Sprintf("the prompt sent with clientMessageId %q cannot be moved into the running turn: %s", cmid, why)}
+}

@@ -716,7 +716,8 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 	if !live {
 		return archive.Live{}, false
 	}
-	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}, true
+	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
+		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}, true
 }
 
 // lookup returns a live session c is attached to.

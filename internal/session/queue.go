@@ -138,6 +138,8 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	var out agent.Outcome
 	if j.cont != nil {
 		attempt = j.cont.attempt
+		s.resumed.Store(int32(attempt - 1))
+		defer s.resumed.Store(0)
 		out = s.continueTurn(ctx, j, turnID)
 	} else if seq := s.startTurn(j, turnID); perr != nil {
 		out = agent.Outcome{StopReason: agent.StopError, Err: perr}
@@ -250,11 +252,21 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 }
 
 // QueueSteer moves a queued prompt into the running turn as a steer
-// (session/queue/steer); its caller gets the running turn's answer.
-func (m *Manager) QueueSteer(c *Client, id, qid string) (*protocol.SessionSteerResult, error) {
+// (session/queue/steer); its caller gets the running turn's answer. The
+// prompt is named by its queue id (qid) or by the clientMessageId it was
+// sent with (cmid): named so, a prompt already moved is answered with
+// that move's outcome (duplicate), so a retry moves nothing twice.
+func (m *Manager) QueueSteer(ctx context.Context, c *Client, id, qid, cmid string) (*protocol.SessionSteerResult, error) {
 	s, err := m.lookup(c, id)
 	if err != nil {
 		return nil, err
+	}
+	if cmid != "" {
+		var res *protocol.SessionSteerResult
+		qid, res, err = s.queuedByClientID(ctx, cmid)
+		if res != nil || err != nil {
+			return res, err
+		}
 	}
 	turn, j, err := s.t.queueSteer(qid)
 	if err != nil {

@@ -108,6 +108,9 @@ type Session struct {
 	// guards both.
 	asked map[string]bool
 	held  []provider.ToolCall
+	// resumed is how many times the running turn was continued (its
+	// attempt - 1; 0 between turns).
+	resumed atomic.Int32
 	// imu guards inputs (the named inputs still queued or running, by
 	// clientMessageId) and their fields; taken alone.
 	imu    sync.Mutex

@@ -116,7 +116,7 @@ func TestLockOrderUnderStress(t *testing.T) {
 				case 5:
 					if q, err := h.m.Queue(cl, id); err == nil && len(q.Items) > 0 {
 						if r.IntN(2) == 0 {
-							h.m.QueueSteer(cl, id, q.Items[0].ID)
+							h.m.QueueSteer(context.Background(), cl, id, q.Items[0].ID, "")
 						} else {
 							h.m.QueueRemove(cl, id, q.Items[0].ID)
 						}

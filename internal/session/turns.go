@@ -281,6 +281,19 @@ func (t *turns) queueSteer(qid string) (turn string, moved *job, err error) {
 	return t.id, j, nil
 }
 
+// queuedID is the queue id of the prompt waiting under clientMessageId
+// cmid ("": none waits).
+func (t *turns) queuedID(cmid string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, j := range t.pending {
+		if j.in != nil && j.in.cmid == cmid {
+			return j.id
+		}
+	}
+	return ""
+}
+
 // runningTurn is the running turn's id while it takes steers ("": none).
 func (t *turns) runningTurn() string {
 	t.mu.Lock()

@@ -118,7 +118,7 @@ func TestQueueEdits(t *testing.T) {
 	if r := <-waiting[0].Done; r.StopReason != protocol.StopCancelled {
 		t.Errorf("the removed prompt: %+v", r)
 	}
-	if st, err := h.m.QueueSteer(cl, "q", q.Items[1].ID); err != nil || st.Outcome != protocol.SteerInjected {
+	if st, err := h.m.QueueSteer(context.Background(), cl, "q", q.Items[1].ID, ""); err != nil || st.Outcome != protocol.SteerInjected {
 		t.Errorf("queue/steer: %+v %v", st, err)
 	}
 	waiting[2].Withdraw()

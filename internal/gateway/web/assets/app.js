@@ -163,6 +163,14 @@ function login(message) {
 
 function tabClientId() { try { return sessionStorage.getItem('zeroclaw.clientId') || ''; } catch (_) { return ''; } }
 
+// messageId names one prompt or steer of this page (its clientMessageId):
+// sent again after a lost connection, the daemon runs it at most once.
+function messageId() {
+  const b = new Uint8Array(12);
+  crypto.getRandomValues(b);
+  return 'web-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
 function browserName() {
   const ua = navigator.userAgent;
   for (const [re, name] of [[/Edg\//, 'Edge'], [/Firefox\//, 'Firefox'], [/Chrom(e|ium)\//, 'Chromium'], [/Safari\//, 'Safari']]) if (re.test(ua)) return name;
@@ -510,6 +518,10 @@ class SessionView {
     this.approvals = new Map(); // requestId → {card, toolCallId}
     this.running = false;
     this.files = [];
+    // outbox: prompts and steers sent and not yet answered, by their
+    // clientMessageId; a lost connection's are sent again after the
+    // reconnect (attach), under the same id.
+    this.outbox = new Map();
     this.info = id ? app.sessions.get(id) : null;
     this.build();
   }
@@ -714,9 +726,34 @@ class SessionView {
     if (!text.trim() || !app.online || !this.sessionId) return;
     this.input.value = '';
     try {
-      const r = await app.conn.call('session/steer', { sessionId: this.sessionId, prompt: text });
+      const r = await this.deliver('session/steer', { sessionId: this.sessionId, prompt: text, clientMessageId: messageId() });
       if (r.outcome === 'promptRequired') { this.input.value = text; this.notice('No turn is running: send it as a message.'); }
-    } catch (e) { this.input.value = text; this.notice(e.message); }
+    } catch (e) {
+      if (e.code !== undefined) { this.input.value = text; this.notice(e.message); }
+    }
+  }
+  // deliver sends a prompt or steer under its clientMessageId and keeps it
+  // until the daemon answers: when the connection drops first, it is sent
+  // again after the reconnect (the daemon runs it at most once; one it
+  // had taken is answered as a duplicate and its turn shows as it goes).
+  async deliver(method, params) {
+    const key = params.clientMessageId;
+    this.outbox.set(key, { method, params });
+    try {
+      const r = await app.conn.call(method, params);
+      this.outbox.delete(key);
+      return r;
+    } catch (e) {
+      if (e.code !== undefined) this.outbox.delete(key); // the daemon answered
+      else this.notice('The connection dropped: it is sent again when the daemon is back (it runs once).');
+      throw e;
+    }
+  }
+  // redeliver sends again what a lost connection left unanswered.
+  redeliver() {
+    for (const { method, params } of [...this.outbox.values()]) {
+      this.deliver(method, params).catch((e) => { if (e.code !== undefined) this.notice(e.message); });
+    }
   }
   // attach opens (or makes) the session on conn and shows what this page
   // has not seen yet: the whole history the first time, after a
@@ -748,6 +785,7 @@ class SessionView {
       if (!h.more || h.events.length === 0) break;
     }
     this.attachedOnce = true;
+    this.redeliver();
     if (!this.footer.textContent) this.footer.textContent = (s.model || '') + (s.contextWindow ? ' \u00b7 context ' + s.contextWindow.toLocaleString() + ' tokens' : '');
     renderList();
     if (document.activeElement === document.body) this.input.focus();
@@ -790,13 +828,18 @@ class SessionView {
     this.files = [];
     this.addFiles([]);
     this.input.value = '';
+    let sending = false;
     try {
       const attachments = [];
       for (const f of files) attachments.push(await this.upload(f));
-      await app.conn.call('session/prompt', { sessionId: this.sessionId, prompt: text, attachments: attachments.length ? attachments : undefined });
+      sending = true;
+      await this.deliver('session/prompt', { sessionId: this.sessionId, prompt: text, attachments: attachments.length ? attachments : undefined, clientMessageId: messageId() });
     } catch (e) {
-      if (!app.online) { this.input.value = text; this.files = files; this.addFiles([]); }
-      this.notice(e.message);
+      if (!sending) {
+        // Not sent (an upload failed): it is the user's again.
+        if (!app.online) { this.input.value = text; this.files = files; this.addFiles([]); }
+        this.notice(e.message);
+      } else if (e.code !== undefined) this.notice(e.message);
     }
   }
   stop() { if (this.sessionId && app.online) app.conn.call('session/cancel', { sessionId: this.sessionId }).catch(() => {}); }
