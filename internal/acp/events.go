@@ -261,8 +261,15 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		}
 		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID,
 			"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent, step %d: %s", int(ev.Progress), ev.Message))}}}
+	case protocol.TurnResumedEvent:
+		// A turn a daemon's end cut goes on: said as a thought (ACP
+		// has no update for it), so the editor shows why the turn
+		// paused, and named in _meta.
+		update = map[string]any{"sessionUpdate": "agent_thought_chunk",
+			"content": textContent(fmt.Sprintf("(the daemon restarted during this turn; it goes on, attempt %d)\n", ev.Attempt))}
+		meta = withZeroclaw(meta, "turnResumed", map[string]any{"attempt": ev.Attempt})
 	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
-		protocol.TurnInterruptedEvent, protocol.TurnResumedEvent, protocol.UnknownEvent:
+		protocol.TurnInterruptedEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the
 		// conversation, its tool calls and its plan.
 		return
@@ -407,15 +414,22 @@ func (b *Bridge) runInTerminal(ctx context.Context, p protocol.TerminalRunParams
 
 // withSubagent is meta with _meta.zeroclaw.subagent set.
 func withSubagent(meta map[string]any, sub map[string]any) map[string]any {
+	return withZeroclaw(meta, "subagent", sub)
+}
+
+// withZeroclaw is meta with _meta.zeroclaw.<key> set to v (a copy: meta
+// is not changed).
+func withZeroclaw(meta map[string]any, key string, v any) map[string]any {
 	out := map[string]any{}
 	for k, v := range meta {
 		out[k] = v
 	}
 	z, _ := out["zeroclaw"].(map[string]any)
-	nz := map[string]any{"subagent": sub}
+	nz := map[string]any{}
 	for k, v := range z {
 		nz[k] = v
 	}
+	nz[key] = v
 	out["zeroclaw"] = nz
 	return out
 }

@@ -162,6 +162,17 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Users []string
 				Text  string
 			}
+			Killed struct {
+				StopReason  string
+				Pid         int
+				ChunksAfter int
+				Resumed     *struct {
+					Kind    string
+					Attempt int
+					Text    string
+				}
+				Updates []json.RawMessage
+			}
 		}
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("summary %q: %v", out, err)
@@ -223,6 +234,18 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		if len(got.ChildLoad.Users) != 1 || !strings.Contains(got.ChildLoad.Users[0], "hello from the child") ||
 			!strings.Contains(got.ChildLoad.Text, "echo: ") {
 			t.Errorf("session/load of the child: %+v", got.ChildLoad)
+		}
+		// The daemon killed mid-prompt: the SDK's prompt is answered
+		// end_turn, once; the turn streamed on from the next daemon,
+		// which said it goes on (a thought, named in _meta), in
+		// updates the schema accepts.
+		k := got.Killed
+		if k.StopReason != "end_turn" || k.Pid == 0 || k.ChunksAfter == 0 || k.Resumed == nil || k.Resumed.Kind != "agent_thought_chunk" ||
+			k.Resumed.Attempt != 2 || !strings.Contains(k.Resumed.Text, "the daemon restarted during this turn") {
+			t.Errorf("the kill -9 phase: stop %q, pid %d, chunks after %d, resumed %+v", k.StopReason, k.Pid, k.ChunksAfter, k.Resumed)
+		}
+		for _, u := range k.Updates {
+			acptest.Validate(t, "SessionNotification", u)
 		}
 	})
 

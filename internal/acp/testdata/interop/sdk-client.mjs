@@ -9,8 +9,11 @@
 // it, an idle steer answered promptRequired → from a fifth, a task (a
 // sub-agent): the parent's updates kept raw (the Go test validates each
 // against the ACP schema), then session/load of the child's session from
-// a sixth. Prints one JSON summary line; exits non-zero on any failure.
-import { spawn } from "node:child_process";
+// a sixth → from a seventh, a streaming prompt during which the daemon
+// is killed (kill -9): the agent reconnects to the next daemon, which
+// goes on with the turn, and the prompt is answered once. Prints one
+// JSON summary line; exits non-zero on any failure.
+import { execFileSync, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -126,4 +129,23 @@ await f.app.connectWith(f.stream, async (ctx) => {
   out.childLoad = { users: replay6.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content.text), text: text(replay6) };
 });
 f.child.kill();
+
+const updates7 = [];
+const g = start(updates7, []);
+await g.app.connectWith(g.stream, async (ctx) => {
+  await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId } = await ctx.request("session/new", { cwd, mcpServers: [] });
+  const pending = ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/delay 20\n/chunks 150" }] });
+  while (!updates7.some((u) => u.sessionUpdate === "agent_message_chunk")) await new Promise((res) => setTimeout(res, 10));
+  const { pid } = JSON.parse(execFileSync(zeroclaw, ["status", "--output-format", "json"]).toString());
+  process.kill(pid, "SIGKILL");
+  const killedAt = updates7.length;
+  const r = await pending;
+  const after = updates7.slice(killedAt);
+  const resumed = updates7.find((u) => u._meta?.zeroclaw?.turnResumed);
+  out.killed = { stopReason: r.stopReason, pid, chunksAfter: after.filter((u) => u.sessionUpdate === "agent_message_chunk").length,
+    resumed: resumed ? { kind: resumed.sessionUpdate, attempt: resumed._meta.zeroclaw.turnResumed.attempt, text: resumed.content.text } : null,
+    updates: updates7.map((u) => ({ sessionId, update: u })) };
+});
+g.child.kill();
 console.log(JSON.stringify(out));
