@@ -582,3 +582,62 @@ func TestSubagentGoesOnWithItsParentAfterKill9(t *testing.T) {
 		t.Fatalf("the parent's task call's results: %q", taskResults)
 	}
 }
+
+// A background sub-agent cut by a kill -9 while its parent was idle goes
+// on too: the next daemon gives it back to its parent (running), and its
+// end reaches the parent as a background child's does, never as
+// interrupted.
+func TestBackgroundSubagentGoesOnAfterKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	cmd, _ := startDaemon(t, env)
+	line := `/tool task {"description":"in the back","prompt":"/delay 300\nslow work here","background":true}`
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "bg-parent", "--cwd", t.TempDir(), line); code != 0 {
+		t.Fatalf("starting the task: %d %q %q", code, out, errs)
+	}
+	ctx := context.Background()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l protocol.SessionListResult
+	if err := c.Call(ctx, protocol.MethodSessionList, protocol.SessionListParams{ParentSessionID: "bg-parent"}, &l); err != nil || len(l.Sessions) != 1 {
+		t.Fatalf("the child before the crash: %+v %v", l, err)
+	}
+	child := l.Sessions[0].SessionID
+	runningInStore(t, c, child)
+	c.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	startDaemon(t, env)
+	c2, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.NewSession(ctx, protocol.SessionNewParams{SessionID: "bg-parent"}); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for deadline := time.Now().Add(30 * time.Second); len(states) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's end never reached its parent: %v", states)
+		}
+		states = nil
+		for _, raw := range historyCount(t, c2, "bg-parent", `"type":"subagent_update"`, 1) {
+			if u, err := protocol.ParseUpdate(raw); err == nil {
+				if e, ok := u.Event.(protocol.SubagentUpdateEvent); ok {
+					states = append(states, e.Subagent.State)
+				}
+			}
+		}
+	}
+	if got := strings.Join(states, " "); got != "running running completed" {
+		t.Fatalf("the parent's subagent_updates: %s", got)
+	}
+	code, out, errs := runCLI(t, env, "", "sessions", "export", "bg-parent")
+	if code != 0 || !strings.Contains(out, "sub-agent "+child+" (in the back, agent default) completed: echo: [The daemon stopped") || strings.Contains(out, "interrupted") {
+		t.Fatalf("the parent's export: %d %q %q", code, out, errs)
+	}
+}
