@@ -142,8 +142,11 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// prompts queued behind them run, before any client attaches.
 	sessions.ContinueInterrupted(ctx)
 	// An ended input's clientMessageId is kept store.InputKeep (24 h):
-	// older ones are forgotten at the start and every hour.
-	go pruneInputs(ctx, db, log)
+	// older ones are forgotten at the start and every hour, until the
+	// daemon stops (before the store closes).
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); pruneInputs(stopCtx, db, log) }()
+	defer func() { stop(); <-pruned }()
 	metrics.CountSessions(func() (live, running, stored int) {
 		for _, s := range sessions.Summaries() {
 			live++
