@@ -56,7 +56,10 @@ type Bridge struct {
 	live  map[string]bool // sessions this bridge streams live
 	// on is the daemon connection each live session is attached on: a
 	// connection dialled again (the daemon restarted) attaches it anew.
-	on         map[string]*client.Client
+	on map[string]*client.Client
+	// seen is the last seq forwarded of each session: a session
+	// attached anew shows the editor what it missed from there.
+	seen       map[string]int64
 	approvals  map[string]string                    // pending approval requestId -> toolCallId
 	models     []string                             // what the provider offers (asked once)
 	fs         *protocol.FSCapabilities             // the editor's file access (initialize)
@@ -84,7 +87,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
 	if o.AgentAlias == "" {
 		o.AgentAlias = "default"
 	}
-	b := &Bridge{o: o, log: log, live: map[string]bool{}, on: map[string]*client.Client{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{},
+	b := &Bridge{o: o, log: log, live: map[string]bool{}, on: map[string]*client.Client{}, seen: map[string]int64{}, approvals: map[string]string{}, runs: map[string]string{}, shells: map[string]string{},
 		calls: map[string]toolCall{}}
 	// The editor may send a prompt with a 10 MiB image (13.3 MiB of
 	// base64): take frames up to the attachments' request limit.
@@ -432,8 +435,23 @@ func (b *Bridge) reattach(ctx context.Context, d *client.Client, id string) erro
 	if on == nil || on == d {
 		return nil
 	}
-	if _, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: id, KeepSiblings: true}); err != nil {
+	ns, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: id, KeepSiblings: true})
+	if err != nil {
 		return err
+	}
+	// What the next daemon wrote before this attach (a turn it went on
+	// with: turn_interrupted, turn_resumed, what streamed) is shown as
+	// it would have been live.
+	b.mu.Lock()
+	since := b.seen[id]
+	b.mu.Unlock()
+	if since > 0 && ns.LastSeq > since {
+		if _, err := d.Replay(ctx, id, since, ns.LastSeq, func(_ json.RawMessage, u protocol.SessionUpdate) error {
+			b.forward(u, false)
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	b.mu.Lock()
 	b.on[id] = d

@@ -147,6 +147,13 @@ func textContent(s string) map[string]any { return map[string]any{"type": "text"
 // forward sends one daemon event to the editor; replay is true while
 // session/load replays history (the user's own messages are sent then).
 func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
+	if u.Seq > 0 {
+		b.mu.Lock()
+		if u.Seq > b.seen[u.SessionID] {
+			b.seen[u.SessionID] = u.Seq
+		}
+		b.mu.Unlock()
+	}
 	var update map[string]any
 	meta := map[string]any{"zeroclaw": map[string]any{"seq": u.Seq}}
 	switch ev := u.Event.(type) {

@@ -207,6 +207,15 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 				t.Error = e.Error.Message
 			}
 		}
+	case protocol.TurnResumedEvent:
+		x.item("note").Text = fmt.Sprintf("the daemon restarted during this turn; it went on (attempt %d)", e.Attempt)
+	case protocol.ScheduleUpdateEvent:
+		text := fmt.Sprintf("schedule %s: run due %s %s", e.ScheduleID, time.UnixMilli(e.Run.DueMs).UTC().Format(time.RFC3339), e.Run.State)
+		if e.Run.Reason != "" {
+			text += ": " + e.Run.Reason
+		}
+		it := x.item("schedule")
+		it.Text, it.IsError = text, e.Run.State == protocol.RunFailed
 	default: // a newer daemon's event: said, not lost
 		x.item("note").Text = "event " + u.Type
 	}

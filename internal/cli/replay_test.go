@@ -188,6 +188,19 @@ command = "sleep 60"
 		t.Fatalf("the cut turn, gone on with: %+v %v", res, err)
 	}
 
+	// A schedule's run in the session (schedule_update), fired now.
+	var sched protocol.ScheduleResult
+	if err := c.Call(ctx, protocol.MethodScheduleCreate, protocol.ScheduleFields{Prompt: "scheduled", Every: "1h", SessionID: sid}, &sched); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, protocol.MethodScheduleRun, protocol.ScheduleRef{ScheduleID: sched.Schedule.ScheduleID}, &sched); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the schedule's run", func(u protocol.SessionUpdate) bool {
+		e, ok := u.Event.(protocol.ScheduleUpdateEvent)
+		return ok && e.Run.State == protocol.RunCompleted
+	})
+
 	// The Go client's replay: every event type, each as its own type.
 	var raws []json.RawMessage
 	seen := map[string]bool{}

@@ -37,6 +37,8 @@ type Config struct {
 	Tools Tools `toml:"tools"`
 	// Subagents bounds the sessions an agent starts with the task tool.
 	Subagents Subagents `toml:"subagents"`
+	// Schedules is [schedules]: prompts run at due times.
+	Schedules Schedules `toml:"schedules"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
 	// Hooks are the [[hooks]]: commands run at events of a turn.
@@ -169,6 +171,15 @@ type Tools struct {
 }
 
 // Subagents is the [subagents] table.
+// Schedules is [schedules].
+type Schedules struct {
+	// Enabled: due runs fire (false: schedules are kept, and run only
+	// when asked: schedule/run).
+	Enabled bool `toml:"enabled"`
+	// Max bounds how many schedules there are.
+	Max int `toml:"max"`
+}
+
 type Subagents struct {
 	// MaxDepth is how deep sub-agents nest: 1, a session's children start
 	// none; 0, no session starts any.
@@ -486,6 +497,7 @@ func Default(getenv func(string) string) *Config {
 		Checkpoints: Checkpoints{Enabled: true, MaxFileBytes: 10 << 20, Exclude: []string{".git/", "node_modules/"}, KeepTurns: 100},
 		Sandbox:     Sandbox{Network: true},
 		Subagents:   Subagents{MaxDepth: 1, MaxConcurrent: 4},
+		Schedules:   Schedules{Enabled: true, Max: 100},
 	}
 	var p Provider
 	switch {
@@ -530,7 +542,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -650,7 +662,7 @@ func lineOf(text string, key toml.Key) int {
 func (c *Config) validate() error {
 	for _, check := range []func(*Config) error{
 		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
-		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkSchedules, (*Config).checkBudget, (*Config).checkGateway,
 		(*Config).checkMCP, (*Config).checkAgents,
 	} {
 		if err := check(c); err != nil {
@@ -829,6 +841,13 @@ func (c *Config) checkTools() error {
 	}
 	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
 		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)
+	}
+	return nil
+}
+
+func (c *Config) checkSchedules() error {
+	if m := c.Schedules.Max; m < 1 || m > 10000 {
+		return fmt.Errorf("schedules.max = %d: want 1 to 10000", m)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
+	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -101,6 +102,18 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	if prev := userUmask(); prev >= 0 {
 		umask = fmt.Sprintf("%04o", prev)
 	}
+	// One daemon per data directory, whatever socket it listens on: two
+	// would both fire the schedules and resume the turns.
+	unlock, err := transport.LockDir(o.Dirs.DataDir)
+	if err != nil {
+		ln.Close()
+		var le *transport.LockedError
+		if errors.As(err, &le) {
+			return fmt.Errorf("another daemon (pid %d) uses the data directory %s; stop it first (zeroclaw daemon stop), or give this one another ZEROCLAW_DATA_DIR", le.PID, le.Path)
+		}
+		return fmt.Errorf("lock the data directory: %w", err)
+	}
+	defer unlock()
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	stopGateway := func() {}
@@ -147,6 +160,15 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	pruned := make(chan struct{})
 	go func() { defer close(pruned); pruneInputs(stopCtx, db, log) }()
 	defer func() { stop(); <-pruned }()
+	// Schedules fire from here on, their runs a dead daemon left sent
+	// again (after the turns above went on: a run taken before is
+	// followed, not run twice).
+	sched := scheduler.New(scheduler.Options{Store: db, Sessions: sessions, Log: log, Now: o.Now,
+		Enabled: o.Config.Schedules.Enabled, Max: o.Config.Schedules.Max})
+	if err := sched.Start(stopCtx); err != nil {
+		log.Error("the schedules could not be read", "err", err)
+	}
+	defer func() { stop(); sched.Wait() }()
 	metrics.CountSessions(func() (live, running, stored int) {
 		for _, s := range sessions.Summaries() {
 			live++
@@ -172,7 +194,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	})
 	srv = rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
-		Logger: log, Shutdown: stop, Sessions: sessions, Reload: reload,
+		Logger: log, Shutdown: stop, Sessions: sessions, Schedules: sched, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
 		Keeper: keeper, GatewayURL: gatewayURL,
 	})

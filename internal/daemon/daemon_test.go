@@ -235,6 +235,26 @@ func TestSecondDaemonRefused(t *testing.T) {
 	}
 }
 
+// A second daemon on the same data directory refuses to start even on
+// another socket, naming the first's pid: two would both fire the
+// schedules and go on with the same cut turns.
+func TestSecondDaemonOnTheDataDirRefused(t *testing.T) {
+	dirs := testDirs(t)
+	r := start(t, dirs, false)
+	other := dirs
+	other.Endpoint = filepath.Join(filepath.Dir(dirs.Endpoint), "other.sock")
+	err := Run(context.Background(), Options{Version: "test", Dirs: other, Config: config.Default(func(string) string { return "" })})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("another daemon (pid %d) uses the data directory %s", os.Getpid(), dirs.DataDir)) {
+		t.Fatalf("a second daemon on the data dir: %v", err)
+	}
+	if _, err := os.Lstat(other.Endpoint); err == nil {
+		t.Error("the refused daemon left its socket behind")
+	}
+	if m := dial(t, r.dirs.Endpoint).call(t, initFrame); m["result"] == nil {
+		t.Fatalf("the first daemon no longer answers: %v", m)
+	}
+}
+
 func TestReplacedSocketNotUnlinked(t *testing.T) {
 	dirs := testDirs(t)
 	r := start(t, dirs, false)

@@ -37,6 +37,8 @@ var (
 		Help: "What model calls cost, in USD, where the price is known."}, []string{"provider", "model"})
 	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_tool_calls_total",
 		Help: "Tool calls, by tool and decision (auto, allowed, rejected, refused, unknown, cancelled)."}, []string{"tool", "decision"})
+	scheduleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_schedule_runs_total",
+		Help: "Schedules' runs ended or skipped, by outcome (completed, failed, skipped)."}, []string{"outcome"})
 	mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_mcp_calls_total",
 		Help: "Calls to MCP servers' tools, by server and outcome (ok, error, timeout, cancelled, not_ready)."}, []string{"server", "outcome"})
 	connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zeroclaw_connections",
@@ -59,7 +61,7 @@ var (
 )
 
 func init() {
-	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
+	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, scheduleRuns, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
 		processes, processesRunning, sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
@@ -115,6 +117,14 @@ func ProviderCall(provider, model, outcome string, took time.Duration, input, ou
 
 // ToolCall counts a tool call and what was decided about it.
 func ToolCall(tool, decision string) { toolCalls.WithLabelValues(value("tool", tool), decision).Inc() }
+
+// ScheduleRun counts a schedule's run by outcome (completed, failed,
+// skipped; started is not counted).
+func ScheduleRun(outcome string) {
+	if outcome != "started" {
+		scheduleRuns.WithLabelValues(outcome).Inc()
+	}
+}
 
 // MCPCall counts a call to an MCP server's tool.
 func MCPCall(server, outcome string) {

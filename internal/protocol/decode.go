@@ -50,6 +50,16 @@ func fieldsOf(t reflect.Type) map[string]field {
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		tag := strings.Split(sf.Tag.Get("json"), ",")[0]
+		if sf.Anonymous && tag == "" && sf.Type.Kind() == reflect.Struct {
+			// An embedded struct's members are the outer one's (as
+			// encoding/json has them); the outer's own win.
+			for name, f := range fieldsOf(sf.Type) {
+				if _, own := m[name]; !own {
+					m[name] = field{index: append([]int{i}, f.index...), name: f.name}
+				}
+			}
+			continue
+		}
 		if tag == "" || tag == "-" || !sf.IsExported() {
 			continue
 		}

@@ -60,6 +60,7 @@ var Events = events(
 	InputUpdateEvent{},
 	TurnInterruptedEvent{},
 	TurnResumedEvent{},
+	ScheduleUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {

@@ -191,6 +191,11 @@ func init() {
 		def(protocol.MethodPermissionsRevoke, (*binding).permissionsRevoke, ownerOnly),
 		def(protocol.MethodSessionMCP, (*binding).sessionMCP),
 		def(protocol.MethodSessionExport, (*binding).sessionExport),
+		def(protocol.MethodScheduleCreate, (*binding).scheduleCreate, optionalSession),
+		def(protocol.MethodScheduleList, (*binding).scheduleList),
+		def(protocol.MethodScheduleUpdate, (*binding).scheduleUpdate, optionalSession),
+		def(protocol.MethodScheduleDelete, (*binding).scheduleDelete),
+		def(protocol.MethodScheduleRun, (*binding).scheduleRun),
 	}
 	byName = make(map[string]*method, len(table))
 	for i := range table {

@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
@@ -35,11 +36,12 @@ type Server struct {
 	reload    func() (*protocol.ReloadResult, error)
 	// live is the config in force for status (cfg, the start's, keeps
 	// the frame limits, which need a restart).
-	live     atomic.Pointer[config.Config]
-	agents   atomic.Pointer[agentList] // status's agents, for the config they were made from
-	sessions *session.Manager
-	archive  *archive.Archive // the stored sessions (list, history, export, fork)
-	uploads  *attach.Store
+	live      atomic.Pointer[config.Config]
+	agents    atomic.Pointer[agentList] // status's agents, for the config they were made from
+	sessions  *session.Manager
+	schedules *scheduler.Scheduler
+	archive   *archive.Archive // the stored sessions (list, history, export, fork)
+	uploads   *attach.Store
 
 	initTimeout, stallTimeout time.Duration
 
@@ -67,6 +69,8 @@ type Options struct {
 	Reload func() (*protocol.ReloadResult, error)
 	// Sessions serves the session methods.
 	Sessions *session.Manager
+	// Schedules serves the schedule methods (nil: none are run here).
+	Schedules *scheduler.Scheduler
 	// InitTimeout is how long a connection may take to initialize before
 	// it is closed; 0 means DefaultInitTimeout.
 	InitTimeout time.Duration
@@ -90,7 +94,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, archive: o.Sessions.Archive(),
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, schedules: o.Schedules, archive: o.Sessions.Archive(),
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
 
@@ -443,4 +444,69 @@ func (b *binding) sessionQueueSteer(ctx context.Context, p *protocol.SessionQueu
 		return nil, err
 	}
 	return b.srv.sessions.QueueSteer(ctx, b.client, p.SessionID, p.ID, p.ClientMessageID)
+}
+
+// Schedules (issue 38): the scheduler's methods.
+
+func (b *binding) schedules() (*scheduler.Scheduler, error) {
+	if b.srv.schedules == nil {
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, nil, "this daemon runs no schedules")
+	}
+	return b.srv.schedules, nil
+}
+
+func (b *binding) scheduleCreate(ctx context.Context, p *protocol.ScheduleFields) (*protocol.ScheduleResult, error) {
+	s, err := b.schedules()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := s.Create(ctx, *p)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleResult{Schedule: sc}, nil
+}
+
+func (b *binding) scheduleList(context.Context, *noParams) (*protocol.ScheduleListResult, error) {
+	s, err := b.schedules()
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleListResult{Schedules: s.List()}, nil
+}
+
+func (b *binding) scheduleUpdate(ctx context.Context, p *protocol.ScheduleUpdateParams) (*protocol.ScheduleResult, error) {
+	s, err := b.schedules()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := s.Update(ctx, *p)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleResult{Schedule: sc}, nil
+}
+
+func (b *binding) scheduleDelete(_ context.Context, p *protocol.ScheduleRef) (*protocol.ScheduleDeleteResult, error) {
+	s, err := b.schedules()
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.Delete(p.ScheduleID)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleDeleteResult{Deleted: found}, nil
+}
+
+func (b *binding) scheduleRun(_ context.Context, p *protocol.ScheduleRef) (*protocol.ScheduleResult, error) {
+	s, err := b.schedules()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := s.RunNow(p.ScheduleID)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleResult{Schedule: sc}, nil
 }

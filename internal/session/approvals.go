@@ -90,6 +90,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if d, ok := s.Standing(req.ToolName, req.Input); ok && !d.Ask {
 		return d
 	}
+	if s.t.noAsk() {
+		return agent.Decision{Why: "not asked: this run may do only what permission rules allow (a schedule's approve: rules)"}
+	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
 	id := protocol.NewID("apr_", 6)
 	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}

@@ -760,6 +760,9 @@ type Input struct {
 	// ClientMessageID names it (see CheckClientMessageID): a prompt
 	// sent again under it runs nothing.
 	ClientMessageID string
+	// NoAsk: its turn asks no approval; what would ask is refused (only
+	// what permission rules allow runs).
+	NoAsk bool
 }
 
 // Pending is a prompt the session took: Done answers when its turn ends.
@@ -790,7 +793,7 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 		done <- dup.promptAnswer(id, s)
 		return &Pending{Done: done, s: s}, nil
 	}
-	j := &job{prompt: in.Text, images: providerImages(in.Images), resources: in.Resources, client: c, done: make(chan protocol.SessionPromptResult, 1), in: inp}
+	j := &job{prompt: in.Text, images: providerImages(in.Images), resources: in.Resources, client: c, done: make(chan protocol.SessionPromptResult, 1), in: inp, noAsk: in.NoAsk}
 	if err := s.enqueue(j); err != nil {
 		s.refused(inp, err)
 		return nil, err

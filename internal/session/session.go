@@ -173,6 +173,9 @@ type job struct {
 	// cont, when set: the turn a daemon's end cut, to go on (its id,
 	// this run's attempt).
 	cont *continuation
+	// noAsk: its turn asks no approval; what would ask is refused (a
+	// scheduled run with approve: rules).
+	noAsk bool
 }
 
 type approval struct {

@@ -369,3 +369,25 @@ func (t *turns) answer(id string) (*approval, bool) {
 	delete(t.approvals, id)
 	return a, ok
 }
+
+// asking is an approval the running turn waits for ("": none), the
+// first by id.
+func (t *turns) asking() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	first := ""
+	for id := range t.approvals {
+		if first == "" || id < first {
+			first = id
+		}
+	}
+	return first
+}
+
+// noAsk says whether the running turn may ask no approval (a scheduled
+// run with approve: rules).
+func (t *turns) noAsk() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.current != nil && t.current.noAsk
+}

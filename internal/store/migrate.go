@@ -146,6 +146,27 @@ var migrations = []migration{{sql:
 	// dead daemon cut began, so its next attempt reads only that
 	// attempt's events (the partial reply, an approval still asked).
 	sql: `ALTER TABLE inputs ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;`,
+}, {
+	// 16: schedules (their definition and state, JSON the scheduler
+	// reads) and their runs: a run is claimed by its due time (the
+	// primary key) before it starts, so each due time fires once,
+	// whatever restarts, crashes or clients come between.
+	sql: `CREATE TABLE schedules (
+		id         TEXT PRIMARY KEY,
+		body       BLOB NOT NULL,
+		created_ms INTEGER NOT NULL,
+		updated_ms INTEGER NOT NULL
+	);
+	CREATE TABLE schedule_runs (
+		schedule_id TEXT NOT NULL,
+		due_ms      INTEGER NOT NULL,
+		state       TEXT NOT NULL,
+		session_id  TEXT NOT NULL DEFAULT '',
+		reason      TEXT NOT NULL DEFAULT '',
+		updated_ms  INTEGER NOT NULL,
+		PRIMARY KEY (schedule_id, due_ms)
+	) WITHOUT ROWID;
+	CREATE INDEX schedule_runs_open ON schedule_runs (state) WHERE state IN ('claimed', 'started');`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

@@ -811,6 +811,8 @@ func (m *tui) event(u update) tea.Cmd {
 		m.out.print(ch.dim(processNote(e)))
 	case protocol.TurnResumedEvent:
 		m.out.print(ch.dim(resumedNote(e)))
+	case protocol.ScheduleUpdateEvent:
+		m.out.print(ch.dim(scheduleNote(e)))
 	case protocol.SubagentUpdateEvent:
 		m.out.print(ch.dim(subagentNote(e)))
 		if e.Subagent.State == protocol.SubagentRunning {

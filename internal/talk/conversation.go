@@ -251,6 +251,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.TurnResumedEvent:
 		r.endLine()
 		r.note("%s\n", resumedNote(e))
+	case protocol.ScheduleUpdateEvent:
+		r.endLine()
+		r.note("%s\n", scheduleNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -97,6 +97,15 @@ func resumedNote(e protocol.TurnResumedEvent) string {
 	return fmt.Sprintf("  (the daemon restarted during this turn; it goes on, attempt %d)", e.Attempt)
 }
 
+// scheduleNote says what became of a schedule's run.
+func scheduleNote(e protocol.ScheduleUpdateEvent) string {
+	s := fmt.Sprintf("  (schedule %s: run %s", e.ScheduleID, e.Run.State)
+	if e.Run.Reason != "" {
+		s += ": " + e.Run.Reason
+	}
+	return s + ")"
+}
+
 // subagentNote says what became of a sub-agent.
 func subagentNote(e protocol.SubagentUpdateEvent) string {
 	a := e.Subagent

@@ -1,0 +1,115 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A schedule every second runs its prompt in its session, each run said
+// in the session (schedule_update started, then completed) and in
+// schedule/list (lastRun, nextRunMs); schedule/run fires one now;
+// deleted, it runs no more.
+func TestScheduleRunsItsPromptInItsSession(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	created := result(t, a.call("schedule/create", `{"prompt":"tick","every":"1s","sessionId":`+quote(sid)+`}`))["schedule"].(map[string]any)
+	id := fmt.Sprint(created["scheduleId"])
+	if !strings.HasPrefix(id, "sch_") || created["missed"] != "skip" || created["approve"] != "ask" || created["nextRunMs"] == nil {
+		t.Fatalf("created: %v", created)
+	}
+	// Two runs come, each started then completed, in the session.
+	var states []string
+	for len(states) < 4 {
+		u := a.until("schedule_update")
+		if u["scheduleId"] != id {
+			t.Fatalf("an update of another schedule: %v", u)
+		}
+		run := u["run"].(map[string]any)
+		states = append(states, fmt.Sprint(run["state"]))
+	}
+	if got := strings.Join(states, " "); got != "started completed started completed" {
+		t.Fatalf("the runs: %s", got)
+	}
+	if n := userMessages(t, a, sid, "tick"); n < 2 {
+		t.Fatalf("the prompt ran %d times", n)
+	}
+	list := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("list: %v", list)
+	}
+	got := list[0].(map[string]any)
+	last, _ := got["lastRun"].(map[string]any)
+	if got["runs"].(float64) < 2 || last == nil || got["nextRunMs"].(float64) <= float64(time.Now().Add(-time.Second).UnixMilli()) {
+		t.Fatalf("listed: %v", got)
+	}
+	// Paused, it runs no more; schedule/run still fires one.
+	upd := result(t, a.call("schedule/update", `{"scheduleId":`+quote(id)+`,"enabled":false}`))["schedule"].(map[string]any)
+	if upd["enabled"] != false {
+		t.Fatalf("paused: %v", upd)
+	}
+	// A run under way as it was paused ends.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		l := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+		if l["lastRun"].(map[string]any)["state"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the last run never ended: %v", l)
+		}
+	}
+	before := userMessages(t, a, sid, "tick")
+	result(t, a.call("schedule/run", `{"scheduleId":`+quote(id)+`}`))
+	for u := a.until("schedule_update"); u["run"].(map[string]any)["state"] != "completed"; u = a.until("schedule_update") {
+	}
+	if n := userMessages(t, a, sid, "tick"); n != before+1 {
+		t.Fatalf("schedule/run ran the prompt %d times", n-before)
+	}
+	if res := result(t, a.call("schedule/delete", `{"scheduleId":`+quote(id)+`}`)); res["deleted"] != true {
+		t.Fatalf("delete: %v", res)
+	}
+	if list := result(t, a.call("schedule/list", `{}`))["schedules"].([]any); len(list) != 0 {
+		t.Fatalf("list after the delete: %v", list)
+	}
+}
+
+// Every input a schedule cannot take is -32602, naming its field.
+func TestScheduleCreateRefusesBadInput(t *testing.T) {
+	r := startWith(t, echoAgent+"[schedules]\nmax = 1\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	s := quote(sid)
+	for _, c := range []struct{ params, field string }{
+		{`{"every":"1m","sessionId":` + s + `}`, "prompt"},
+		{`{"prompt":"p","sessionId":` + s + `}`, "cron"},
+		{`{"prompt":"p","cron":"61 * * * *","sessionId":` + s + `}`, "cron"},
+		{`{"prompt":"p","every":"1m","cron":"@daily","sessionId":` + s + `}`, "cron"},
+		{`{"prompt":"p","every":"1m"}`, "sessionId"},
+		{`{"prompt":"p","every":"1m","sessionId":"ses_none"}`, "sessionId"},
+		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"newSession":{}}`, "sessionId"},
+		{`{"prompt":"p","every":"1m","newSession":{"cwd":"relative"}}`, "newSession.cwd"},
+		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"missed":"always"}`, "missed"},
+		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"approve":"never"}`, "approve"},
+		{`{"prompt":"p","at":"2001-01-01T00:00:00Z","sessionId":` + s + `}`, "at"},
+		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"timezone":"Mars/Base"}`, "cron"},
+	} {
+		e := a.call("schedule/create", c.params)
+		data, _ := e["error"].(map[string]any)["data"].(map[string]any)
+		if errCode(e) != -32602 || data["field"] != c.field {
+			t.Errorf("%s: want -32602 on %s, got %v", c.params, c.field, e)
+		}
+	}
+	for _, m := range []string{"schedule/run", "schedule/update", "schedule/delete"} {
+		if e := a.call(m, `{"scheduleId":"sch_none"}`); m != "schedule/delete" && errCode(e) != -32602 {
+			t.Errorf("%s of no schedule: %v", m, e)
+		} else if m == "schedule/delete" && result(t, e)["deleted"] != false {
+			t.Errorf("delete of no schedule: %v", e)
+		}
+	}
+	result(t, a.call("schedule/create", `{"prompt":"p","every":"1h","sessionId":`+s+`}`))
+	if e := a.call("schedule/create", `{"prompt":"p","every":"1h","sessionId":`+s+`}`); errCode(e) != -32001 {
+		t.Errorf("one past [schedules] max: %v", e)
+	}
+}
