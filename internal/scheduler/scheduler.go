@@ -63,6 +63,9 @@ type Scheduler struct {
 type item struct {
 	body stored
 	when *schedule.When
+	// catchUp is the due time of a catch-up run (missed: once) to fire
+	// when the run a dead daemon left, followed now, ends (0: none).
+	catchUp int64
 }
 
 // stored is a schedule's body in the store.
@@ -149,7 +152,7 @@ func (s *Scheduler) catchUp(now time.Time) {
 	s.mu.Lock()
 	var late []*item
 	for _, it := range s.items {
-		if it.body.enabled() && it.body.NextRunMs > 0 && it.body.NextRunMs <= now.UnixMilli() && !s.running[it.body.ScheduleID] {
+		if it.body.enabled() && it.body.NextRunMs > 0 && it.body.NextRunMs <= now.UnixMilli() {
 			late = append(late, it)
 		}
 	}
@@ -165,7 +168,19 @@ func (s *Scheduler) catchUp(now time.Time) {
 			due = next
 		}
 		if it.body.Missed == protocol.MissedOnce {
-			s.fire(it, due.UnixMilli(), "")
+			s.mu.Lock()
+			busy := s.running[it.body.ScheduleID]
+			if busy {
+				// After the run being followed, and never skipped.
+				it.catchUp = due.UnixMilli()
+				b := it.body
+				b.NextRunMs = s.nextAfter(it, b, now)
+				it.body.NextRunMs = b.NextRunMs
+			}
+			s.mu.Unlock()
+			if !busy {
+				s.fire(it, due.UnixMilli(), "")
+			}
 			continue
 		}
 		b := it.body
@@ -412,8 +427,13 @@ func (s *Scheduler) end(id string, run protocol.ScheduleRun) {
 	}
 	s.mu.Lock()
 	it.body = b
+	catchUp := it.catchUp
+	it.catchUp = 0
 	s.mu.Unlock()
 	s.note(b, run)
+	if catchUp > 0 && b.enabled() && s.ctx.Err() == nil {
+		s.fire(it, catchUp, "catch-up")
+	}
 	s.poke()
 }
 

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+)
+
+// Schedules every 2 s across a daemon's kill -9 and a downtime of
+// several due times: each due time that fired did so once (one
+// user_message per run's clientMessageId), the runs before and after
+// keep the 2 s grid without a gap, and of the due times the downtime
+// passed, "missed: once" fires exactly one catch-up run and "skip"
+// none.
+func TestSchedulesAcrossAKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	cmd, _ := startDaemon(t, env)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{} // missed policy → schedule id
+	for _, missed := range []string{protocol.MissedOnce, protocol.MissedSkip} {
+		sid := "sch-" + missed
+		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: sid, Cwd: t.TempDir(), Mode: "code"}); err != nil {
+			t.Fatal(err)
+		}
+		var res protocol.ScheduleResult
+		if err := c.Call(ctx, protocol.MethodScheduleCreate, protocol.ScheduleFields{Prompt: "tick " + missed, Every: "2s", SessionID: sid, Missed: missed}, &res); err != nil {
+			t.Fatal(err)
+		}
+		ids[missed] = res.Schedule.ScheduleID
+	}
+	runs := func(c *client.Client, id string) int {
+		var l protocol.ScheduleListResult
+		if err := c.Call(ctx, protocol.MethodScheduleList, struct{}{}, &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.Schedules {
+			if s.ScheduleID == id {
+				return s.Runs
+			}
+		}
+		t.Fatalf("no schedule %s", id)
+		return 0
+	}
+	waitRuns := func(c *client.Client, n int) {
+		for deadline := time.Now().Add(30 * time.Second); runs(c, ids[protocol.MissedOnce]) < n || runs(c, ids[protocol.MissedSkip]) < n; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d runs in 30 s", n)
+			}
+		}
+	}
+	waitRuns(c, 2)
+	c.Close()
+	killed := time.Now()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// Down for more than two due times.
+	time.Sleep(5 * time.Second)
+	restarted := time.Now()
+	startDaemon(t, env)
+	c2, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	waitRuns(c2, 5)
+	if err := c2.Call(ctx, protocol.MethodScheduleUpdate, protocol.ScheduleUpdateParams{ScheduleID: ids[protocol.MissedOnce], ScheduleFields: protocol.ScheduleFields{Enabled: new(bool)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Call(ctx, protocol.MethodScheduleUpdate, protocol.ScheduleUpdateParams{ScheduleID: ids[protocol.MissedSkip], ScheduleFields: protocol.ScheduleFields{Enabled: new(bool)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, missed := range []string{protocol.MissedOnce, protocol.MissedSkip} {
+		sid, id := "sch-"+missed, ids[missed]
+		if _, err := c2.NewSession(ctx, protocol.SessionNewParams{SessionID: sid}); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the last run to end.
+		var h *protocol.SessionHistoryResult
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if h, err = c2.History(ctx, protocol.SessionHistoryParams{SessionID: sid, Limit: 10000}); err != nil {
+				t.Fatal(err)
+			}
+			started, ended := 0, 0
+			for _, raw := range h.Events {
+				u, _ := protocol.ParseUpdate(raw)
+				if e, ok := u.Event.(protocol.InputUpdateEvent); ok && e.State == protocol.InputStarted {
+					started++
+				}
+				if _, ok := u.Event.(protocol.TurnCompleteEvent); ok {
+					ended++
+				}
+			}
+			if started == ended && started > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: a run never ended", sid)
+			}
+		}
+		perDue := map[int64]int{}
+		users := 0
+		for _, raw := range h.Events {
+			u, _ := protocol.ParseUpdate(raw)
+			switch e := u.Event.(type) {
+			case protocol.InputUpdateEvent:
+				if e.State != protocol.InputStarted {
+					continue
+				}
+				due, ok := strings.CutPrefix(e.ClientMessageID, id+":")
+				if !ok {
+					t.Fatalf("%s: a prompt named %q, not by its schedule", sid, e.ClientMessageID)
+				}
+				ms, _ := strconv.ParseInt(due, 10, 64)
+				perDue[ms]++
+			case protocol.UserMessageEvent:
+				users++
+			}
+		}
+		var dues []int64
+		for ms, n := range perDue {
+			if n != 1 {
+				t.Errorf("%s: the run due %d started %d times", sid, ms, n)
+			}
+			dues = append(dues, ms)
+		}
+		sort.Slice(dues, func(i, j int) bool { return dues[i] < dues[j] })
+		if users != len(dues) {
+			t.Errorf("%s: %d user_messages for %d runs", sid, users, len(dues))
+		}
+		inDowntime := 0
+		for i, ms := range dues {
+			at := time.UnixMilli(ms)
+			if at.After(killed) && at.Before(restarted) {
+				inDowntime++
+			}
+			if i > 0 && dues[i-1] < restarted.UnixMilli() && ms > killed.UnixMilli() {
+				continue // across the downtime
+			}
+			if i > 0 && ms-dues[i-1] != 2000 {
+				t.Errorf("%s: runs due %d and %d: a gap", sid, dues[i-1], ms)
+			}
+		}
+		want := map[string]int{protocol.MissedOnce: 1, protocol.MissedSkip: 0}[missed]
+		if inDowntime != want {
+			t.Errorf("%s: %d runs for the due times of the downtime, want %d (dues %v, killed %d, restarted %d)", sid, inDowntime, want, dues, killed.UnixMilli(), restarted.UnixMilli())
+		}
+		t.Logf("%s: %d runs, %d in the downtime", sid, len(dues), inDowntime)
+	}
+}
