@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"sort"
 	"strconv"
@@ -158,5 +159,55 @@ func TestSchedulesAcrossAKill9(t *testing.T) {
 			t.Errorf("%s: %d runs for the due times of the downtime, want %d (dues %v, killed %d, restarted %d)", sid, inDowntime, want, dues, killed.UnixMilli(), restarted.UnixMilli())
 		}
 		t.Logf("%s: %d runs, %d in the downtime", sid, len(dues), inDowntime)
+	}
+}
+
+// zeroclaw schedule: add (a cron in a session, every and at in a new
+// session per run), list, run, pause, resume, rm, as a user types them;
+// a bad when is refused with the reason.
+func TestScheduleCommands(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	startDaemon(t, env)
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "cli-sch", "--cwd", t.TempDir(), "hello"); code != 0 {
+		t.Fatalf("a session: %d %q %q", code, out, errs)
+	}
+	code, out, errs := runCLI(t, env, "", "schedule", "add", "0 9 * * 1-5", "--session", "cli-sch", "--tz", "Europe/Paris", "summarise", "what", "failed")
+	if code != 0 || !strings.Contains(out, `0 9 * * 1-5 (Europe/Paris), in session cli-sch: "summarise what failed"; next `) {
+		t.Fatalf("add a cron: %d %q %q", code, out, errs)
+	}
+	id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+	if code, out, errs := runCLI(t, env, "", "schedule", "add", "every", "10m", "--cwd", t.TempDir(), "check the deploy"); code != 0 || !strings.Contains(out, "every 10m, in a new session per run") {
+		t.Fatalf("add every: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "", "schedule", "add", "at", "17:30", "--session", "cli-sch", "go home"); code != 0 || !strings.Contains(out, "at 20") {
+		t.Fatalf("add at: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, env, "", "schedule", "add", "61 * * * *", "--session", "cli-sch", "never"); code == 0 || !strings.Contains(errs, "cron") {
+		t.Fatalf("a bad cron: %d %q", code, errs)
+	}
+	code, out, errs = runCLI(t, env, "", "schedule", "list", "--output-format", "json")
+	var l []protocol.Schedule
+	if code != 0 || json.Unmarshal([]byte(out), &l) != nil || len(l) != 3 || l[0].ScheduleID != id {
+		t.Fatalf("list: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "", "schedule", "run", id); code != 0 || !strings.HasPrefix(out, "running "+id) {
+		t.Fatalf("run: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "", "schedule", "pause", id); code != 0 || !strings.Contains(out, "; paused") {
+		t.Fatalf("pause: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "", "schedule", "resume", id); code != 0 || !strings.Contains(out, "; next ") {
+		t.Fatalf("resume: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, env, "", "schedule", "rm", id); code != 0 || out != "removed "+id+"\n" {
+		t.Fatalf("rm: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, env, "", "schedule", "rm", id); code == 0 || !strings.Contains(errs, "no schedule") {
+		t.Fatalf("rm again: %d %q", code, errs)
+	}
+	code, out, _ = runCLI(t, env, "", "schedule")
+	if code != 0 || strings.Count(out, "sch_") != 2 {
+		t.Fatalf("schedule (list): %d %q", code, out)
 	}
 }

@@ -92,7 +92,7 @@ func Parse(s Spec, anchor, now time.Time) (*When, error) {
 			return nil, fmt.Errorf("every %q: at least %v", s.Every, MinEvery)
 		}
 		w.every = d
-		w.Spec.Every = d.String()
+		w.Spec.Every = strings.TrimSpace(s.Every)
 	default:
 		at, err := parseAt(strings.TrimSpace(s.At), w.loc, now)
 		if err != nil {
