@@ -113,3 +113,87 @@ func TestScheduleCreateRefusesBadInput(t *testing.T) {
 		t.Errorf("one past [schedules] max: %v", e)
 	}
 }
+
+// A run that needs an approval waits for one, and schedule/list says
+// so (waiting: approval, its request and session); answered, the run
+// completes. With approve: rules, what would ask is refused instead (the
+// command never runs) and the run still ends.
+func TestScheduledRunWaitsForAnApproval(t *testing.T) {
+	r := startWith(t, echoAgent+"risk = \"supervised\"\n[sandbox]\nmode = \"off\"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	cmd := `/tool shell {"command":"echo ran >> ran.txt"}`
+	id := fmt.Sprint(result(t, a.call("schedule/create", `{"prompt":`+quote(cmd)+`,"every":"1h","sessionId":`+quote(sid)+`}`))["schedule"].(map[string]any)["scheduleId"])
+	result(t, a.call("schedule/run", `{"scheduleId":`+quote(id)+`}`))
+	req := a.until("approval_request")
+	var waiting map[string]any
+	for deadline := time.Now().Add(20 * time.Second); waiting == nil; time.Sleep(10 * time.Millisecond) {
+		l := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+		waiting, _ = l["waiting"].(map[string]any)
+		if time.Now().After(deadline) {
+			t.Fatalf("schedule/list never said the run waits: %v", l)
+		}
+	}
+	if waiting["kind"] != "approval" || waiting["requestId"] != req["requestId"] || waiting["sessionId"] != sid {
+		t.Fatalf("waiting: %v, the request %v", waiting, req)
+	}
+	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(fmt.Sprint(req["requestId"]))+`,"decision":"allow_once"}`))
+	for u := a.until("schedule_update"); u["run"].(map[string]any)["state"] != "completed"; u = a.until("schedule_update") {
+	}
+	l := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+	if l["waiting"] != nil {
+		t.Fatalf("still waiting after the answer: %v", l)
+	}
+
+	// approve: rules: nothing is asked, the command is refused.
+	result(t, a.call("schedule/update", `{"scheduleId":`+quote(id)+`,"approve":"rules"}`))
+	result(t, a.call("schedule/run", `{"scheduleId":`+quote(id)+`}`))
+	refused := fmt.Sprint(a.until("tool_result")["rawOutput"])
+	if !strings.Contains(refused, "approve: rules") {
+		t.Fatalf("the command under approve: rules: %q", refused)
+	}
+	for u := a.until("schedule_update"); u["run"].(map[string]any)["state"] != "completed"; u = a.until("schedule_update") {
+	}
+	for _, e := range eventsOf(a.snapshot(), sid) {
+		if e["type"] == "approval_request" && e["requestId"] != req["requestId"] {
+			t.Fatalf("a run under approve: rules asked: %v", e)
+		}
+	}
+}
+
+// Three failed runs in a row pause the schedule, with the reason.
+func TestScheduleFailingThreeTimesPauses(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	id := fmt.Sprint(result(t, a.call("schedule/create", `{"prompt":"/fail the model is down","every":"1s","sessionId":`+quote(sid)+`}`))["schedule"].(map[string]any)["scheduleId"])
+	failed := 0
+	for failed < 3 {
+		u := a.until("schedule_update")
+		if run := u["run"].(map[string]any); run["state"] == "failed" {
+			if !strings.Contains(fmt.Sprint(run["reason"]), "the model is down") {
+				t.Fatalf("a failed run's reason: %v", run)
+			}
+			failed++
+		}
+	}
+	var l map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		l = result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+		if l["enabled"] == false {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not paused after 3 failures: %v", l)
+		}
+	}
+	if l["scheduleId"] != id || !strings.Contains(fmt.Sprint(l["pausedReason"]), "its last 3 runs failed") || l["failures"] != 3.0 {
+		t.Fatalf("the paused schedule: %v", l)
+	}
+	// Resumed: its failures are forgotten.
+	res := result(t, a.call("schedule/update", `{"scheduleId":`+quote(id)+`,"enabled":true}`))["schedule"].(map[string]any)
+	if res["pausedReason"] != nil || res["failures"] != nil {
+		t.Fatalf("resumed: %v", res)
+	}
+	result(t, a.call("schedule/delete", `{"scheduleId":`+quote(id)+`}`))
+}
