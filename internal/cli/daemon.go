@@ -26,7 +26,7 @@ Clients start one in the background when none answers (logging to
 	c.RunE = run(g, func(ctx context.Context, env console.Env, args []string) error {
 		return runDaemon(ctx, env, g.configDir, *ephemeral, gw, args)
 	})
-	c.AddCommand(daemonStopCmd(g, "stop"), daemonStopCmd(g, "restart"), daemonReloadCmd(g), daemonLogsCmd(g))
+	c.AddCommand(daemonStopCmd(g, "stop"), daemonStopCmd(g, "restart"), daemonReloadCmd(g), daemonLogsCmd(g), daemonInstallCmd(g), daemonUninstallCmd(g))
 	return c
 }
 

@@ -39,7 +39,7 @@ func statusCmd(g *globals) *cobra.Command {
 			c, err = client.Dial(ctx, dirs.Endpoint, opts)
 		}
 		if errors.Is(err, client.ErrNoDaemon) {
-			return fmt.Errorf("%w; start one with 'zeroclaw daemon' (or pass --start)", err)
+			return fmt.Errorf("%w (service: %s); start one with 'zeroclaw daemon' (or pass --start)", err, serviceLine(env, dirs))
 		}
 		if err != nil {
 			return err
@@ -65,6 +65,7 @@ func statusCmd(g *globals) *cobra.Command {
 			mode = "ephemeral (exits 1s after the last client leaves)"
 		}
 		fmt.Fprintf(w, "mode:       %s\n", mode)
+		fmt.Fprintf(w, "service:    %s\n", serviceLine(env, dirs))
 		provider := st.Provider
 		if provider == "echo" {
 			provider += " (offline; no model configured)"
