@@ -154,6 +154,8 @@ type Agent struct {
 	// Tasks, when set, starts and drives the session's sub-agents (the
 	// task tools).
 	Tasks tool.Tasks
+	// Goal is the session's active goal (its tools reach it; nil: none).
+	Goal tool.Goal
 	// Note, when set, says what the model should know about its tools
 	// now (the MCP servers not available); added to each request's
 	// system prompt when not "".
@@ -218,7 +220,7 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		h.Record(m)
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks,
+		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks, Goal: a.Goal,
 		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec

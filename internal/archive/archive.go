@@ -44,6 +44,8 @@ type Live struct {
 	Attached        []protocol.AttachedClient
 	Processes       []protocol.ProcessInfo
 	Children        []protocol.SubagentInfo
+	// Goal is the session's goal with its spending now (nil: none).
+	Goal *protocol.Goal
 }
 
 // ErrNotFound: no session (or event) of that id is stored.
@@ -134,6 +136,13 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 		info.ForkedFrom = &protocol.ForkRef{SessionID: r.ForkedFrom, Seq: r.ForkedSeq}
 	}
 	info.Lineage = protocol.Lineage{ParentSessionID: r.ParentID, ParentToolCallID: r.ParentToolCallID, Depth: r.Depth}
+	if len(r.Goal) > 0 {
+		// As stored (its spending then); a live session's is now's.
+		var g protocol.Goal
+		if json.Unmarshal(r.Goal, &g) == nil {
+			info.Goal = &g
+		}
+	}
 	if l, live := m.Live(r.ID); live {
 		info.Live = true
 		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
@@ -141,6 +150,7 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 			info.ResumedAttempts = l.ResumedAttempts
 		}
 		info.Children = l.Children
+		info.Goal = l.Goal
 		for _, p := range l.Processes {
 			if p.State == "running" {
 				info.Processes = append(info.Processes, p)

@@ -209,6 +209,13 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		}
 	case protocol.TurnResumedEvent:
 		x.item("note").Text = fmt.Sprintf("the daemon restarted during this turn; it went on (attempt %d)", e.Attempt)
+	case protocol.GoalUpdateEvent:
+		g := e.Goal
+		text := fmt.Sprintf("goal %s after %d turns: %s", g.State, g.Turns, firstLine(g.Objective))
+		if g.Summary != "" || g.Reason != "" {
+			text += " (" + g.Summary + g.Reason + ")"
+		}
+		x.item("goal").Text = text
 	case protocol.ScheduleUpdateEvent:
 		text := fmt.Sprintf("schedule %s: run due %s %s", e.ScheduleID, time.UnixMilli(e.Run.DueMs).UTC().Format(time.RFC3339), e.Run.State)
 		if e.Run.Reason != "" {
@@ -394,3 +401,12 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;margin:.25rem 
 </body>
 </html>
 `))
+
+// firstLine is s's first line, cut at 80 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}

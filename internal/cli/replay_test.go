@@ -201,6 +201,20 @@ command = "sleep 60"
 		return ok && e.Run.State == protocol.RunCompleted
 	})
 
+	// A goal met at once (goal_update).
+	var goal protocol.SessionGoalResult
+	if err := c.Call(ctx, protocol.MethodSessionGoal, protocol.SessionGoalParams{SessionID: sid, Objective: `/tool goal_done {"summary":"done"}`}, &goal); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the goal met", func(u protocol.SessionUpdate) bool {
+		e, ok := u.Event.(protocol.GoalUpdateEvent)
+		return ok && e.Goal.State == protocol.GoalMet
+	})
+	waitFor("the goal's turn's end", func(u protocol.SessionUpdate) bool {
+		_, ok := u.Event.(protocol.TurnCompleteEvent)
+		return ok
+	})
+
 	// The Go client's replay: every event type, each as its own type.
 	var raws []json.RawMessage
 	seen := map[string]bool{}

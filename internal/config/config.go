@@ -39,6 +39,8 @@ type Config struct {
 	Subagents Subagents `toml:"subagents"`
 	// Schedules is [schedules]: prompts run at due times.
 	Schedules Schedules `toml:"schedules"`
+	// Goals is [goals]: objectives a session works toward.
+	Goals Goals `toml:"goals"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
 	// Hooks are the [[hooks]]: commands run at events of a turn.
@@ -171,6 +173,12 @@ type Tools struct {
 }
 
 // Subagents is the [subagents] table.
+// Goals is [goals].
+type Goals struct {
+	// DefaultBudgetUSD bounds a goal set without a budget (0: none).
+	DefaultBudgetUSD float64 `toml:"default_budget_usd"`
+}
+
 // Schedules is [schedules].
 type Schedules struct {
 	// Enabled: due runs fire (false: schedules are kept, and run only
@@ -662,7 +670,7 @@ func lineOf(text string, key toml.Key) int {
 func (c *Config) validate() error {
 	for _, check := range []func(*Config) error{
 		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
-		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkSchedules, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkSchedules, (*Config).checkGoals, (*Config).checkBudget, (*Config).checkGateway,
 		(*Config).checkMCP, (*Config).checkAgents,
 	} {
 		if err := check(c); err != nil {
@@ -841,6 +849,13 @@ func (c *Config) checkTools() error {
 	}
 	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
 		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)
+	}
+	return nil
+}
+
+func (c *Config) checkGoals() error {
+	if v := c.Goals.DefaultBudgetUSD; v < 0 || v > 1e6 {
+		return fmt.Errorf("goals.default_budget_usd = %v: want 0 (none) to 1000000", v)
 	}
 	return nil
 }

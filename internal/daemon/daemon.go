@@ -154,6 +154,8 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// Turns a dead daemon cut go on (or end interrupted), and the
 	// prompts queued behind them run, before any client attaches.
 	sessions.ContinueInterrupted(ctx)
+	// Then the active goals go on (a cut goal turn went on above).
+	sessions.ResumeGoals(ctx)
 	// An ended input's clientMessageId is kept store.InputKeep (24 h):
 	// older ones are forgotten at the start and every hour, until the
 	// daemon stops (before the store closes).

@@ -61,6 +61,7 @@ var Events = events(
 	TurnInterruptedEvent{},
 	TurnResumedEvent{},
 	ScheduleUpdateEvent{},
+	GoalUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {

@@ -713,6 +713,8 @@ type SessionInfo struct {
 	Lineage
 	// Children are the session's sub-agents (session/get only).
 	Children []SubagentInfo `json:"children,omitempty"`
+	// Goal is the session's goal, when it has one (session/get only).
+	Goal *Goal `json:"goal,omitempty"`
 }
 
 // AttachedClient is a client attached to a session.

@@ -22,6 +22,8 @@ import (
 //	/chunks N           stream N chunks of "ok " as the reply
 //	/delay MS           wait MS milliseconds before each chunk
 //	/fail TEXT          fail the model call with TEXT
+//	/when "TEXT" LINE   LINE (any of the above) only when the message also holds TEXT
+//	                    (a Go-quoted string): a goal's prompt, say, says which turn it is
 //
 // After a tool call, the next call answers "tool NAME returned: <output>"
 // (the first 200 bytes of each result), or "tool NAME failed: ..." for an
@@ -80,6 +82,19 @@ func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Res
 	} else {
 		var plain []string
 		for _, line := range strings.Split(last.Text, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "/when "); ok {
+				cond, err := strconv.QuotedPrefix(rest)
+				if err != nil {
+					return nil, &Error{Provider: "echo", URL: "echo:", Message: fmt.Sprintf("/when wants a quoted text first, got %q", rest)}
+				}
+				text, _ := strconv.Unquote(cond)
+				// The text is looked for in the message without this
+				// line (which holds it too).
+				if !strings.Contains(strings.Replace(last.Text, line, "", 1), text) {
+					continue
+				}
+				line = strings.TrimSpace(rest[len(cond):])
+			}
 			word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 			rest = strings.TrimSpace(rest)
 			switch word {

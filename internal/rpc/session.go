@@ -510,3 +510,21 @@ func (b *binding) scheduleRun(_ context.Context, p *protocol.ScheduleRef) (*prot
 	}
 	return &protocol.ScheduleResult{Schedule: sc}, nil
 }
+
+// Goals (issue 38).
+
+func (b *binding) sessionGoal(_ context.Context, p *protocol.SessionGoalParams) (*protocol.SessionGoalResult, error) {
+	return b.srv.sessions.SetGoal(b.client, *p)
+}
+
+func (b *binding) sessionGoalPause(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
+	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalPause)
+}
+
+func (b *binding) sessionGoalResume(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
+	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalResume)
+}
+
+func (b *binding) sessionGoalClear(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
+	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalClear)
+}

@@ -60,6 +60,7 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.mu.Unlock()
 	a.Commands.Sandbox = s.sandbox()
 	a.Commands.Processes = s.processes()
+	s.goalTools(&a)
 	if a.Tasks = s.taskHost(); a.Tasks == nil {
 		// At its depth a session starts no sub-agent: no task tools.
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), func(t tool.Tool) bool { return isTaskTool(t.Spec().Name) })

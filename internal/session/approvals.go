@@ -106,6 +106,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
 		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule}
 	s.emit(ev)
+	// A goal's turn that waits for an answer: the goal is blocked.
+	s.goalAsks(true)
+	defer s.goalAsks(false)
 	// A sub-agent's question is shown to its ancestors' clients too:
 	// whoever answers first, here or there.
 	shown := s.showAncestors(ev)

@@ -717,7 +717,7 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 		return archive.Live{}, false
 	}
 	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
-		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}, true
+		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos(), Goal: s.goalView()}, true
 }
 
 // lookup returns a live session c is attached to.

@@ -50,6 +50,9 @@ func (s *Session) queueChanged() {
 func (s *Session) run(j *job) {
 	for j != nil {
 		res := s.turn(j)
+		if j.goal {
+			s.goalTurnEnded(res)
+		}
 		// The session is idle before the prompting client hears the
 		// turn ended: a session/new that follows the answer finds it
 		// idle (to evict, say), never still running.
@@ -72,6 +75,8 @@ func (s *Session) run(j *job) {
 	}
 	// The list shows a live session's state from memory: idle only now.
 	s.m.changed(s.id)
+	// An active goal goes on when nothing else waits.
+	s.goalNext()
 }
 
 // borrow takes the turn slot for work between turns (a compaction, a

@@ -41,6 +41,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	}
 	s.reportLost()
 	s.reportInterruptedChildren(ctx)
+	s.loadGoal(rec.Goal)
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
 }

@@ -111,6 +111,10 @@ type Session struct {
 	// resumed is how many times the running turn was continued (its
 	// attempt - 1; 0 between turns).
 	resumed atomic.Int32
+	// gmu guards goal: the session's goal (nil: none); taken before
+	// mu, never under the turn's locks.
+	gmu  sync.Mutex
+	goal *goalState
 	// imu guards inputs (the named inputs still queued or running, by
 	// clientMessageId) and their fields; taken alone.
 	imu    sync.Mutex
@@ -176,6 +180,8 @@ type job struct {
 	// noAsk: its turn asks no approval; what would ask is refused (a
 	// scheduled run with approve: rules).
 	noAsk bool
+	// goal: it is a goal's turn.
+	goal bool
 }
 
 type approval struct {

@@ -391,3 +391,10 @@ func (t *turns) noAsk() bool {
 	defer t.mu.Unlock()
 	return t.current != nil && t.current.noAsk
 }
+
+// goalTurn says whether the running turn is a goal's.
+func (t *turns) goalTurn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.current != nil && t.current.goal
+}

@@ -167,6 +167,11 @@ var migrations = []migration{{sql:
 		PRIMARY KEY (schedule_id, due_ms)
 	) WITHOUT ROWID;
 	CREATE INDEX schedule_runs_open ON schedule_runs (state) WHERE state IN ('claimed', 'started');`,
+}, {
+	// 17: a session's goal (JSON the session owns), and whether it is
+	// active: a daemon that starts goes on with the active ones.
+	sql: `ALTER TABLE sessions ADD COLUMN goal BLOB;
+	ALTER TABLE sessions ADD COLUMN goal_active INTEGER NOT NULL DEFAULT 0;`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

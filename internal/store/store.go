@@ -77,6 +77,8 @@ type Session struct {
 	// (completed, failed or cancelled; "" while none ended) and its
 	// answer or failure, cut.
 	TaskState, TaskSummary string
+	// Goal is the session's goal (JSON; nil: none).
+	Goal []byte
 }
 
 // Usage is what model calls used, and what those whose price was known
@@ -845,7 +847,7 @@ func (s *Store) MarkInterrupted() ([]string, error) {
 
 const sessionCols = `id, agent_alias, mode, cwd, owner, title, state, created_ms, updated_ms, last_seq, message_count, model, risk, reasoning,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, forked_from, forked_seq, sandbox, no_network,
-	parent_id, parent_tool_call_id, depth, description, interrupt_told, task_state, task_summary`
+	parent_id, parent_tool_call_id, depth, description, interrupt_told, task_state, task_summary, goal`
 
 func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	var ss Session
@@ -853,7 +855,7 @@ func scanSession(sc interface{ Scan(...any) error }) (*Session, error) {
 	u := &ss.Usage
 	err := sc.Scan(&ss.ID, &ss.AgentAlias, &ss.Mode, &ss.Cwd, &ss.Owner, &ss.Title, &ss.State, &ss.CreatedMs, &ss.UpdatedMs, &ss.LastSeq, &ss.MessageCount, &ss.Model, &ss.Risk, &ss.Reasoning,
 		&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost, &ss.ForkedFrom, &ss.ForkedSeq, &ss.Sandbox, &ss.NoNetwork,
-		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description, &ss.InterruptTold, &ss.TaskState, &ss.TaskSummary)
+		&ss.ParentID, &ss.ParentToolCallID, &ss.Depth, &ss.Description, &ss.InterruptTold, &ss.TaskState, &ss.TaskSummary, &ss.Goal)
 	u.CostUSD, u.Priced = cost.Float64, cost.Valid
 	return &ss, err
 }
@@ -964,6 +966,30 @@ func (s *Store) InterruptTold(id string) {
 // session's earlier writes).
 func (s *Store) TaskEnded(id, state, summary string) {
 	s.update(id, nil, `UPDATE sessions SET task_state = ?, task_summary = ? WHERE id = ?`, state, summary, id)
+}
+
+// SetGoal writes a session's goal (nil: none) and whether it is active,
+// queued behind the session's earlier writes.
+func (s *Store) SetGoal(id string, goal []byte, active bool) {
+	s.update(id, nil, `UPDATE sessions SET goal = ?, goal_active = ? WHERE id = ?`, goal, active, id)
+}
+
+// ActiveGoals are the sessions whose goal is active.
+func (s *Store) ActiveGoals(ctx context.Context) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM sessions WHERE goal_active = 1 ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // ListChildren lists the sessions parent started (its sub-agents), the

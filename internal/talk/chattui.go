@@ -813,6 +813,8 @@ func (m *tui) event(u update) tea.Cmd {
 		m.out.print(ch.dim(resumedNote(e)))
 	case protocol.ScheduleUpdateEvent:
 		m.out.print(ch.dim(scheduleNote(e)))
+	case protocol.GoalUpdateEvent:
+		m.out.print(ch.dim(goalNote(e)))
 	case protocol.SubagentUpdateEvent:
 		m.out.print(ch.dim(subagentNote(e)))
 		if e.Subagent.State == protocol.SubagentRunning {

@@ -254,6 +254,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.ScheduleUpdateEvent:
 		r.endLine()
 		r.note("%s\n", scheduleNote(e))
+	case protocol.GoalUpdateEvent:
+		r.endLine()
+		r.note("%s\n", goalNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -97,6 +97,22 @@ func resumedNote(e protocol.TurnResumedEvent) string {
 	return fmt.Sprintf("  (the daemon restarted during this turn; it goes on, attempt %d)", e.Attempt)
 }
 
+// goalNote says how a session's goal stands.
+func goalNote(e protocol.GoalUpdateEvent) string {
+	g := e.Goal
+	s := fmt.Sprintf("  (goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+	if g.Spent.USD > 0 {
+		s += fmt.Sprintf(", $%.4f", g.Spent.USD)
+	}
+	switch {
+	case g.Summary != "":
+		s += ": " + g.Summary
+	case g.Reason != "":
+		s += ": " + g.Reason
+	}
+	return s + ")"
+}
+
 // scheduleNote says what became of a schedule's run.
 func scheduleNote(e protocol.ScheduleUpdateEvent) string {
 	s := fmt.Sprintf("  (schedule %s: run %s", e.ScheduleID, e.Run.State)

@@ -160,6 +160,8 @@ type Env struct {
 	Terminal func(ctx context.Context, r TerminalRun) (TerminalOutcome, error)
 	// Tasks starts and drives the session's sub-agents (nil: none).
 	Tasks Tasks
+	// Goal is the session's active goal (nil: none).
+	Goal Goal
 	// CallID, set for one call, is the model's id of the call.
 	CallID string
 }
