@@ -497,3 +497,24 @@ func TestChatTmuxTurnOutlivesADaemonKill(t *testing.T) {
 	}
 	tc.quit()
 }
+
+// /goal sets the session's goal: its turns run and show, the goal's
+// end is said; /goal shows it. /schedule adds a schedule in the session
+// and lists it.
+func TestChatTmuxGoalAndSchedule(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, testdir.New(t), "--session", "tmux-goal")
+	tc.keys("/goal count to two", "M-Enter")
+	tc.paste(`/when "[Goal, turn 2]" /tool goal_done {"summary":"counted to two"}`)
+	tc.keys("Enter")
+	tc.wait("goal active, 0 turns")
+	tc.wait("(goal met after 1 turns: counted to two)")
+	tc.keys("/goal", "Enter")
+	tc.wait("goal met, 2 turns: counted to two — count to two")
+	tc.keys("/schedule every 1h check the deploy", "Enter")
+	tc.wait("added sch_")
+	tc.keys("/schedule", "Enter")
+	tc.waitN("every 1h: check the deploy (next", 2)
+	tc.quit()
+}
