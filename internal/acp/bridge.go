@@ -207,7 +207,8 @@ func (b *Bridge) initialize(p *initParams) (any, error) {
 		"agentInfo":   map[string]any{"name": "zeroclaw", "title": "ZeroClaw", "version": b.o.Version},
 		// The steering extension, as claude-agent-acp and codex-acp
 		// advertise it.
-		"_meta": map[string]any{"steering": map[string]any{"supported": true, "idlePromptRequired": true}},
+		"_meta": map[string]any{"steering": map[string]any{"supported": true, "idlePromptRequired": true},
+			"goal": map[string]any{"supported": true, "actions": []string{"set", "get", "pause", "resume", "clear"}}},
 	}, nil
 }
 

@@ -275,6 +275,16 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		update = map[string]any{"sessionUpdate": "agent_thought_chunk",
 			"content": textContent(fmt.Sprintf("(the daemon restarted during this turn; it goes on, attempt %d)\n", ev.Attempt))}
 		meta = withZeroclaw(meta, "turnResumed", map[string]any{"attempt": ev.Attempt})
+	case protocol.GoalUpdateEvent:
+		// The goal extension: a line the editor shows, the goal whole
+		// in _meta.
+		g := ev.Goal
+		text := fmt.Sprintf("(goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+		if g.Summary+g.Reason != "" {
+			text += ": " + g.Summary + g.Reason
+		}
+		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(text + ")\n")}
+		meta["goal"] = g
 	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
 		protocol.TurnInterruptedEvent, protocol.UnknownEvent:
 		// ACP has no update for these: the editor shows the

@@ -162,6 +162,11 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Users []string
 				Text  string
 			}
+			Goal struct {
+				Advertised               bool
+				SetState, State, Summary string
+				Line                     string
+			}
 			Killed struct {
 				StopReason  string
 				Pid         int
@@ -246,6 +251,11 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		}
 		for _, u := range k.Updates {
 			acptest.Validate(t, "SessionNotification", u)
+		}
+		// The goal extension: advertised, set, met, read back, and its
+		// change shown as a line.
+		if g := got.Goal; !g.Advertised || g.SetState != "active" || g.State != "met" || g.Summary != "met from node" || !strings.Contains(g.Line, "goal met") {
+			t.Errorf("the goal extension: %+v", g)
 		}
 	})
 

@@ -33,6 +33,7 @@ var methods = map[string]method{
 	}),
 	"session/prompt": def((*Bridge).prompt),
 	methodSteering:   def((*Bridge).steer),
+	methodGoal:       def((*Bridge).goal),
 	"session/list":   def((*Bridge).list),
 	"session/cancel": relay(protocol.MethodSessionCancel, nil),
 	"session/close":  relay(protocol.MethodSessionClose, map[string]any{}),

@@ -11,7 +11,8 @@
 // against the ACP schema), then session/load of the child's session from
 // a sixth → from a seventh, a streaming prompt during which the daemon
 // is killed (kill -9): the agent reconnects to the next daemon, which
-// goes on with the turn, and the prompt is answered once. Prints one
+// goes on with the turn, and the prompt is answered once; then the goal
+// extension (_session/goal): a goal met on its first turn. Prints one
 // JSON summary line; exits non-zero on any failure.
 import { execFileSync, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -143,6 +144,13 @@ await g.app.connectWith(g.stream, async (ctx) => {
   const r = await pending;
   const after = updates7.slice(killedAt);
   const resumed = updates7.find((u) => u._meta?.zeroclaw?.turnResumed);
+  // The goal extension: a goal met on its first turn.
+  const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} }).catch(() => null);
+  const set = await ctx.request("_session/goal", { sessionId, objective: '/tool goal_done {"summary":"met from node"}', budget: { turns: 3 } });
+  while (!updates7.some((u) => u._meta?.goal?.state === "met")) await new Promise((res) => setTimeout(res, 10));
+  const got = await ctx.request("_session/goal", { sessionId });
+  out.goal = { advertised: init?._meta?.goal?.supported === true, setState: set.goal.state, state: got.goal.state, summary: got.goal.summary,
+    line: updates7.find((u) => u._meta?.goal?.state === "met").content.text };
   out.killed = { stopReason: r.stopReason, pid, chunksAfter: after.filter((u) => u.sessionUpdate === "agent_message_chunk").length,
     resumed: resumed ? { kind: resumed.sessionUpdate, attempt: resumed._meta.zeroclaw.turnResumed.attempt, text: resumed.content.text } : null,
     updates: updates7.map((u) => ({ sessionId, update: u })) };
