@@ -60,7 +60,7 @@ to it from the terminal, editors (ACP), browsers (the gateway) and scripts.`,
 		c.GroupID = "agent"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), agentsCmd(g), permissionsCmd(g), scheduleCmd(g), mcpCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), schemaCmd(g), versionCmd(g)} {
+	for _, c := range []*cobra.Command{daemonCmd(g), statusCmd(g), configCmd(g), agentsCmd(g), permissionsCmd(g), scheduleCmd(g), goalCmd(g), mcpCmd(g), setupCmd(g), gatewayCmd(g), rpcCmd(g), schemaCmd(g), versionCmd(g)} {
 		c.GroupID = "admin"
 		root.AddCommand(c)
 	}

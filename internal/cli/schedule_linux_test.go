@@ -211,3 +211,70 @@ func TestScheduleCommands(t *testing.T) {
 		t.Fatalf("schedule (list): %d %q", code, out)
 	}
 }
+
+// A goal survives a kill -9: the goal turn it cut goes on in the next
+// daemon, the goal's next turns follow it, and it ends met; each goal
+// turn ran once. zeroclaw goal set and status, as a user types them.
+func TestGoalGoesOnAfterKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	cmd, _ := startDaemon(t, env)
+	if code, out, errs := runCLI(t, env, "", "prompt", "--session", "goal-k9", "--cwd", t.TempDir(), "hello"); code != 0 {
+		t.Fatalf("a session: %d %q %q", code, out, errs)
+	}
+	objective := "/delay 20\n/chunks 30\n/when \"[Goal, turn 3]\" /tool goal_done {\"summary\":\"survived\"}"
+	code, out, errs := runCLI(t, env, "", "goal", "set", "--session", "goal-k9", "--turns", "6", objective)
+	if code != 0 || !strings.HasPrefix(out, "active after 0 turns (at most 6 turns) — /delay 20") {
+		t.Fatalf("goal set: %d %q %q", code, out, errs)
+	}
+	ctx := context.Background()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "goal-k9"}); err != nil {
+		t.Fatal(err)
+	}
+	historyCount(t, c, "goal-k9", `[Goal, turn 2]`, 1)
+	c.Close()
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	startDaemon(t, env)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, out, errs = runCLI(t, env, "", "goal", "status", "--session", "goal-k9")
+		if code == 0 && strings.HasPrefix(out, "met after 3 turns") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the goal after the restart: %d %q %q", code, out, errs)
+		}
+	}
+	if !strings.Contains(out, ": survived — /delay 20") {
+		t.Fatalf("goal status: %q", out)
+	}
+	c2, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	h, err := c2.History(ctx, protocol.SessionHistoryParams{SessionID: "goal-k9", Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := map[string]int{}
+	resumed := 0
+	for _, raw := range h.Events {
+		u, _ := protocol.ParseUpdate(raw)
+		switch e := u.Event.(type) {
+		case protocol.UserMessageEvent:
+			if strings.HasPrefix(e.Text, "[Goal, turn ") {
+				turns[e.Text[:strings.Index(e.Text, "]")+1]]++
+			}
+		case protocol.TurnResumedEvent:
+			resumed++
+		}
+	}
+	if len(turns) != 3 || turns["[Goal, turn 1]"] != 1 || turns["[Goal, turn 2]"] != 1 || turns["[Goal, turn 3]"] != 1 || resumed != 1 {
+		t.Fatalf("the goal's turns: %v, %d resumed", turns, resumed)
+	}
+}
