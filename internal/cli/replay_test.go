@@ -206,13 +206,10 @@ command = "sleep 60"
 	if err := c.Call(ctx, protocol.MethodSessionGoal, protocol.SessionGoalParams{SessionID: sid, Objective: `/tool goal_done {"summary":"done"}`}, &goal); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the goal met", func(u protocol.SessionUpdate) bool {
+	// Its last update counts its turn, after the turn's end.
+	waitFor("the goal met and its turn counted", func(u protocol.SessionUpdate) bool {
 		e, ok := u.Event.(protocol.GoalUpdateEvent)
-		return ok && e.Goal.State == protocol.GoalMet
-	})
-	waitFor("the goal's turn's end", func(u protocol.SessionUpdate) bool {
-		_, ok := u.Event.(protocol.TurnCompleteEvent)
-		return ok
+		return ok && e.Goal.State == protocol.GoalMet && e.Goal.Turns == 1
 	})
 
 	// The Go client's replay: every event type, each as its own type.

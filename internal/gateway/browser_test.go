@@ -184,6 +184,9 @@ func TestDashboardInABrowser(t *testing.T) {
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
 		CodeTokens, Images, Bold, JSLinks, WebhookStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop, AttachedAfterSend int
 		OwnLabelled                                                                                                         int
+		GoalSpent, SchedWhen                                                                                                string
+		GoalProgress                                                                                                        float64
+		SchedPaused                                                                                                         bool
 		ContrastLight, ContrastDark                                                                                         []struct {
 			Sel     string
 			Ratio   float64
@@ -291,6 +294,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(len(out.Shortcuts) >= 6 && out.Shortcuts[0] == "Alt+N", "the shortcuts dialog lists %q", out.Shortcuts)
 	check(len(out.StrayText) == 0, "the page shows %q", out.StrayText)
 	check(len(out.PageErrors) == 0, "script errors in the page: %v", out.PageErrors)
+	check(strings.HasPrefix(out.GoalSpent, "2 turns of 5") && strings.Contains(out.GoalSpent, "done from the page") && out.GoalProgress == 0.4,
+		"the goal's progress: %q, bar %v", out.GoalSpent, out.GoalProgress)
+	check(out.SchedWhen == "every 1h" && out.SchedPaused, "the schedule: %q, paused %v", out.SchedWhen, out.SchedPaused)
 	// The page names its prompts: "back again" ran under a
 	// clientMessageId of the page's (sent again after a lost
 	// connection, it would run once).

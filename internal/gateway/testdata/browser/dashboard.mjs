@@ -297,6 +297,34 @@ try {
   await ask('phone-done');
   await page.waitForFunction(() => !document.querySelector('#attached-clients').textContent.includes('phone'));
 
+  step('a goal set from the page: its progress shown, then met; a schedule added, run now, paused, deleted');
+  await page.click('#goal-open');
+  await page.fill('#goal-objective', '/when "[Goal, turn 2]" /tool goal_done {"summary":"done from the page"}\nsay hi');
+  await page.fill('#goal-turns', '5');
+  await page.click('#goal-form button[type=submit]');
+  await page.waitForSelector('#goal .goal-state');
+  await page.waitForFunction(() => document.querySelector('#goal .goal-state').textContent === 'met' && document.querySelector('#goal .goal-spent').textContent.startsWith('2 turns'));
+  out.goalSpent = await text('#goal .goal-spent');
+  out.goalProgress = await page.$eval('#goal .goal-progress', (p) => p.value);
+  await page.click('#schedules-open');
+  await page.selectOption('#schedule-kind', 'every');
+  await page.fill('#schedule-when', '1h');
+  await page.fill('#schedule-prompt', 'scheduled from the page');
+  await page.click('#schedule-form button[type=submit]');
+  await page.waitForSelector('#schedule-list .sched');
+  out.schedWhen = await text('#schedule-list .sched .sched-when');
+  await page.click('#schedule-list .sched .sched-run');
+  await page.waitForFunction(() => [...document.querySelectorAll('.turn-note.schedule')].some((e) => e.textContent.includes('run completed')));
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: scheduled from the page')));
+  await page.click('#schedule-list .sched .sched-toggle');
+  await page.waitForFunction(() => document.querySelector('#schedule-list .sched .sched-state').textContent.startsWith('paused'));
+  out.schedPaused = true;
+  await page.click('#schedule-list .sched .sched-delete');
+  await page.waitForFunction(() => !document.querySelector('#schedule-list .sched'));
+  await page.click('#schedules-open');
+  await page.click('#goal .goal-clear');
+  await page.waitForSelector('#goal', { state: 'hidden' });
+
   step('contrast of the main text colours, light and dark');
   const measure = () => page.evaluate(() => {
     const rgba = (s) => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };

@@ -547,6 +547,32 @@ class SessionView {
     this.procList = el('ul', { class: 'proc-list' });
     this.procsEl = el('section', { id: 'processes', class: 'processes card', 'aria-label': 'Background processes', hidden: true },
       el('div', { class: 'card-title', text: 'Background processes' }), this.procList);
+    // The session's goal: its objective, state and progress, with Pause,
+    // Resume and Clear; a form sets one.
+    this.goalEl = el('section', { id: 'goal', class: 'goal card', 'aria-label': 'Goal', hidden: true });
+    this.goalForm = el('form', { id: 'goal-form', class: 'goal-form card', 'aria-label': 'Set a goal', hidden: true, onsubmit: (ev) => { ev.preventDefault(); this.setGoal(); } },
+      el('div', { class: 'card-title', text: 'Set a goal' }),
+      el('label', { for: 'goal-objective', class: 'small', text: 'Objective (the agent works toward it turn after turn)' }),
+      el('textarea', { id: 'goal-objective', rows: 2 }),
+      el('label', { for: 'goal-usd', class: 'small', text: 'Budget in USD (optional)' }),
+      el('input', { id: 'goal-usd', type: 'number', min: '0', step: '0.01' }),
+      el('label', { for: 'goal-turns', class: 'small', text: 'At most this many turns (optional)' }),
+      el('input', { id: 'goal-turns', type: 'number', min: '1', step: '1' }),
+      el('div', { class: 'buttons' }, el('button', { type: 'submit', class: 'primary needs-online', text: 'Start' }),
+        el('button', { type: 'button', class: 'secondary', text: 'Close', onclick: () => { this.goalForm.hidden = true; } })));
+    // The schedules that run in this session: each with its next and last
+    // runs, Run now, Pause or Resume, Delete; a form adds one.
+    this.schedList = el('ul', { class: 'sched-list', id: 'schedule-list' });
+    this.schedEl = el('section', { id: 'schedules', class: 'schedules card', 'aria-label': 'Schedules', hidden: true },
+      el('div', { class: 'card-title', text: 'Schedules' }), this.schedList,
+      el('form', { id: 'schedule-form', class: 'sched-form', 'aria-label': 'Add a schedule', onsubmit: (ev) => { ev.preventDefault(); this.addSchedule(); } },
+        el('label', { for: 'schedule-kind', class: 'sr-only', text: 'When kind' }),
+        el('select', { id: 'schedule-kind' }, el('option', { value: 'every', text: 'every' }), el('option', { value: 'at', text: 'at' }), el('option', { value: 'cron', text: 'cron' })),
+        el('label', { for: 'schedule-when', class: 'sr-only', text: 'When' }),
+        el('input', { id: 'schedule-when', placeholder: '10m, 17:30 or 0 9 * * 1-5' }),
+        el('label', { for: 'schedule-prompt', class: 'sr-only', text: 'Prompt' }),
+        el('input', { id: 'schedule-prompt', placeholder: 'the prompt to run' }),
+        el('button', { type: 'submit', class: 'primary small-button needs-online', text: 'Add' })));
     this.who = el('span', { id: 'attached-clients', class: 'muted small who' });
     this.footer = el('div', { id: 'footer', class: 'muted small', 'aria-live': 'off' });
     this.composer = el('form', { id: 'composer', onsubmit: (ev) => { ev.preventDefault(); this.submit(); } },
@@ -566,7 +592,83 @@ class SessionView {
     const exportSel = el('select', { id: 'export', class: 'needs-online', 'aria-label': 'Export the session', title: 'Download the session as a document' },
       el('option', { value: '', text: 'Export\u2026' }), el('option', { value: 'markdown', text: 'Markdown' }), el('option', { value: 'html', text: 'HTML' }), el('option', { value: 'json', text: 'JSON' }));
     exportSel.addEventListener('change', () => { const f = exportSel.value; exportSel.value = ''; if (f) this.exportAs(f); });
-    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, forkBtn, exportSel)), this.procsEl, this.log, this.composer, this.footer];
+    const goalBtn = el('button', { type: 'button', id: 'goal-open', class: 'secondary small-button needs-online', title: 'Give the session a goal it works toward turn after turn', text: 'Goal',
+      onclick: () => { this.goalForm.hidden = !this.goalForm.hidden; if (!this.goalForm.hidden) this.goalForm.querySelector('textarea').focus(); } });
+    const schedBtn = el('button', { type: 'button', id: 'schedules-open', class: 'secondary small-button needs-online', title: 'Prompts that run in this session at due times', text: 'Schedules',
+      onclick: () => { this.schedEl.hidden = !this.schedEl.hidden; if (!this.schedEl.hidden) this.loadSchedules(); } });
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, goalBtn, schedBtn, forkBtn, exportSel)), this.goalEl, this.goalForm, this.schedEl, this.procsEl, this.log, this.composer, this.footer];
+  }
+  // showGoal shows the session's goal (null: none).
+  showGoal(g) {
+    this.goalEl.hidden = !g || g.state === 'cleared';
+    if (this.goalEl.hidden) { this.goalEl.replaceChildren(); return; }
+    const b = g.budget || {}, sp = g.spent || {};
+    const parts = [g.turns + ' turn' + (g.turns === 1 ? '' : 's') + (b.turns ? ' of ' + b.turns : '')];
+    if (b.usd) parts.push('$' + (sp.usd || 0).toFixed(4) + ' of $' + b.usd.toFixed(2));
+    else if (sp.usd) parts.push('$' + sp.usd.toFixed(4));
+    if (b.tokens) parts.push((sp.tokens || 0) + ' of ' + b.tokens + ' tokens');
+    const frac = b.usd ? (sp.usd || 0) / b.usd : b.turns ? g.turns / b.turns : b.tokens ? (sp.tokens || 0) / b.tokens : null;
+    const chip = { active: 'running', blocked: 'waiting', met: 'done', budget_exhausted: 'failed', paused: '' }[g.state] || '';
+    const btn = (text, action) => el('button', { type: 'button', class: 'secondary small-button needs-online goal-' + action, text, onclick: () => this.goalCall(action) });
+    this.goalEl.replaceChildren(
+      el('div', { class: 'card-title' }, document.createTextNode('Goal'), el('span', { class: 'chip goal-state ' + chip, text: g.state.replace('_', ' ') })),
+      el('p', { class: 'goal-objective', text: g.objective.split('\n')[0] }),
+      frac !== null ? el('progress', { class: 'goal-progress', max: '1', value: String(Math.min(frac, 1)), 'aria-label': 'Goal budget spent' }) : null,
+      el('p', { class: 'small muted goal-spent', text: parts.join(' \u00b7 ') + (g.summary ? ' \u2014 ' + g.summary : g.reason ? ' \u2014 ' + g.reason : '') }),
+      el('div', { class: 'buttons' }, g.state === 'active' || g.state === 'blocked' ? btn('Pause', 'pause') : null,
+        g.state === 'paused' || g.state === 'blocked' || g.state === 'budget_exhausted' ? btn('Resume', 'resume') : null, btn('Clear', 'clear')));
+    refreshOnline();
+  }
+  async goalCall(action) {
+    try { this.showGoal((await app.conn.call('session/goal/' + action, { sessionId: this.sessionId })).goal); } catch (e) { this.notice('Goal: ' + e.message); }
+  }
+  async setGoal() {
+    const objective = this.goalForm.querySelector('#goal-objective').value.trim();
+    if (!objective) return;
+    const usd = parseFloat(this.goalForm.querySelector('#goal-usd').value), turns = parseInt(this.goalForm.querySelector('#goal-turns').value, 10);
+    const budget = {};
+    if (usd > 0) budget.usd = usd;
+    if (turns > 0) budget.turns = turns;
+    try {
+      const r = await app.conn.call('session/goal', { sessionId: this.sessionId, objective, budget: Object.keys(budget).length ? budget : undefined });
+      this.showGoal(r.goal);
+      this.goalForm.hidden = true;
+      this.goalForm.reset();
+    } catch (e) { this.notice('Could not set the goal: ' + e.message); }
+  }
+  // loadSchedules lists the schedules that run in this session.
+  async loadSchedules() {
+    let l;
+    try { l = await app.conn.call('schedule/list', {}); } catch (e) { this.notice('Could not list the schedules: ' + e.message); return; }
+    const mine = l.schedules.filter((s) => s.sessionId === this.sessionId);
+    const when = (s) => s.cron || (s.every ? 'every ' + s.every : 'at ' + new Date(s.at).toLocaleString());
+    this.schedList.replaceChildren(...(mine.length ? mine.map((s) => {
+      const paused = s.enabled === false;
+      const btn = (text, f, cls) => el('button', { type: 'button', class: 'secondary small-button needs-online ' + cls, text, onclick: f });
+      return el('li', { class: 'sched', 'data-id': s.scheduleId },
+        el('span', { class: 'sched-when', text: when(s) }),
+        el('span', { class: 'sched-prompt', text: s.prompt.split('\n')[0] }),
+        el('span', { class: 'small muted sched-state', text: (paused ? 'paused' + (s.pausedReason ? ': ' + s.pausedReason : '') : s.nextRunMs ? 'next ' + new Date(s.nextRunMs).toLocaleString() : 'no more runs') +
+          (s.lastRun ? ' \u00b7 last ' + s.lastRun.state : '') + (s.waiting ? ' \u00b7 waiting for an approval' : '') + ' \u00b7 ' + s.runs + ' runs' }),
+        btn('Run now', () => this.schedCall('schedule/run', { scheduleId: s.scheduleId }), 'sched-run'),
+        btn(paused ? 'Resume' : 'Pause', () => this.schedCall('schedule/update', { scheduleId: s.scheduleId, enabled: paused }), 'sched-toggle'),
+        el('button', { type: 'button', class: 'icon needs-online sched-delete', 'aria-label': 'Delete the schedule ' + when(s), text: '\u2715', onclick: () => this.schedCall('schedule/delete', { scheduleId: s.scheduleId }) }));
+    }) : [el('li', { class: 'small muted', text: 'No schedule runs in this session.' })]));
+    refreshOnline();
+  }
+  async schedCall(method, params) {
+    try { await app.conn.call(method, params); } catch (e) { this.notice('Schedule: ' + e.message); }
+    this.loadSchedules();
+  }
+  async addSchedule() {
+    const f = this.schedEl.querySelector('#schedule-form');
+    const kind = f.querySelector('#schedule-kind').value, v = f.querySelector('#schedule-when').value.trim(), prompt = f.querySelector('#schedule-prompt').value.trim();
+    if (!v || !prompt) return;
+    try {
+      await app.conn.call('schedule/create', { sessionId: this.sessionId, prompt, [kind]: v });
+      f.reset();
+    } catch (e) { this.notice('Could not add the schedule: ' + e.message); }
+    this.loadSchedules();
   }
   // fork makes a new session from this conversation and opens it.
   async fork() {
@@ -773,7 +875,7 @@ class SessionView {
     }
     this.started = s;
     this.showQueue(s.queue || []);
-    conn.call('session/get', { sessionId: s.sessionId }).then((g) => this.showAttached(g.attached || [])).catch(() => {});
+    conn.call('session/get', { sessionId: s.sessionId }).then((g) => { this.showAttached(g.attached || []); this.showGoal(g.goal || null); }).catch(() => {});
     this.meta.textContent = s.agentAlias + ' \u00b7 ' + s.cwd;
     this.meta.title = 'agent ' + s.agentAlias + ', working in ' + s.cwd + ', risk ' + s.risk;
     await modelOptions(this.model, s.agentAlias, s.model);
@@ -916,6 +1018,14 @@ class SessionView {
         break;
       }
       case 'queue_update': this.showQueue(u.items || []); break;
+      case 'goal_update': this.showGoal(u.goal); break;
+      case 'schedule_update': {
+        const r = u.run || {};
+        this.log.append(el('div', { class: 'turn-note schedule small muted', text: 'schedule ' + u.scheduleId + ': run ' + r.state + (r.reason ? ' \u2014 ' + r.reason : '') }));
+        this.scroll();
+        if (!this.schedEl.hidden) this.loadSchedules();
+        break;
+      }
       case 'turn_resumed': {
         this.log.append(el('div', { class: 'turn-note resumed small muted', text: 'resumed after a restart (attempt ' + u.attempt + ')' }));
         this.scroll();
