@@ -264,9 +264,7 @@ func (s *Scheduler) loop() {
 		case <-s.ctx.Done():
 			return
 		case <-s.wake:
-			if !t.Stop() {
-				<-t.C
-			}
+			t.Stop() // (Go 1.23 timers: no stale tick to drain)
 		case <-t.C:
 		}
 	}
@@ -307,7 +305,14 @@ func (s *Scheduler) fire(it *item, dueMs int64, reason string) (protocol.Schedul
 	body, _ := json.Marshal(b)
 	claimed, err := s.o.Store.ClaimRun(b.ScheduleID, dueMs, sid, body)
 	if err != nil {
-		s.o.Log.Error("a schedule's run could not be claimed", "scheduleId", b.ScheduleID, "err", err)
+		// Not fired (the store failed): the loop moves past this due
+		// time rather than trying it again at once.
+		s.o.Log.Error("a schedule's run could not be claimed", "scheduleId", b.ScheduleID, "dueMs", dueMs, "err", err)
+		if reason == "" {
+			s.mu.Lock()
+			it.body.NextRunMs = b.NextRunMs
+			s.mu.Unlock()
+		}
 		return b.Schedule, err
 	}
 	s.mu.Lock()
