@@ -14,16 +14,16 @@ import (
 
 // The session's config options (ACP session config options): the model,
 // and the mode, which is the agent's risk level.
-var modes = func() []struct{ value, name, risk string } {
-	var out []struct{ value, name, risk string }
+var modes = func() []struct{ value, name, description, risk string } {
+	var out []struct{ value, name, description, risk string }
 	for _, r := range protocol.RiskLevels {
-		out = append(out, struct{ value, name, risk string }{acpMode[r.ID], r.Name + ": " + r.Description, r.ID})
+		out = append(out, struct{ value, name, description, risk string }{acpMode[r.ID], r.Name, r.Description, r.ID})
 	}
 	return out
 }()
 
 // acpMode is each risk level's value in ACP's mode option.
-var acpMode = map[string]string{protocol.RiskReadonly: "read-only", protocol.RiskSupervised: "ask", protocol.RiskFull: "full"}
+var acpMode = map[string]string{protocol.RiskReadonly: "read-only", protocol.RiskPlan: "plan", protocol.RiskSupervised: "ask", protocol.RiskEdits: "accept-edits", protocol.RiskFull: "full"}
 
 func modeOf(risk string) string {
 	for _, m := range modes {
@@ -63,7 +63,7 @@ func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigur
 	}
 	modeOpts := make([]any, 0, len(modes))
 	for _, m := range modes {
-		modeOpts = append(modeOpts, map[string]any{"value": m.value, "name": m.name})
+		modeOpts = append(modeOpts, map[string]any{"value": m.value, "name": m.name, "description": m.description})
 	}
 	return []any{
 		map[string]any{"id": "model", "name": "Model", "category": "model", "type": "select",
@@ -99,7 +99,7 @@ func (b *Bridge) setConfigOption(ctx context.Context, id, option string, value a
 	case "model":
 		p.Model = &v
 	case "mode":
-		i := slices.IndexFunc(modes, func(m struct{ value, name, risk string }) bool { return m.value == v })
+		i := slices.IndexFunc(modes, func(m struct{ value, name, description, risk string }) bool { return m.value == v })
 		if i < 0 {
 			var values []string
 			for _, m := range modes {

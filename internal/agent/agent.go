@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -126,7 +127,9 @@ const (
 // Risk levels: the protocol's, one copy.
 const (
 	RiskReadonly   = protocol.RiskReadonly
+	RiskPlan       = protocol.RiskPlan
 	RiskSupervised = protocol.RiskSupervised
+	RiskEdits      = protocol.RiskEdits
 	RiskFull       = protocol.RiskFull
 )
 
@@ -156,6 +159,9 @@ type Agent struct {
 	Tasks tool.Tasks
 	// Goal is the session's active goal (its tools reach it; nil: none).
 	Goal tool.Goal
+	// RiskNow, when set, is the session's risk level now (a mode switched
+	// mid-turn applies from the next tool call); else Risk.
+	RiskNow func() string
 	// Note, when set, says what the model should know about its tools
 	// now (the MCP servers not available); added to each request's
 	// system prompt when not "".
@@ -362,7 +368,7 @@ func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[
 			if ctx.Err() != nil {
 				continue
 			}
-			g := a.gate(h, byName, call)
+			g := a.gate(h, env, byName, call)
 			h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
 				Kind: g.kind, NeedsApproval: g.ask})
 			ran[i] = true
@@ -521,29 +527,123 @@ type gated struct {
 	ask      bool
 	standing *Decision
 	rule     string // why it asks
+	risk     string // the risk level it was gated under
+	// refuse, when set, is why the mode refuses the call outright (plan
+	// mode: it would change something); readOnly: a command runs in the
+	// read-only sandbox (plan mode).
+	refuse   string
+	readOnly bool
+}
+
+// risk is the risk level in force now.
+func (a *Agent) risk() string {
+	if a.RiskNow != nil {
+		if r := a.RiskNow(); r != "" {
+			return r
+		}
+	}
+	return a.Risk
+}
+
+// fileEdits are the tools that only edit files (accept-edits mode runs
+// them unasked inside the session's directory).
+var fileEdits = map[string]bool{"write_file": true, "edit_file": true, "multi_edit": true}
+
+// PlanDir is where plan mode lets the agent write its plan, under the
+// session's directory.
+const PlanDir = ".zeroclaw/plans"
+
+// within says whether every path t's call may change lies under dir.
+func within(t tool.Tool, env *tool.Env, input json.RawMessage, dir string) bool {
+	e := tool.EffectOf(t, env, input)
+	if e.Anything || len(e.Paths) == 0 {
+		return false
+	}
+	for _, p := range e.Paths {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return false
+		}
+	}
+	return true
 }
 
 // gate decides, once, whether a call needs approval. A standing decision
 // (an "always" answer, a permission rule) decides first: a refusal holds
 // whatever the risk level, as does a rule that says ask; else a tool
 // that asks is asked for under the supervised risk level.
-func (a *Agent) gate(h Host, byName map[string]tool.Tool, call provider.ToolCall) gated {
+func (a *Agent) gate(h Host, env *tool.Env, byName map[string]tool.Tool, call provider.ToolCall) gated {
 	t, ok := byName[call.Name]
 	if !ok {
 		return gated{kind: protocol.KindOther}
 	}
-	g := gated{tool: t, kind: t.Kind()}
+	risk := a.risk()
+	g := gated{tool: t, kind: t.Kind(), risk: risk}
 	d, standing := h.Standing(call.Name, call.Input)
 	switch {
 	case standing && d.Ask:
-		g.ask = a.Risk != RiskReadonly || !t.Asks()
+		g.ask = risk != RiskReadonly || !t.Asks()
 		g.rule = d.Why
 	case standing:
 		g.standing = &d
-	case t.Asks() && a.Risk == RiskSupervised:
-		g.ask, g.rule = true, "the supervised risk level asks before "+call.Name+" runs (no permission rule decides it)"
+	case !t.Asks():
+	case risk == RiskSupervised, risk == RiskPlan:
+		g.ask, g.rule = true, "the "+modeName(risk)+" mode asks before "+call.Name+" runs (no permission rule decides it)"
+	case risk == RiskEdits:
+		if !fileEdits[call.Name] || !within(t, env, call.Input, env.Cwd) {
+			g.ask, g.rule = true, "the accept-edits mode asks before "+call.Name+" runs (only file edits in the session's directory run unasked)"
+		}
+	}
+	if risk == RiskPlan {
+		a.planGate(&g, env, call)
 	}
 	return g
+}
+
+// planGate applies plan mode: only what changes nothing runs. Reads and
+// searches run; a command runs in the read-only sandbox, asking (where
+// that sandbox is off, it is refused); an MCP server's tool runs only
+// when annotated readOnlyHint; a file edit only to a plan file
+// (PlanDir), unasked; anything else that would change something is
+// refused without asking, saying why.
+func (a *Agent) planGate(g *gated, env *tool.Env, call provider.ToolCall) {
+	t := g.tool
+	switch {
+	case g.standing != nil && !g.standing.Allow:
+		// A refusal holds.
+	case call.Name == "shell":
+		if env.Sandbox == nil {
+			g.ask, g.refuse = false, "the plan mode runs commands only in the read-only sandbox, and the sandbox is off here ([sandbox] mode)"
+			return
+		}
+		g.readOnly = true
+	case fileEdits[call.Name]:
+		if within(t, env, call.Input, filepath.Join(env.Cwd, PlanDir)) {
+			g.ask, g.standing = false, nil
+			return
+		}
+		g.ask, g.refuse = false, "the plan mode changes nothing: write the plan to "+PlanDir+"/ and call exit_plan with it"
+	case !t.Asks():
+		// Looks, thinks, answers (reads, searches, a task, the plan's
+		// own tools).
+	case t.Kind() == protocol.KindFetch:
+		// It reads the web; it asks as under supervised.
+	default:
+		if ro, ok := t.(tool.ReadOnlyer); ok && ro.ReadOnly() {
+			return
+		}
+		g.ask, g.refuse = false, "the plan mode runs only what changes nothing, and "+call.Name+" may change something"
+	}
+}
+
+// modeName is a risk level's name as people say it.
+func modeName(risk string) string {
+	for _, r := range protocol.RiskLevels {
+		if r.ID == risk {
+			return strings.ToLower(r.Name)
+		}
+	}
+	return risk
 }
 
 // sample makes a model call a tool asked for (an MCP server's sampling),
@@ -625,10 +725,13 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 		return tool.Result{Output: out, IsError: true}, "unknown"
 	}
+	if g.refuse != "" {
+		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.refuse), IsError: true}, "refused"
+	}
 	if g.standing != nil && !g.standing.Allow {
 		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}, "refused"
 	}
-	if t.Asks() && a.Risk == RiskReadonly {
+	if t.Asks() && g.risk == RiskReadonly {
 		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}, "refused"
 	}
 	pre := h.Hook(ctx, HookPreToolUse, &call, nil)
@@ -648,9 +751,16 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 		decision = "allowed"
 	}
-	// This call's own env: its progress is said as the call's.
+	// This call's own env: its progress is said as the call's; the mode
+	// it was gated under confines it.
 	ce := *env
 	ce.CallID = call.ID
+	ce.Confine = g.risk != RiskFull
+	if g.readOnly && ce.Sandbox != nil {
+		sb := *ce.Sandbox
+		sb.ReadOnly = true
+		ce.Sandbox = &sb
+	}
 	var last time.Time
 	var pmu sync.Mutex
 	ce.Progress = func(progress, total float64, message string) {

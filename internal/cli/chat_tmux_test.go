@@ -518,3 +518,20 @@ func TestChatTmuxGoalAndSchedule(t *testing.T) {
 	tc.waitN("every 1h: check the deploy (next", 2)
 	tc.quit()
 }
+
+// Shift-Tab cycles the mode shown in chat's footer (ask, accept edits,
+// plan, ask); /mode switches to one by name.
+func TestChatTmuxModes(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, testdir.New(t), "--session", "tmux-modes")
+	tc.wait("ask mode")
+	for _, want := range []string{"accept edits mode", "plan mode", "ask mode"} {
+		tc.keys("BTab")
+		tc.wait(want)
+	}
+	tc.keys("/mode full", "Enter")
+	tc.wait("mode: Full access (never asks)")
+	tc.wait("full access mode")
+	tc.quit()
+}

@@ -19,22 +19,7 @@ func TestSessionTightensItsSandbox(t *testing.T) {
 	conf := echoAgent + `risk = "full"` + "\n"
 	r := startOn(t, dirs, conf)
 	a := connect(t, r.dirs.Endpoint, "")
-	// Not under the temp dirs (/tmp, $TMPDIR), which stay writable in
-	// every mode: /var/tmp, else the home directory.
-	var cwd string
-	for _, base := range []string{"/var/tmp", os.Getenv("HOME")} {
-		if base == "" || strings.HasPrefix(base, "/tmp") || (os.Getenv("TMPDIR") != "" && strings.HasPrefix(base, os.Getenv("TMPDIR"))) {
-			continue
-		}
-		if d, err := os.MkdirTemp(base, "zeroclaw-sandbox-test-"); err == nil {
-			cwd = d
-			break
-		}
-	}
-	if cwd == "" {
-		t.Skip("no writable directory outside the temp dirs")
-	}
-	t.Cleanup(func() { os.RemoveAll(cwd) })
+	cwd := cwdOutsideTemp(t)
 	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
 	if st := result(t, a.call("status", `{}`))["sandbox"].(map[string]any); st["mode"] != "workspace-write" || st["enforcedBy"] != "landlock" {
 		t.Fatalf("status sandbox %v", st)
@@ -91,4 +76,23 @@ func TestSessionCannotLoosenTheSandbox(t *testing.T) {
 	if r := a.call("session/configure", `{"sessionId":`+quote(sid)+`,"network":true}`); errCode(r) != -32602 {
 		t.Errorf("allowing the network: %v", r)
 	}
+}
+
+// cwdOutsideTemp is a session directory not under the temp dirs (/tmp,
+// $TMPDIR), which stay writable in every sandbox mode: under /var/tmp,
+// else the home directory (the test is skipped when neither can be
+// written). Removed when the test ends.
+func cwdOutsideTemp(t *testing.T) string {
+	t.Helper()
+	for _, base := range []string{"/var/tmp", os.Getenv("HOME")} {
+		if base == "" || strings.HasPrefix(base, "/tmp") || (os.Getenv("TMPDIR") != "" && strings.HasPrefix(base, os.Getenv("TMPDIR"))) {
+			continue
+		}
+		if d, err := os.MkdirTemp(base, "zeroclaw-sandbox-test-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	t.Skip("no writable directory outside the temp dirs")
+	return ""
 }

@@ -187,6 +187,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		GoalSpent, SchedWhen                                                                                                string
 		GoalProgress                                                                                                        float64
 		SchedPaused                                                                                                         bool
+		ModeOptions                                                                                                         []string
+		ModeAfter                                                                                                           string
 		ContrastLight, ContrastDark                                                                                         []struct {
 			Sel     string
 			Ratio   float64
@@ -296,6 +298,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(len(out.PageErrors) == 0, "script errors in the page: %v", out.PageErrors)
 	check(strings.HasPrefix(out.GoalSpent, "2 turns of 5") && strings.Contains(out.GoalSpent, "done from the page") && out.GoalProgress == 0.4,
 		"the goal's progress: %q, bar %v", out.GoalSpent, out.GoalProgress)
+	check(strings.Join(out.ModeOptions, " ") == strings.Join(protocol.RiskIDs(), " ") && out.ModeAfter == "supervised",
+		"the mode picker: %v (the daemon's: %v), after %q", out.ModeOptions, protocol.RiskIDs(), out.ModeAfter)
 	check(out.SchedWhen == "every 1h" && out.SchedPaused, "the schedule: %q, paused %v", out.SchedWhen, out.SchedPaused)
 	// The page names its prompts: "back again" ran under a
 	// clientMessageId of the page's (sent again after a lost

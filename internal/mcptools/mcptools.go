@@ -1203,7 +1203,7 @@ func (srv *Server) wrap(list []*mcp.Tool) []tool.Tool {
 		}
 		asks := !srv.cfg.Trust && !slices.Contains(srv.cfg.AutoApprove, t.Name)
 		out = append(out, &mcpTool{srv: srv, name: ToolName(srv.name, t.Name), remote: t.Name,
-			description: t.Description, schema: schema, asks: asks})
+			description: t.Description, schema: schema, asks: asks, readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
 	}
 	return out
 }
@@ -1226,7 +1226,12 @@ type mcpTool struct {
 	name, remote, description string
 	schema                    json.RawMessage
 	asks                      bool
+	readOnly                  bool // the server annotates it readOnlyHint
 }
+
+// ReadOnly says the server annotates the tool readOnlyHint (plan mode
+// lets such a tool run; a hint, so it still asks as any server's tool).
+func (t *mcpTool) ReadOnly() bool { return t.readOnly }
 
 func (t *mcpTool) Spec() tool.Spec {
 	d := t.description

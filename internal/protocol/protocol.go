@@ -411,6 +411,10 @@ type SessionNewParams struct {
 	SessionID    string `json:"sessionId,omitempty"`
 	Mode         string `json:"mode,omitempty"`
 	KeepSiblings bool   `json:"keep_siblings,omitempty"`
+	// Risk starts a new session in that risk level (its mode: readonly,
+	// plan, supervised, edits, full); "" is the agent's. A session that
+	// exists keeps its own (session/configure changes it).
+	Risk string `json:"risk,omitempty"`
 	// MCPServers are more MCP servers for this session only (an editor's,
 	// through ACP): started on its first use, stopped with the session.
 	MCPServers []MCPServerSpec `json:"mcpServers,omitempty"`

@@ -6,7 +6,9 @@ package protocol
 // it.
 const (
 	RiskReadonly   = "readonly"
+	RiskPlan       = "plan"
 	RiskSupervised = "supervised"
+	RiskEdits      = "edits"
 	RiskFull       = "full"
 )
 
@@ -18,7 +20,9 @@ type RiskLevel struct {
 // RiskLevels are the risk levels, least allowed first.
 var RiskLevels = []RiskLevel{
 	{RiskReadonly, "Read-only", "reads, never changes"},
+	{RiskPlan, "Plan", "looks around and writes a plan; changes nothing (commands run read-only, asking)"},
 	{RiskSupervised, "Ask", "asks before changes and commands"},
+	{RiskEdits, "Accept edits", "edits files in the project without asking; asks before commands"},
 	{RiskFull, "Full access", "never asks"},
 }
 

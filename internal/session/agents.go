@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,12 @@ func (s *Session) turnAgent() *agent.Agent {
 	a.Commands.Sandbox = s.sandbox()
 	a.Commands.Processes = s.processes()
 	s.goalTools(&a)
+	// The mode switched mid-turn applies from the next tool call.
+	a.RiskNow = func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return cmp.Or(s.risk, s.agent.Risk)
+	}
 	if a.Tasks = s.taskHost(); a.Tasks == nil {
 		// At its depth a session starts no sub-agent: no task tools.
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), func(t tool.Tool) bool { return isTaskTool(t.Spec().Name) })

@@ -369,6 +369,9 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	if p.SessionID != "" && !protocol.ValidID(p.SessionID) {
 		return nil, &protocol.ParamsError{Field: "sessionId", Reason: "must be 1-128 characters of [A-Za-z0-9._-]"}
 	}
+	if p.Risk != "" && !slices.Contains(protocol.RiskIDs(), p.Risk) {
+		return nil, &protocol.ParamsError{Field: "risk", Reason: fmt.Sprintf("%q: must be one of %s", p.Risk, strings.Join(protocol.RiskIDs(), ", "))}
+	}
 	if p.Cwd != "" {
 		if !filepath.IsAbs(p.Cwd) {
 			return nil, &protocol.ParamsError{Field: "cwd", Reason: fmt.Sprintf("%q is not an absolute path", p.Cwd)}
@@ -695,7 +698,8 @@ func (m *Manager) create(c *Client, p protocol.SessionNewParams) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := m.store.CreateSession(&store.Session{ID: id, AgentAlias: p.AgentAlias, Mode: p.Mode, Cwd: cwd, Owner: c.ID()}); err != nil {
+	s.risk = p.Risk // "" is the agent's
+	if err := m.store.CreateSession(&store.Session{ID: id, AgentAlias: p.AgentAlias, Mode: p.Mode, Cwd: cwd, Owner: c.ID(), Risk: p.Risk}); err != nil {
 		return nil, err
 	}
 	m.changed(id)
@@ -903,7 +907,9 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 }
 
 // Configure changes a session's model and risk level (session/configure;
-// "" goes back to the agent's), from its next turn on, and stores them.
+// "" goes back to the agent's), and stores them: the model from the next
+// turn on, the risk level (the mode) from the next tool call, also in a
+// running turn.
 func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionConfigureParams) (*protocol.SessionConfigureResult, error) {
 	s, err := m.lookup(c, p.SessionID)
 	if err != nil {

@@ -234,7 +234,7 @@ func (h taskHost) Cancel(id string) (tool.TaskStatus, error) {
 
 // narrower is the narrower of two risk levels.
 func narrower(a, b string) string {
-	order := []string{protocol.RiskReadonly, protocol.RiskSupervised, protocol.RiskFull}
+	order := protocol.RiskIDs() // least allowed first
 	if slices.Index(order, a) < slices.Index(order, b) {
 		return a
 	}

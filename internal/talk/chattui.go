@@ -369,6 +369,10 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	case "tab":
 		m.complete()
 		return nil
+	case "shift+tab":
+		ns, _ := m.ch.session()
+		go m.ch.command(m.ctx, "/mode "+nextMode(ns.Risk))
+		return nil
 	case "ctrl+s":
 		return m.steer()
 	case "ctrl+c":
@@ -1238,7 +1242,7 @@ func (m *tui) footer() string {
 	if ns.SessionID == "" {
 		return ""
 	}
-	parts := []string{"agent " + ns.AgentAlias, cmp.Or(ns.Model, ns.Provider), ns.SessionID}
+	parts := []string{"agent " + ns.AgentAlias, cmp.Or(ns.Model, ns.Provider), strings.ToLower(modeName(ns.Risk)) + " mode", ns.SessionID}
 	if used, size := tokens[0], tokens[1]; size > 0 {
 		parts = append(parts, fmt.Sprintf("%s/%s tokens (%d%%)", kilo(used), kilo(size), used*100/size))
 	}

@@ -60,6 +60,7 @@ func init() {
 		{names: []string{"/cancel"}, help: "cancel the running turn (Esc or Ctrl-C do it too)", busy: busyCancel, run: (*chat).cancel},
 		{names: []string{"/compact"}, help: "summarise earlier turns out of the model's view (the history keeps them)", run: (*chat).compact},
 		{names: []string{"/model"}, args: "[M]", help: "show the session's model, or switch it to M (see zeroclaw models)", run: (*chat).model},
+		{names: []string{"/mode"}, args: "[NAME]", help: "show the mode, or switch it: read-only, plan, ask, accept edits, full\n(Shift-Tab cycles ask, accept edits, plan)", busy: busyBeside, run: (*chat).mode},
 		{names: []string{"/reasoning"}, args: "[L]", help: "show the session's reasoning level, or set it: off, low, medium, high", run: (*chat).reasoning},
 		{names: []string{"/undo"}, help: "undo the last turn: its files and its place in the conversation (asks first)",
 			run: func(ch *chat, ctx context.Context, word, arg string) error { ch.rewind(ctx, word, arg); return nil }},

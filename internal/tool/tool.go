@@ -342,6 +342,12 @@ type Effect struct {
 	Anything bool
 }
 
+// ReadOnlyer is a tool that says whether it changes nothing (an MCP
+// server's readOnlyHint); one that does not say is taken to change.
+type ReadOnlyer interface {
+	ReadOnly() bool
+}
+
 // Effecter is a tool that says what a call may change.
 type Effecter interface {
 	Effect(env *Env, input json.RawMessage) Effect

@@ -297,6 +297,14 @@ try {
   await ask('phone-done');
   await page.waitForFunction(() => !document.querySelector('#attached-clients').textContent.includes('phone'));
 
+  step('the mode picker switches the session\u2019s mode');
+  out.modeOptions = await page.$$eval('#mode option', (os) => os.map((o) => o.value));
+  await page.selectOption('#mode', 'edits');
+  await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Accept edits mode'));
+  await page.selectOption('#mode', 'supervised');
+  await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Ask mode'));
+  out.modeAfter = await page.$eval('#mode', (s) => s.value);
+
   step('a goal set from the page: its progress shown, then met; a schedule added, run now, paused, deleted');
   await page.click('#goal-open');
   await page.fill('#goal-objective', '/when "[Goal, turn 2]" /tool goal_done {"summary":"done from the page"}\nsay hi');

@@ -506,6 +506,16 @@ async function modelOptions(select, alias, current) {
 
 const TOOL_STATUS = { waiting: 'waiting for approval', running: 'running', done: 'done', failed: 'failed', refused: 'refused', stopped: 'stopped' };
 
+// MODES are the modes (the daemon's risk levels, protocol.RiskLevels),
+// least allowed first.
+const MODES = [
+  { id: 'readonly', name: 'Read-only', description: 'reads, never changes' },
+  { id: 'plan', name: 'Plan', description: 'looks around and writes a plan; changes nothing (commands run read-only, asking)' },
+  { id: 'supervised', name: 'Ask', description: 'asks before changes and commands' },
+  { id: 'edits', name: 'Accept edits', description: 'edits files in the project without asking; asks before commands' },
+  { id: 'full', name: 'Full access', description: 'never asks' },
+];
+
 class SessionView {
   // id: the session to open; fresh: {agentAlias, cwd, model} to make one.
   constructor(id, fresh) {
@@ -529,6 +539,11 @@ class SessionView {
     this.titleEl = el('h2', { class: 'session-title', id: 'session-title', text: this.info ? sessionTitle(this.info) : (this.sessionId ? 'Loading\u2026' : 'New session') });
     this.model = el('select', { id: 'model', 'aria-label': 'Model', class: 'needs-online' });
     this.model.addEventListener('change', () => this.configure());
+    // The mode (the session's risk level): the daemon's list
+    // (protocol.RiskLevels), least allowed first.
+    this.modeSel = el('select', { id: 'mode', 'aria-label': 'Mode', class: 'needs-online', title: 'How much the agent may do without asking' },
+      ...MODES.map((m) => el('option', { value: m.id, text: m.name, title: m.description })));
+    this.modeSel.addEventListener('change', () => this.switchMode());
     this.meta = el('span', { class: 'muted small meta-line' });
     this.log = el('div', { id: 'log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation', 'aria-busy': 'false' });
     this.input = el('textarea', { id: 'prompt', rows: 2, placeholder: 'Message the agent \u2014 Enter sends, Shift+Enter adds a line', 'aria-label': 'Message' });
@@ -596,7 +611,7 @@ class SessionView {
       onclick: () => { this.goalForm.hidden = !this.goalForm.hidden; if (!this.goalForm.hidden) this.goalForm.querySelector('textarea').focus(); } });
     const schedBtn = el('button', { type: 'button', id: 'schedules-open', class: 'secondary small-button needs-online', title: 'Prompts that run in this session at due times', text: 'Schedules',
       onclick: () => { this.schedEl.hidden = !this.schedEl.hidden; if (!this.schedEl.hidden) this.loadSchedules(); } });
-    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.model, goalBtn, schedBtn, forkBtn, exportSel)), this.goalEl, this.goalForm, this.schedEl, this.procsEl, this.log, this.composer, this.footer];
+    return [topbar(this.titleEl, renameBtn, el('div', { class: 'pickers' }, this.meta, this.who, this.modeSel, this.model, goalBtn, schedBtn, forkBtn, exportSel)), this.goalEl, this.goalForm, this.schedEl, this.procsEl, this.log, this.composer, this.footer];
   }
   // showGoal shows the session's goal (null: none).
   showGoal(g) {
@@ -877,7 +892,8 @@ class SessionView {
     this.showQueue(s.queue || []);
     conn.call('session/get', { sessionId: s.sessionId }).then((g) => { this.showAttached(g.attached || []); this.showGoal(g.goal || null); }).catch(() => {});
     this.meta.textContent = s.agentAlias + ' \u00b7 ' + s.cwd;
-    this.meta.title = 'agent ' + s.agentAlias + ', working in ' + s.cwd + ', risk ' + s.risk;
+    this.meta.title = 'agent ' + s.agentAlias + ', working in ' + s.cwd + ', mode ' + s.risk;
+    if (s.risk) this.modeSel.value = s.risk;
     await modelOptions(this.model, s.agentAlias, s.model);
     const info = app.sessions.get(s.sessionId);
     if (info) this.setInfo(info); else this.titleEl.textContent = 'Untitled session';
@@ -891,6 +907,14 @@ class SessionView {
     if (!this.footer.textContent) this.footer.textContent = (s.model || '') + (s.contextWindow ? ' \u00b7 context ' + s.contextWindow.toLocaleString() + ' tokens' : '');
     renderList();
     if (document.activeElement === document.body) this.input.focus();
+  }
+  async switchMode() {
+    if (!this.sessionId) return;
+    try {
+      const r = await app.conn.call('session/configure', { sessionId: this.sessionId, risk: this.modeSel.value });
+      this.modeSel.value = r.risk;
+      this.footer.textContent = MODES.find((m) => m.id === r.risk).name + ' mode from the next tool call';
+    } catch (e) { this.notice('Could not switch the mode: ' + e.message); }
   }
   async configure() {
     if (!this.sessionId) return;
