@@ -310,6 +310,14 @@ func (b *Bridge) toolOf(requestID string) string {
 	return id
 }
 
+// planOptions are a plan's: proceed in ask or accept-edits, or keep
+// planning (ACP's option kinds say allow or reject).
+var planOptions = []map[string]any{
+	{"optionId": protocol.DecisionProceedAsk, "name": "Proceed (ask before changes)", "kind": "allow_once"},
+	{"optionId": protocol.DecisionProceedEdits, "name": "Proceed (accept edits)", "kind": "allow_always"},
+	{"optionId": protocol.DecisionKeepPlanning, "name": "Keep planning", "kind": "reject_once"},
+}
+
 var permissionOptions = []map[string]any{
 	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
 	{"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
@@ -345,19 +353,29 @@ func (b *Bridge) askPermission(sessionID string, ev protocol.ApprovalRequestEven
 			OptionID string `json:"optionId"`
 		} `json:"outcome"`
 	}
+	tc := map[string]any{"toolCallId": ev.ToolCallID, "title": call.title,
+		"kind": call.kind, "status": "pending", "rawInput": input,
+		"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}}
+	options, valid, refuse := permissionOptions, protocol.Decisions, "reject_once"
+	if ev.Kind == protocol.KindPlan {
+		// The plan mode's end: the plan is the call's content.
+		var in struct {
+			Plan string `json:"plan"`
+		}
+		json.Unmarshal(ev.RawInput, &in)
+		tc["title"], tc["kind"] = "Proceed with this plan?", "switch_mode"
+		tc["content"] = []any{map[string]any{"type": "content", "content": textContent(in.Plan)}}
+		options, valid, refuse = planOptions, protocol.PlanDecisions, protocol.DecisionKeepPlanning
+	}
 	err := b.acp.Call(context.Background(), "session/request_permission", map[string]any{
-		"sessionId": sessionID,
-		"toolCall": map[string]any{"toolCallId": ev.ToolCallID, "title": call.title,
-			"kind": call.kind, "status": "pending", "rawInput": input,
-			"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}},
-		"options": permissionOptions,
+		"sessionId": sessionID, "toolCall": tc, "options": options,
 	}, &res)
-	decision := "reject_once"
+	decision := refuse
 	reason := ""
 	switch {
 	case err != nil:
 		reason = "the editor could not ask: " + err.Error()
-	case res.Outcome.Outcome == "selected" && slices.Contains(protocol.Decisions, res.Outcome.OptionID):
+	case res.Outcome.Outcome == "selected" && slices.Contains(valid, res.Outcome.OptionID):
 		decision = res.Outcome.OptionID
 	default:
 		reason = "cancelled in the editor"

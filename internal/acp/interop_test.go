@@ -162,6 +162,11 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 				Users []string
 				Text  string
 			}
+			Plan struct {
+				StopReason, Content, Mode string
+				Options                   []string
+				Request                   json.RawMessage
+			}
 			Goal struct {
 				Advertised               bool
 				SetState, State, Summary string
@@ -251,6 +256,14 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		}
 		for _, u := range k.Updates {
 			acptest.Validate(t, "SessionNotification", u)
+		}
+		// The plan mode's end: a permission request (schema-valid) whose
+		// content is the plan, its three options; proceeding (its first)
+		// switched the mode to ask.
+		if pl := got.Plan; pl.StopReason != "end_turn" || pl.Content != "1. read\n2. write" || strings.Join(pl.Options, " ") != "proceed_ask proceed_accept_edits keep_planning" || pl.Mode != "ask" {
+			t.Errorf("the plan phase: %+v", pl)
+		} else {
+			acptest.Validate(t, "RequestPermissionRequest", pl.Request)
 		}
 		// The goal extension: advertised, set, met, read back, and its
 		// change shown as a line.

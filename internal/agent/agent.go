@@ -31,6 +31,8 @@ type ApprovalRequest struct {
 	// Rule says why it is asked: the rule that says ask, else the risk
 	// level.
 	Rule string
+	// Options are the answers it takes (nil: protocol.Decisions).
+	Options []string
 }
 
 // Decision is the Host's answer to an ApprovalRequest, or a standing
@@ -43,6 +45,9 @@ type Decision struct {
 	// Why explains a refusal to the model ("rejected by the user", "no
 	// answer within 120 s").
 	Why string
+	// Choice is the option chosen (of a request with Options), and
+	// Feedback what the user said with it.
+	Choice, Feedback string
 }
 
 // Host is what a turn runs in: where its events go, who approves calls,
@@ -162,6 +167,9 @@ type Agent struct {
 	// RiskNow, when set, is the session's risk level now (a mode switched
 	// mid-turn applies from the next tool call); else Risk.
 	RiskNow func() string
+	// PlanExit leaves the plan mode with a plan (exit_plan; nil: not in
+	// plan mode).
+	PlanExit tool.PlanExit
 	// Note, when set, says what the model should know about its tools
 	// now (the MCP servers not available); added to each request's
 	// system prompt when not "".
@@ -226,7 +234,7 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		h.Record(m)
 	}
 	env := &tool.Env{Cwd: cwd, Confine: a.Risk != RiskFull, Elicit: h.Elicitor(),
-		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks, Goal: a.Goal,
+		Commands: a.Commands, FS: h.ClientFS(), Terminal: h.ClientTerminal(), Tasks: a.Tasks, Goal: a.Goal, PlanExit: a.PlanExit,
 		Plan: func(e []protocol.PlanEntry) { h.Emit(protocol.PlanEvent{Entries: e}) }}
 	byName := map[string]tool.Tool{}
 	var specs []provider.ToolSpec

@@ -169,6 +169,11 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it := x.item("approval")
 		it.Decision, it.Text = e.Decision, "by "+e.By
 	case protocol.PlanEvent:
+		if e.Text != "" {
+			// A plan-mode plan, whole, and where it was written.
+			x.item("plan").Text = e.Text + "\n\n(" + e.Path + ")\n"
+			return
+		}
 		var b strings.Builder
 		for _, e := range e.Entries {
 			fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)

@@ -122,3 +122,68 @@ func TestModeSwitchedMidTurn(t *testing.T) {
 		t.Fatalf("%d approvals asked: the switch to full did not apply to the next call", n)
 	}
 }
+
+// exit_plan: the plan is written and told (a plan event with its text
+// and path), the user is asked (kind plan, its three options); keep
+// planning sends their feedback into the same turn, answered there;
+// proceed in accept-edits switches the mode. A plan's request takes only
+// its own answers.
+func TestExitPlan(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	sid := fmt.Sprint(result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code","risk":"plan"}`))["sessionId"])
+	plan := "1. write a.txt\n2. check it"
+	call := `/tool exit_plan {"plan":` + quote(plan) + `}`
+	done := a.send("session/prompt", prompt(sid, call))
+	pe := a.until("plan")
+	if pe["text"] != plan || pe["path"] != ".zeroclaw/plans/"+sid+"-1.md" {
+		t.Fatalf("the plan event: %v", pe)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, ".zeroclaw", "plans", sid+"-1.md")); string(b) != plan {
+		t.Fatalf("the plan file: %q", b)
+	}
+	req := a.until("approval_request")
+	if req["kind"] != "plan" || fmt.Sprint(req["options"]) != "[proceed_ask proceed_accept_edits keep_planning]" {
+		t.Fatalf("the plan's request: %v", req)
+	}
+	rid := quote(fmt.Sprint(req["requestId"]))
+	if e := a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+rid+`,"decision":"allow_once"}`); errCode(e) != -32602 {
+		t.Fatalf("a plan answered allow_once: %v", e)
+	}
+	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+rid+`,"decision":"keep_planning","feedback":"also add a test"}`))
+	res := result(t, a.wait(done, "the turn"))
+	if res["content"] != "echo: also add a test" {
+		t.Fatalf("the feedback was not answered in the turn: %v", res)
+	}
+	if g := result(t, a.call("session/get", `{"sessionId":`+quote(sid)+`}`)); g["state"] == nil {
+		t.Fatal(g)
+	}
+	if cr := result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`}`)); cr["risk"] != "plan" {
+		t.Fatalf("after keep planning the mode is %v", cr["risk"])
+	}
+	done = a.send("session/prompt", prompt(sid, call))
+	req = a.until("approval_request")
+	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(fmt.Sprint(req["requestId"]))+`,"decision":"proceed_accept_edits"}`))
+	result(t, a.wait(done, "the turn"))
+	if cr := result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`}`)); cr["risk"] != "edits" {
+		t.Fatalf("after proceed in accept-edits the mode is %v", cr["risk"])
+	}
+	var steered, results []string
+	for _, e := range eventsOf(a.snapshot(), sid) {
+		if e["type"] == "user_message" && e["steered"] == true {
+			steered = append(steered, fmt.Sprint(e["text"]))
+		}
+		if e["type"] == "tool_result" {
+			results = append(results, fmt.Sprint(e["rawOutput"]))
+		}
+	}
+	if strings.Join(steered, "|") != "also add a test" || len(results) != 2 || !strings.Contains(results[1], "accept edits mode") {
+		t.Fatalf("steered %q, results %q", steered, results)
+	}
+	// Outside the plan mode there is no exit_plan.
+	res = result(t, a.call("session/prompt", prompt(sid, call)))
+	if !strings.Contains(fmt.Sprint(res["content"]), "unknown tool") && !strings.Contains(fmt.Sprint(res["content"]), "not in the plan mode") {
+		t.Fatalf("exit_plan outside the plan mode: %v", res)
+	}
+}

@@ -188,7 +188,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		GoalProgress                                                                                                        float64
 		SchedPaused                                                                                                         bool
 		ModeOptions                                                                                                         []string
-		ModeAfter                                                                                                           string
+		ModeAfter, ModeAfterPlan, PlanCard                                                                                  string
 		ContrastLight, ContrastDark                                                                                         []struct {
 			Sel     string
 			Ratio   float64
@@ -300,6 +300,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		"the goal's progress: %q, bar %v", out.GoalSpent, out.GoalProgress)
 	check(strings.Join(out.ModeOptions, " ") == strings.Join(protocol.RiskIDs(), " ") && out.ModeAfter == "supervised",
 		"the mode picker: %v (the daemon's: %v), after %q", out.ModeOptions, protocol.RiskIDs(), out.ModeAfter)
+	check(strings.Contains(out.PlanCard, "The plan") && strings.Contains(out.PlanCard, ".zeroclaw/plans/") && out.ModeAfterPlan == "edits",
+		"the plan mode: card %q, mode after %q", out.PlanCard, out.ModeAfterPlan)
 	check(out.SchedWhen == "every 1h" && out.SchedPaused, "the schedule: %q, paused %v", out.SchedWhen, out.SchedPaused)
 	// The page names its prompts: "back again" ran under a
 	// clientMessageId of the page's (sent again after a lost

@@ -374,6 +374,10 @@ type ApprovalResolvedEvent struct {
 // PlanEvent is plan: the agent's plan as it stands.
 type PlanEvent struct {
 	Entries []PlanEntry `json:"entries"`
+	// Text is a plan-mode plan, whole (exit_plan's), and Path the file
+	// it was written to, relative to the session's directory.
+	Text string `json:"text,omitempty"`
+	Path string `json:"path,omitempty"`
 }
 
 // ContextUsageEvent is context_usage, after each model call.
@@ -435,7 +439,18 @@ const (
 	DecisionAllowAlwaysInput = "allow_always_input"
 	DecisionRejectOnce       = "reject_once"
 	DecisionRejectAlways     = "reject_always"
+	// A plan's (exit_plan's approval_request, kind KindPlan).
+	DecisionProceedAsk   = "proceed_ask"
+	DecisionProceedEdits = "proceed_accept_edits"
+	DecisionKeepPlanning = "keep_planning"
 )
+
+// KindPlan is the kind of the approval_request that asks to leave the
+// plan mode with a plan.
+const KindPlan = "plan"
+
+// PlanDecisions are a plan approval's options.
+var PlanDecisions = []string{DecisionProceedAsk, DecisionProceedEdits, DecisionKeepPlanning}
 
 // Tool kinds of tool_call and approval_request (ACP's ToolKind).
 const (

@@ -664,6 +664,9 @@ type SessionApproveParams struct {
 	RequestID string `json:"requestId"`
 	Decision  string `json:"decision"`
 	Reason    string `json:"reason,omitempty"`
+	// Feedback goes with keep_planning: the user's message about the
+	// plan, which the model answers in the same turn.
+	Feedback string `json:"feedback,omitempty"`
 }
 
 // SessionApproveResult is the result of session/approve.

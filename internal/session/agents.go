@@ -68,6 +68,7 @@ func (s *Session) turnAgent() *agent.Agent {
 		defer s.mu.Unlock()
 		return cmp.Or(s.risk, s.agent.Risk)
 	}
+	s.planTools(&a)
 	if a.Tasks = s.taskHost(); a.Tasks == nil {
 		// At its depth a session starts no sub-agent: no task tools.
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), func(t tool.Tool) bool { return isTaskTool(t.Spec().Name) })

@@ -3,7 +3,10 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/permission"
@@ -17,18 +20,21 @@ import (
 
 // approve answers a pending approval; false when it is unknown or
 // already answered.
-func (s *Session) approve(requestID, decision, reason string, by *Client) bool {
+func (s *Session) approve(requestID, decision, reason, feedback string, by *Client) (bool, error) {
 	s.mu.Lock()
 	child := s.forwards[requestID]
 	s.mu.Unlock()
 	if child != nil {
-		return child.approve(requestID, decision, reason, by) // a child's, shown here
+		return child.approve(requestID, decision, reason, feedback, by) // a child's, shown here
+	}
+	if opts := s.t.approvalOptions(requestID); opts != nil && !slices.Contains(opts, decision) {
+		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: this request takes %s", decision, strings.Join(opts, ", "))}
 	}
 	a, ok := s.t.answer(requestID)
 	if ok {
-		a.ch <- answer{decision: decision, reason: reason, by: by}
+		a.ch <- answer{decision: decision, reason: reason, feedback: feedback, by: by}
 	}
-	return ok
+	return ok, nil
 }
 
 // Standing implements agent.Host: an "always" answer given earlier in
@@ -95,7 +101,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
 	id := protocol.NewID("apr_", 6)
-	a := &approval{tool: req.ToolName, ch: make(chan answer, 1)}
+	options := req.Options
+	if options == nil {
+		options = protocol.Decisions
+	}
+	a := &approval{tool: req.ToolName, options: options, ch: make(chan answer, 1)}
 	s.t.ask(id, a)
 
 	secs := s.m.conf().cfg.Daemon.ApprovalTimeoutSecs
@@ -104,7 +114,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		input = json.RawMessage(`{}`)
 	}
 	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
-		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: protocol.Decisions, Rule: req.Rule}
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: options, Rule: req.Rule}
 	s.emit(ev)
 	// A goal's turn that waits for an answer: the goal is blocked.
 	s.goalAsks(true)
@@ -136,6 +146,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	s.emit(resolved)
 	shown.emit(resolved)
 
+	if req.Options != nil {
+		// Its own options (a plan's): the choice is the caller's to
+		// read; no standing answer is kept.
+		return agent.Decision{Allow: by == "client", Choice: ans.decision, Feedback: ans.feedback, Why: "no answer (" + by + ")"}
+	}
 	switch ans.decision {
 	case "allow_always":
 		s.mu.Lock()

@@ -837,14 +837,14 @@ func (m *Manager) Cancel(c *Client, id string) (bool, error) {
 
 // Approve answers an approval request.
 func (m *Manager) Approve(c *Client, p protocol.SessionApproveParams) (bool, error) {
-	if !slices.Contains(protocol.Decisions, p.Decision) {
-		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: must be one of %s", p.Decision, strings.Join(protocol.Decisions, ", "))}
+	if !slices.Contains(protocol.Decisions, p.Decision) && !slices.Contains(protocol.PlanDecisions, p.Decision) {
+		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: must be one of %s (a plan's: %s)", p.Decision, strings.Join(protocol.Decisions, ", "), strings.Join(protocol.PlanDecisions, ", "))}
 	}
 	s, err := m.lookup(c, p.SessionID)
 	if err != nil {
 		return false, err
 	}
-	return s.approve(p.RequestID, p.Decision, p.Reason, c), nil
+	return s.approve(p.RequestID, p.Decision, p.Reason, p.Feedback, c)
 }
 
 // Close closes a live session (its history stays). It returns once the

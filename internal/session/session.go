@@ -185,13 +185,14 @@ type job struct {
 }
 
 type approval struct {
-	tool string
-	ch   chan answer
+	tool    string
+	options []string // the answers it takes
+	ch      chan answer
 }
 
 type answer struct {
-	decision, reason string
-	by               *Client // the client that answered (nil: the daemon)
+	decision, reason, feedback string
+	by                         *Client // the client that answered (nil: the daemon)
 }
 
 // ID returns the session id.

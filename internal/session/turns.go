@@ -398,3 +398,13 @@ func (t *turns) goalTurn() bool {
 	defer t.mu.Unlock()
 	return t.current != nil && t.current.goal
 }
+
+// approvalOptions are the answers open approval id takes (nil: none open).
+func (t *turns) approvalOptions(id string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a := t.approvals[id]; a != nil {
+		return a.options
+	}
+	return nil
+}

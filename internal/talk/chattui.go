@@ -786,6 +786,11 @@ func (m *tui) event(u update) tea.Cmd {
 		}
 	case protocol.PlanEvent:
 		m.flush()
+		if e.Text != "" {
+			// A plan-mode plan, whole, as Markdown (its approval follows).
+			m.out.print(ch.dim("── plan ("+e.Path+") ──") + "\n" + mdterm.Render(e.Text, m.ch.color))
+			break
+		}
 		m.out.print(ch.tuiStyle().planLines(e.Entries))
 	case protocol.ApprovalResolvedEvent:
 		// Answered here: the ask is closed already. Elsewhere (another

@@ -227,7 +227,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 		r.note("%s\n", plainStyle.toolResultLine(e, 160))
 	case protocol.PlanEvent:
 		r.endLine()
-		if len(e.Entries) > 0 {
+		if e.Text != "" {
+			r.note("── plan (%s) ──\n%s\n", e.Path, e.Text)
+		} else if len(e.Entries) > 0 {
 			r.note("%s\n", plainStyle.planLines(e.Entries))
 		}
 	case protocol.ApprovalRequestEvent:

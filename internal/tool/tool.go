@@ -162,6 +162,8 @@ type Env struct {
 	Tasks Tasks
 	// Goal is the session's active goal (nil: none).
 	Goal Goal
+	// PlanExit leaves the plan mode (nil: not in it).
+	PlanExit PlanExit
 	// CallID, set for one call, is the model's id of the call.
 	CallID string
 }

@@ -27,7 +27,9 @@ function start(updates, asked, writes) {
     .onNotification("session/update", ({ params }) => { updates.push(params.update); })
     .onRequest("session/request_permission", ({ params: p }) => {
       asked.push(p);
-      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+      // allow_once, or a request's first option (a plan's: proceed).
+      const id = p.options.some((o) => o.optionId === "allow_once") ? "allow_once" : p.options[0].optionId;
+      return { outcome: { outcome: "selected", optionId: id } };
     });
   if (writes) {
     app = app
@@ -131,8 +133,8 @@ await f.app.connectWith(f.stream, async (ctx) => {
 });
 f.child.kill();
 
-const updates7 = [];
-const g = start(updates7, []);
+const updates7 = [], asked7 = [];
+const g = start(updates7, asked7);
 await g.app.connectWith(g.stream, async (ctx) => {
   await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
   const { sessionId } = await ctx.request("session/new", { cwd, mcpServers: [] });
@@ -151,6 +153,14 @@ await g.app.connectWith(g.stream, async (ctx) => {
   const got = await ctx.request("_session/goal", { sessionId });
   out.goal = { advertised: init?._meta?.goal?.supported === true, setState: set.goal.state, state: got.goal.state, summary: got.goal.summary,
     line: updates7.find((u) => u._meta?.goal?.state === "met").content.text };
+  // The plan mode: exit_plan asks with the plan as the call's content;
+  // proceeding switches the mode option.
+  await ctx.request("session/set_config_option", { sessionId, configId: "mode", value: "plan" });
+  const pr = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: '/tool exit_plan {"plan":"1. read\\n2. write"}' }] });
+  const planAsk = asked7.find((p) => p.toolCall.kind === "switch_mode");
+  const resumedAfterPlan = await ctx.request("session/resume", { sessionId, cwd, mcpServers: [] });
+  out.plan = { stopReason: pr.stopReason, request: planAsk, options: planAsk ? planAsk.options.map((o) => o.optionId) : [],
+    content: planAsk ? planAsk.toolCall.content[0].content.text : "", mode: resumedAfterPlan.configOptions.find((o) => o.id === "mode").currentValue };
   out.killed = { stopReason: r.stopReason, pid, chunksAfter: after.filter((u) => u.sessionUpdate === "agent_message_chunk").length,
     resumed: resumed ? { kind: resumed.sessionUpdate, attempt: resumed._meta.zeroclaw.turnResumed.attempt, text: resumed.content.text } : null,
     updates: updates7.map((u) => ({ sessionId, update: u })) };

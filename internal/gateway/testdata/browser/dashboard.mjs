@@ -305,6 +305,26 @@ try {
   await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Ask mode'));
   out.modeAfter = await page.$eval('#mode', (s) => s.value);
 
+  step('the plan mode: the plan shown, more planning asked with feedback, then proceed in accept edits');
+  await page.selectOption('#mode', 'plan');
+  await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Plan mode'));
+  await page.fill('#prompt', '/tool exit_plan {"plan":"# The plan\\n1. do it"}');
+  await page.click('#send');
+  await page.waitForSelector('.plan-text');
+  out.planCard = await text('.plan-text');
+  await page.waitForSelector('.plan-approval .plan-keep');
+  await page.fill('.plan-approval .plan-feedback', 'add a test too');
+  await page.click('.plan-approval .plan-keep');
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent')].some((e) => e.textContent.includes('echo: add a test too')));
+  await page.fill('#prompt', '/tool exit_plan {"plan":"# The plan\\n1. do it\\n2. test it"}');
+  await page.click('#send');
+  await page.waitForFunction(() => document.querySelectorAll('.plan-approval .plan-proceed-edits').length === 1);
+  await page.click('.plan-approval .plan-proceed-edits');
+  await page.waitForFunction(() => document.querySelector('#mode').value === 'edits');
+  out.modeAfterPlan = await page.$eval('#mode', (s) => s.value);
+  await page.selectOption('#mode', 'supervised');
+  await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Ask mode'));
+
   step('a goal set from the page: its progress shown, then met; a schedule added, run now, paused, deleted');
   await page.click('#goal-open');
   await page.fill('#goal-objective', '/when "[Goal, turn 2]" /tool goal_done {"summary":"done from the page"}\nsay hi');

@@ -1076,6 +1076,10 @@ class SessionView {
         const a = this.approvals.get(u.requestId);
         if (!a) break;
         this.approvals.delete(u.requestId);
+        if (a.plan) {
+          a.box.replaceChildren(el('div', { class: 'resolved', text: ({ proceed_ask: 'Proceeding in the ask mode', proceed_accept_edits: 'Proceeding in the accept-edits mode', keep_planning: 'Planning goes on' }[u.decision] || 'Not answered') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') }));
+          break;
+        }
         const allowed = (u.decision || '').startsWith('allow');
         a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (u.decision.endsWith('always') ? ' for this session' : u.decision.endsWith('_input') ? ' for this exact input' : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') +
           (u.by === 'client' && u.clientId && u.clientId !== app.clientId ? ' by ' + (u.clientName || u.clientId) : '') }));
@@ -1083,6 +1087,12 @@ class SessionView {
         break;
       }
       case 'plan':
+        if (u.text) {
+          // A plan-mode plan, whole: its approval follows.
+          this.log.append(el('div', { class: 'plan card plan-text' }, el('div', { class: 'card-title', text: 'Plan' + (u.path ? ' \u00b7 ' + u.path : '') }), markdown(u.text)));
+          this.scroll();
+          break;
+        }
         this.log.append(el('div', { class: 'plan card' }, el('div', { class: 'card-title', text: 'Plan' }),
           el('ul', {}, (u.entries || []).map((e) => el('li', { class: 'plan-' + e.status }, el('span', { class: 'plan-status', text: e.status }), ' ', e.content)))));
         break;
@@ -1151,6 +1161,7 @@ class SessionView {
   // approval shows the question once, in its tool's card: the whole
   // command, or the change as a diff, and the answers.
   approval(u) {
+    if (u.kind === 'plan') { this.planApproval(u); return; }
     const card = this.toolCard(u.toolCallId || u.requestId, u.toolName, u.rawInput);
     this.toolStatus(card, 'waiting');
     const decide = (decision) => {
@@ -1174,6 +1185,28 @@ class SessionView {
     card.details = card.node.querySelector('.tool-details');
     if (!diff && card.details) card.details.open = true;
     this.approvals.set(u.requestId, { card, box: card.box, decide });
+    refreshOnline();
+  }
+  // planApproval asks to leave the plan mode with the plan just shown:
+  // proceed (in ask or accept-edits), or keep planning with feedback.
+  planApproval(u) {
+    const feedback = el('textarea', { id: 'plan-feedback-' + u.requestId, class: 'plan-feedback', rows: 2, placeholder: 'What to change (with Keep planning)' });
+    const card = el('div', { class: 'plan-approval card', role: 'group', 'aria-label': 'Proceed with this plan?', 'data-request': u.requestId },
+      el('div', { class: 'card-title', text: 'Proceed with this plan?' }),
+      el('label', { for: feedback.id, class: 'sr-only', text: 'Feedback on the plan' }), feedback);
+    const decide = (decision) => {
+      for (const b of card.querySelectorAll('button')) b.disabled = true;
+      app.conn.call('session/approve', { sessionId: this.sessionId, requestId: u.requestId, decision, feedback: decision === 'keep_planning' ? feedback.value.trim() || undefined : undefined })
+        .then(() => { if (decision !== 'keep_planning') this.modeSel.value = decision === 'proceed_ask' ? 'supervised' : 'edits'; })
+        .catch((e) => { for (const b of card.querySelectorAll('button')) b.disabled = false; this.notice('The answer did not reach the daemon: ' + e.message); });
+    };
+    card.append(el('div', { class: 'buttons' },
+      el('button', { type: 'button', class: 'allow needs-online plan-proceed-ask', text: 'Proceed (ask)', onclick: () => decide('proceed_ask') }),
+      el('button', { type: 'button', class: 'secondary needs-online plan-proceed-edits', text: 'Proceed (accept edits)', onclick: () => decide('proceed_accept_edits') }),
+      el('button', { type: 'button', class: 'secondary needs-online plan-keep', text: 'Keep planning', onclick: () => decide('keep_planning') })));
+    this.log.append(card);
+    this.approvals.set(u.requestId, { plan: true, card, box: card, decide: (d) => decide(d === 'allow_once' ? 'proceed_ask' : 'keep_planning') });
+    this.scroll();
     refreshOnline();
   }
   // the oldest approval still waiting
