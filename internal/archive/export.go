@@ -214,6 +214,16 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		}
 	case protocol.TurnResumedEvent:
 		x.item("note").Text = fmt.Sprintf("the daemon restarted during this turn; it went on (attempt %d)", e.Attempt)
+	case protocol.ApprovalReviewedEvent:
+		text := fmt.Sprintf("reviewed by %s: %s", e.Reviewer, e.Decision)
+		if e.Risk != "" {
+			text += " (" + e.Risk + " risk)"
+		}
+		if e.Rationale+e.Error != "" {
+			text += ": " + e.Rationale + e.Error
+		}
+		it := x.item("approval")
+		it.Text, it.CallID, it.Tool = text, e.ToolCallID, e.ToolName
 	case protocol.GoalUpdateEvent:
 		g := e.Goal
 		text := fmt.Sprintf("goal %s after %d turns: %s", g.State, g.Turns, firstLine(g.Objective))

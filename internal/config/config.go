@@ -41,6 +41,8 @@ type Config struct {
 	Schedules Schedules `toml:"schedules"`
 	// Goals is [goals]: objectives a session works toward.
 	Goals Goals `toml:"goals"`
+	// Approvals is [approvals]: a reviewer that answers for the user.
+	Approvals Approvals `toml:"approvals"`
 	// Permissions are the [[permissions]] rules, in order.
 	Permissions []Permission `toml:"permissions"`
 	// Hooks are the [[hooks]]: commands run at events of a turn.
@@ -173,6 +175,18 @@ type Tools struct {
 }
 
 // Subagents is the [subagents] table.
+// Approvals is [approvals].
+type Approvals struct {
+	// Reviewer names the agent that reviews each approval request first
+	// ("": none, the default).
+	Reviewer string `toml:"reviewer"`
+	// ReviewerAllows is the highest risk the reviewer may allow alone
+	// (low or medium).
+	ReviewerAllows string `toml:"reviewer_allows"`
+	// ReviewerTimeoutSecs bounds a review; past it the user is asked.
+	ReviewerTimeoutSecs int `toml:"reviewer_timeout_secs"`
+}
+
 // Goals is [goals].
 type Goals struct {
 	// DefaultBudgetUSD bounds a goal set without a budget (0: none).
@@ -506,6 +520,7 @@ func Default(getenv func(string) string) *Config {
 		Sandbox:     Sandbox{Network: true},
 		Subagents:   Subagents{MaxDepth: 1, MaxConcurrent: 4},
 		Schedules:   Schedules{Enabled: true, Max: 100},
+		Approvals:   Approvals{ReviewerAllows: "low", ReviewerTimeoutSecs: 30},
 	}
 	var p Provider
 	switch {
@@ -550,7 +565,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Approvals: def.Approvals, Source: path, Origins: map[string]string{}}
 	md, err := toml.Decode(string(text), c)
 	if err != nil {
 		var pe toml.ParseError
@@ -670,7 +685,7 @@ func lineOf(text string, key toml.Key) int {
 func (c *Config) validate() error {
 	for _, check := range []func(*Config) error{
 		(*Config).checkDaemon, (*Config).checkProviders, (*Config).checkHooks, (*Config).checkPermissions,
-		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkSchedules, (*Config).checkGoals, (*Config).checkBudget, (*Config).checkGateway,
+		(*Config).checkSandbox, (*Config).checkCheckpoints, (*Config).checkTools, (*Config).checkSubagents, (*Config).checkSchedules, (*Config).checkGoals, (*Config).checkApprovals, (*Config).checkBudget, (*Config).checkGateway,
 		(*Config).checkMCP, (*Config).checkAgents,
 	} {
 		if err := check(c); err != nil {
@@ -849,6 +864,22 @@ func (c *Config) checkTools() error {
 	}
 	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
 		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)
+	}
+	return nil
+}
+
+func (c *Config) checkApprovals() error {
+	a := c.Approvals
+	if a.Reviewer != "" {
+		if _, ok := c.Agents[a.Reviewer]; !ok {
+			return fmt.Errorf("approvals.reviewer = %q: no such agent (known: %s)", a.Reviewer, strings.Join(c.AgentAliases(), ", "))
+		}
+	}
+	if a.ReviewerAllows != "low" && a.ReviewerAllows != "medium" {
+		return fmt.Errorf("approvals.reviewer_allows = %q: low or medium", a.ReviewerAllows)
+	}
+	if a.ReviewerTimeoutSecs < 1 || a.ReviewerTimeoutSecs > 600 {
+		return fmt.Errorf("approvals.reviewer_timeout_secs = %d: want 1 to 600", a.ReviewerTimeoutSecs)
 	}
 	return nil
 }

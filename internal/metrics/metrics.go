@@ -37,6 +37,8 @@ var (
 		Help: "What model calls cost, in USD, where the price is known."}, []string{"provider", "model"})
 	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_tool_calls_total",
 		Help: "Tool calls, by tool and decision (auto, allowed, rejected, refused, unknown, cancelled)."}, []string{"tool", "decision"})
+	approvalReviews = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_approval_reviews_total",
+		Help: "Approval requests the reviewer answered, by what was done (allow, deny, ask)."}, []string{"decision"})
 	scheduleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_schedule_runs_total",
 		Help: "Schedules' runs ended or skipped, by outcome (completed, failed, skipped)."}, []string{"outcome"})
 	mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_mcp_calls_total",
@@ -61,7 +63,7 @@ var (
 )
 
 func init() {
-	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, scheduleRuns, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
+	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, scheduleRuns, approvalReviews, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
 		processes, processesRunning, sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
@@ -117,6 +119,9 @@ func ProviderCall(provider, model, outcome string, took time.Duration, input, ou
 
 // ToolCall counts a tool call and what was decided about it.
 func ToolCall(tool, decision string) { toolCalls.WithLabelValues(value("tool", tool), decision).Inc() }
+
+// ApprovalReview counts a review by what was done (allow, deny, ask).
+func ApprovalReview(decision string) { approvalReviews.WithLabelValues(decision).Inc() }
 
 // ScheduleRun counts a schedule's run by outcome (completed, failed,
 // skipped; started is not counted).

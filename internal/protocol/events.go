@@ -62,6 +62,7 @@ var Events = events(
 	TurnResumedEvent{},
 	ScheduleUpdateEvent{},
 	GoalUpdateEvent{},
+	ApprovalReviewedEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -357,6 +358,9 @@ type ApprovalRequestEvent struct {
 	// shown in its parent's session (answer it there, with this
 	// requestId).
 	Subagent *SubagentRef `json:"subagent,omitempty"`
+	// Review is the reviewer's rating, when it left the call to the
+	// user.
+	Review *Review `json:"review,omitempty"`
 }
 
 // ApprovalResolvedEvent is approval_resolved: the decision, and who made
@@ -444,6 +448,36 @@ const (
 	DecisionProceedEdits = "proceed_accept_edits"
 	DecisionKeepPlanning = "keep_planning"
 )
+
+// ApprovalReviewedEvent is approval_reviewed: what the reviewer ([approvals]
+// reviewer) said of an approval request, and what came of it (allow: it
+// ran unasked; deny: refused; ask: the user was asked, with the rating).
+type ApprovalReviewedEvent struct {
+	RequestID  string `json:"requestId"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	Reviewer   string `json:"reviewer"`
+	// Decision is what was done: allow, deny or ask (an answer past
+	// reviewer_allows, an error, a timeout or no answer ask).
+	Decision  string `json:"decision"`
+	Risk      string `json:"risk,omitempty"`
+	Rationale string `json:"rationale,omitempty"`
+	// Error says why there was no usable answer.
+	Error      string `json:"error,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+func (ApprovalReviewedEvent) EventType() string { return EventApprovalReviewed }
+
+// EventApprovalReviewed is approval_reviewed's type.
+const EventApprovalReviewed = "approval_reviewed"
+
+// Review is a reviewer's rating on an approval_request it left to the
+// user.
+type Review struct {
+	Risk      string `json:"risk"`
+	Rationale string `json:"rationale"`
+}
 
 // KindPlan is the kind of the approval_request that asks to leave the
 // plan mode with a plan.

@@ -101,6 +101,14 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
 	id := protocol.NewID("apr_", 6)
+	// The reviewer first, when there is one.
+	decision, rv, why := s.review(ctx, id, req)
+	switch decision {
+	case "allow":
+		return agent.Decision{Allow: true}
+	case "deny":
+		return agent.Decision{Why: "the reviewer refused it: " + why}
+	}
 	options := req.Options
 	if options == nil {
 		options = protocol.Decisions
@@ -114,7 +122,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		input = json.RawMessage(`{}`)
 	}
 	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
-		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: options, Rule: req.Rule}
+		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: options, Rule: req.Rule, Review: rv}
 	s.emit(ev)
 	// A goal's turn that waits for an answer: the goal is blocked.
 	s.goalAsks(true)
@@ -178,11 +186,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	case "cancel":
 		return agent.Decision{Why: "the turn was cancelled"}
 	}
-	why := "rejected by the user"
+	rejected := "rejected by the user"
 	if ans.reason != "" {
-		why += ": " + ans.reason
+		rejected += ": " + ans.reason
 	}
-	return agent.Decision{Why: why}
+	return agent.Decision{Why: rejected}
 }
 
 // withdraw removes a pending approval unless a client answered first, in

@@ -824,6 +824,9 @@ func (m *tui) event(u update) tea.Cmd {
 		m.out.print(ch.dim(scheduleNote(e)))
 	case protocol.GoalUpdateEvent:
 		m.out.print(ch.dim(goalNote(e)))
+	case protocol.ApprovalReviewedEvent:
+		m.flush()
+		m.out.print(ch.dim(reviewNote(e)))
 	case protocol.SubagentUpdateEvent:
 		m.out.print(ch.dim(subagentNote(e)))
 		if e.Subagent.State == protocol.SubagentRunning {

@@ -259,6 +259,9 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.GoalUpdateEvent:
 		r.endLine()
 		r.note("%s\n", goalNote(e))
+	case protocol.ApprovalReviewedEvent:
+		r.endLine()
+		r.note("%s\n", reviewNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -97,6 +97,20 @@ func resumedNote(e protocol.TurnResumedEvent) string {
 	return fmt.Sprintf("  (the daemon restarted during this turn; it goes on, attempt %d)", e.Attempt)
 }
 
+// reviewNote says what the reviewer did with a call.
+func reviewNote(e protocol.ApprovalReviewedEvent) string {
+	s := fmt.Sprintf("  (reviewer %s: %s %s", e.Reviewer, e.Decision, e.ToolName)
+	if e.Risk != "" {
+		s += ", " + e.Risk + " risk"
+	}
+	if e.Rationale != "" {
+		s += ": " + e.Rationale
+	} else if e.Error != "" {
+		s += ": " + e.Error
+	}
+	return s + ")"
+}
+
 // goalNote says how a session's goal stands.
 func goalNote(e protocol.GoalUpdateEvent) string {
 	g := e.Goal

@@ -1043,6 +1043,10 @@ class SessionView {
       }
       case 'queue_update': this.showQueue(u.items || []); break;
       case 'goal_update': this.showGoal(u.goal); break;
+      case 'approval_reviewed':
+        this.log.append(el('div', { class: 'turn-note review small muted', text: 'reviewer ' + u.reviewer + ': ' + u.decision + ' ' + u.toolName + (u.risk ? ' (' + u.risk + ' risk)' : '') + (u.rationale ? ' \u2014 ' + u.rationale : u.error ? ' \u2014 ' + u.error : '') }));
+        this.scroll();
+        break;
       case 'schedule_update': {
         const r = u.run || {};
         this.log.append(el('div', { class: 'turn-note schedule small muted', text: 'schedule ' + u.scheduleId + ': run ' + r.state + (r.reason ? ' \u2014 ' + r.reason : '') }));
@@ -1177,6 +1181,7 @@ class SessionView {
       diff,
       !diff && u.summary ? el('div', { class: 'approval-summary', text: u.summary }) : null,
       u.rule && u.rule.includes('permission rule') ? el('div', { class: 'approval-rule small muted', text: 'Asked by ' + u.rule.replace(/^the /, '').replace(/ asks$/, '') }) : null,
+      u.review ? el('div', { class: 'approval-review small', text: 'Reviewer: ' + u.review.risk + ' risk \u2014 ' + u.review.rationale }) : null,
       el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
         el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
         opts.includes('allow_always_input') && card.node.dataset.kind === 'execute' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
