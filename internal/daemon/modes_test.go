@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 )
 
@@ -41,7 +42,8 @@ func toolTurn(t *testing.T, p *peer, sid string, lines ...string) (results []str
 // read-only; accept-edits runs an edit unasked and asks for a command;
 // full asks nothing but a deny rule still wins.
 func TestModes(t *testing.T) {
-	r := startWith(t, echoAgent+"\n[[permissions]]\ntool = \"shell\"\npattern = \"rm *\"\ndecision = \"deny\"\n")
+	r := startWith(t, echoAgent+"\n[[permissions]]\ntool = \"shell\"\npattern = \"rm *\"\ndecision = \"deny\"\n"+
+		"[mcp]\nturn_wait_ms = 30000\n[mcp.servers.t]\ncommand = "+quote(mcptest.Server(t))+"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	cwd := cwdOutsideTemp(t) // the read-only sandbox leaves the temp dirs writable
 	os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("old\n"), 0o644)
@@ -63,6 +65,17 @@ func TestModes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cwd, ".zeroclaw", "plans", "the-plan.md")); string(b) != "1. do it" {
 		t.Fatalf("the plan file: %q", b)
+	}
+	// An MCP server's tool runs only when annotated readOnlyHint (asking
+	// as any server's tool); one that may change something is refused
+	// unasked.
+	res, asked = toolTurn(t, a, sid, `/tool mcp__t__add {"a":2,"b":3}`)
+	if asked != 1 || len(res) != 1 || strings.Contains(res[0], "not run") {
+		t.Fatalf("plan mode's read-only MCP tool: asked %d, %q", asked, res)
+	}
+	res, asked = toolTurn(t, a, sid, `/tool mcp__t__write {"path":"x.txt","content":"x"}`)
+	if asked != 0 || len(res) != 1 || !strings.Contains(res[0], "plan mode runs only what changes nothing") {
+		t.Fatalf("plan mode's MCP tool that writes: asked %d, %q", asked, res)
 	}
 	// A command asks, then runs read-only (where the sandbox works).
 	if sandbox.Available().EnforcedBy == "landlock" {

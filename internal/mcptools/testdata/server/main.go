@@ -78,7 +78,7 @@ func main() {
 		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{*version}}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "zeroclaw-test-server", Version: "1"}, opts)
-	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers"}, func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "add two numbers", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, func(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d", in.A+in.B)}}}, addOut{Sum: in.A + in.B}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "wait until cancelled"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
