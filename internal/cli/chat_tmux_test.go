@@ -535,3 +535,21 @@ func TestChatTmuxModes(t *testing.T) {
 	tc.wait("full access mode")
 	tc.quit()
 }
+
+// The plan mode's end in chat: the plan shown as Markdown, its own
+// three answers; accepting edits switches the mode in the footer.
+func TestChatTmuxPlan(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, testdir.New(t), "--session", "tmux-plan")
+	tc.keys("/mode plan", "Enter")
+	tc.wait("plan mode")
+	tc.paste(`//tool exit_plan {"plan":"# Steps\n1. write the test"}`)
+	tc.keys("Enter")
+	tc.wait("[y] proceed, asking  [a] proceed, accepting edits")
+	tc.wait("1. write the test")
+	tc.keys("a")
+	tc.wait("proceeding, accepting edits: exit_plan")
+	tc.wait("accept edits mode")
+	tc.quit()
+}

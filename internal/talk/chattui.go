@@ -1042,6 +1042,27 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 		m.out.print(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
 		return m.asked()
 	}
+	if u.Kind == protocol.KindPlan {
+		// The plan mode's end: its own three answers.
+		mode := func(risk string) {
+			m.ch.mu.Lock()
+			if m.ch.ns != nil {
+				m.ch.ns.Risk = risk // the daemon switches it as it takes the answer
+			}
+			m.ch.mu.Unlock()
+		}
+		switch strings.ToLower(k.String()) {
+		case "y":
+			mode(protocol.RiskSupervised)
+			return decide(protocol.DecisionProceedAsk, "proceeding, asking before changes:")
+		case "a":
+			mode(protocol.RiskEdits)
+			return decide(protocol.DecisionProceedEdits, "proceeding, accepting edits:")
+		case "n", "esc":
+			return decide(protocol.DecisionKeepPlanning, "planning goes on (type what to change):")
+		}
+		return nil
+	}
 	switch strings.ToLower(k.String()) {
 	case "y":
 		return decide("allow_once", "allowed once:")
@@ -1189,7 +1210,11 @@ func (m *tui) View() string {
 		for _, l := range strings.Split(a.detail, "\n") {
 			b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
 		}
-		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+		if u.Kind == protocol.KindPlan {
+			b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] proceed, asking  [a] proceed, accepting edits  [n] keep planning (then say what to change)\n")
+		} else {
+			b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+		}
 	}
 	b.WriteString(m.childLines())
 	switch {

@@ -284,6 +284,10 @@ func (r *renderer) endLine() {
 }
 
 func (r *renderer) decide(ctx context.Context, u approval) {
+	if u.Kind == protocol.KindPlan {
+		r.decidePlan(ctx, u)
+		return
+	}
 	decision := "reject_once"
 	reason := ""
 	switch r.approve {
@@ -861,4 +865,41 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// decidePlan answers the plan mode's end: proceed (asking, or accepting
+// edits) or keep planning, with what to change (sent as feedback).
+func (r *renderer) decidePlan(ctx context.Context, u approval) {
+	decision, feedback := protocol.DecisionKeepPlanning, ""
+	switch r.approve {
+	case "all":
+		decision = protocol.DecisionProceedAsk
+	case "none":
+	default:
+		for {
+			line, err := r.answers.ReadLine("Proceed with this plan? [y]es, asking / [a]ccept edits / [n]o, keep planning: ")
+			ans := strings.ToLower(strings.TrimSpace(line))
+			if err != nil && ans == "" {
+				fmt.Fprintln(r.errw, "\n(no answer: stdin closed) planning goes on")
+				break
+			}
+			switch ans {
+			case "y", "yes":
+				decision = protocol.DecisionProceedAsk
+			case "a", "accept":
+				decision = protocol.DecisionProceedEdits
+			case "n", "no":
+				fb, _ := r.answers.ReadLine("What should change? (Enter: nothing more) ")
+				feedback = strings.TrimSpace(fb)
+			default:
+				continue
+			}
+			break
+		}
+	}
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r.c.Approve(cctx, protocol.SessionApproveParams{SessionID: r.sessionID, RequestID: u.RequestID, Decision: decision, Feedback: feedback})
+	}()
 }
