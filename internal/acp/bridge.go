@@ -436,16 +436,17 @@ func (b *Bridge) reattach(ctx context.Context, d *client.Client, id string) erro
 	if on == nil || on == d {
 		return nil
 	}
+	// What the next daemon wrote before this attach (a turn it went on
+	// with: turn_interrupted, turn_resumed, what streamed) is shown as
+	// it would have been live: from the last seq forwarded before the
+	// attach (live events after it move that mark on at once).
+	b.mu.Lock()
+	since := b.seen[id]
+	b.mu.Unlock()
 	ns, err := d.NewSession(ctx, protocol.SessionNewParams{SessionID: id, KeepSiblings: true})
 	if err != nil {
 		return err
 	}
-	// What the next daemon wrote before this attach (a turn it went on
-	// with: turn_interrupted, turn_resumed, what streamed) is shown as
-	// it would have been live.
-	b.mu.Lock()
-	since := b.seen[id]
-	b.mu.Unlock()
 	if since > 0 && ns.LastSeq > since {
 		if _, err := d.Replay(ctx, id, since, ns.LastSeq, func(_ json.RawMessage, u protocol.SessionUpdate) error {
 			b.forward(u, false)

@@ -99,7 +99,8 @@ func (s *Scheduler) check(ctx context.Context, b *stored, now time.Time) (*item,
 	if f.MaxRuns < 0 {
 		return nil, bad("maxRuns", "%d: 0 (no limit) or more", f.MaxRuns)
 	}
-	it := &item{body: *b, when: w}
+	it := &item{body: *b}
+	it.when.Store(w)
 	b.NextRunMs = s.nextAfter(it, *b, now)
 	if b.NextRunMs == 0 && b.enabled() && b.Runs == 0 {
 		return nil, bad("at", "it would never run (its time has passed, or until comes first)")
@@ -196,7 +197,7 @@ func (s *Scheduler) Update(ctx context.Context, p protocol.ScheduleUpdateParams)
 	if err != nil {
 		return protocol.Schedule{}, err
 	}
-	it.when = nit.when
+	it.when.Store(nit.when.Load())
 	if err := s.save(it, b); err != nil {
 		return protocol.Schedule{}, err
 	}

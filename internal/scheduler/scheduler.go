@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
@@ -62,7 +63,9 @@ type Scheduler struct {
 // item is one schedule: what is stored (body) and its parsed when.
 type item struct {
 	body stored
-	when *schedule.When
+	// when is its parsed when (replaced by schedule/update while runs
+	// may read it).
+	when atomic.Pointer[schedule.When]
 	// catchUp is the due time of a catch-up run (missed: once) to fire
 	// when the run a dead daemon left, followed now, ends (0: none).
 	catchUp int64
@@ -111,7 +114,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			s.o.Log.Error("a stored schedule could not be read", "scheduleId", sc.ID, "err", err)
 			continue
 		}
-		s.items[sc.ID] = &item{body: b, when: w}
+		it := &item{body: b}
+		it.when.Store(w)
+		s.items[sc.ID] = it
 	}
 	s.mu.Unlock()
 	open, err := s.o.Store.OpenRuns(ctx)
@@ -121,15 +126,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	for _, r := range open {
 		s.mu.Lock()
 		it := s.items[r.ScheduleID]
+		var b stored
 		if it != nil {
 			s.running[r.ScheduleID] = true
+			b = it.body
 		}
 		s.mu.Unlock()
 		if it == nil {
 			continue
 		}
 		s.o.Log.Info("a schedule's run a dead daemon left goes on", "scheduleId", r.ScheduleID, "dueMs", r.DueMs)
-		s.wg.Go(func() { s.run(it.body, r.DueMs, r.SessionID, true) })
+		s.wg.Go(func() { s.run(b, r.DueMs, r.SessionID, true) })
 	}
 	if s.o.Enabled {
 		s.catchUp(now)
@@ -149,27 +156,32 @@ func parse(b stored, now time.Time) (*schedule.When, error) {
 // catchUp applies the missed policy of each schedule whose next run came
 // due while no daemon ran.
 func (s *Scheduler) catchUp(now time.Time) {
+	type lateOne struct {
+		it   *item
+		body stored // as it was (runs may change it.body)
+	}
 	s.mu.Lock()
-	var late []*item
+	var late []lateOne
 	for _, it := range s.items {
 		if it.body.enabled() && it.body.NextRunMs > 0 && it.body.NextRunMs <= now.UnixMilli() {
-			late = append(late, it)
+			late = append(late, lateOne{it, it.body})
 		}
 	}
 	s.mu.Unlock()
-	for _, it := range late {
+	for _, l := range late {
+		it := l.it
 		// The latest due time that passed.
-		due := time.UnixMilli(it.body.NextRunMs)
+		due := time.UnixMilli(l.body.NextRunMs)
 		for n := 0; n < 100000; n++ {
-			next, ok := it.when.Next(due)
+			next, ok := it.when.Load().Next(due)
 			if !ok || next.After(now) {
 				break
 			}
 			due = next
 		}
-		if it.body.Missed == protocol.MissedOnce {
+		if l.body.Missed == protocol.MissedOnce {
 			s.mu.Lock()
-			busy := s.running[it.body.ScheduleID]
+			busy := s.running[l.body.ScheduleID]
 			if busy {
 				// After the run being followed, and never skipped.
 				it.catchUp = due.UnixMilli()
@@ -183,7 +195,9 @@ func (s *Scheduler) catchUp(now time.Time) {
 			}
 			continue
 		}
+		s.mu.Lock()
 		b := it.body
+		s.mu.Unlock()
 		b.LastRun = &protocol.ScheduleRun{DueMs: due.UnixMilli(), State: protocol.RunSkipped, Reason: "missed: no daemon ran when it was due (missed: skip)"}
 		b.NextRunMs = s.nextAfter(it, b, now)
 		s.save(it, b)
@@ -199,7 +213,7 @@ func (s *Scheduler) nextAfter(it *item, b stored, t time.Time) int64 {
 	if b.MaxRuns > 0 && b.Runs >= b.MaxRuns {
 		return 0
 	}
-	next, ok := it.when.Next(t)
+	next, ok := it.when.Load().Next(t)
 	if !ok {
 		return 0
 	}
@@ -238,7 +252,11 @@ func (s *Scheduler) loop() {
 	for {
 		now := s.o.Now()
 		wait := time.Hour
-		var due []*item
+		type dueOne struct {
+			it *item
+			at int64
+		}
+		var due []dueOne
 		s.mu.Lock()
 		for _, it := range s.items {
 			b := it.body
@@ -246,15 +264,15 @@ func (s *Scheduler) loop() {
 				continue
 			}
 			if at := time.UnixMilli(b.NextRunMs); !at.After(now) {
-				due = append(due, it)
+				due = append(due, dueOne{it, b.NextRunMs})
 			} else if d := at.Sub(now); d < wait {
 				wait = d
 			}
 		}
 		s.mu.Unlock()
-		sort.Slice(due, func(i, j int) bool { return due[i].body.NextRunMs < due[j].body.NextRunMs })
-		for _, it := range due {
-			s.fire(it, it.body.NextRunMs, "")
+		sort.Slice(due, func(i, j int) bool { return due[i].at < due[j].at })
+		for _, d := range due {
+			s.fire(d.it, d.at, "")
 		}
 		if len(due) > 0 {
 			continue
