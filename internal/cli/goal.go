@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,24 +24,15 @@ func goalCmd(g *globals) *cobra.Command {
 	pf.StringVar(&session, "session", "", "the session (required)")
 	pf.BoolVar(&noStart, "no-start", false, "do not start a daemon when none is running")
 	call := func(ctx context.Context, env console.Env, method string, params, result any) error {
-		if err := outputFormat(format); err != nil {
-			return err
-		}
 		if session == "" {
 			return console.Exitf(2, "--session ID is required (zeroclaw sessions list shows them)")
 		}
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		c, err := connect(ctx, env, g.configDir, noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-goal", Version: Version}})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
 		// The goal's methods need the session attached.
-		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: session, KeepSiblings: true}); err != nil {
+		attach := func(ctx context.Context, c *client.Client) error {
+			_, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: session, KeepSiblings: true})
 			return err
 		}
-		return c.Call(ctx, method, params, result)
+		return callDaemon(ctx, env, g, format, noStart, "zeroclaw-goal", attach, method, params, result)
 	}
 	show := func(env console.Env, goal *protocol.Goal) {
 		if format == "json" {

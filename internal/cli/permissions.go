@@ -23,17 +23,7 @@ func permissionsCmd(g *globals) *cobra.Command {
 	pf.StringVar(&format, "output-format", "text", "text or json")
 	pf.BoolVar(&noStart, "no-start", false, "do not start a daemon when none is running")
 	call := func(ctx context.Context, env console.Env, method string, params, result any) error {
-		if err := outputFormat(format); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		c, err := connect(ctx, env, g.configDir, noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-permissions", Version: Version}})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return c.Call(ctx, method, params, result)
+		return callDaemon(ctx, env, g, format, noStart, "zeroclaw-permissions", nil, method, params, result)
 	}
 	list := &cobra.Command{Use: "list", Short: "list the rules in force (for --cwd: the config's and those stored for its project; else all)", Args: noArgs,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
@@ -83,4 +73,27 @@ func permissionsCmd(g *globals) *cobra.Command {
 	c.AddCommand(list, revoke)
 	c.RunE = list.RunE
 	return c
+}
+
+// callDaemon makes one call of a command that asks the daemon once (its
+// output format checked first): connected as client name within 20 s,
+// after before (when not nil: attach what the call needs).
+func callDaemon(ctx context.Context, env console.Env, g *globals, format string, noStart bool, name string,
+	before func(context.Context, *client.Client) error, method string, params, result any) error {
+	if err := outputFormat(format); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	c, err := connect(ctx, env, g.configDir, noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: name, Version: Version}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if before != nil {
+		if err := before(ctx, c); err != nil {
+			return err
+		}
+	}
+	return c.Call(ctx, method, params, result)
 }

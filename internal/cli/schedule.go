@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/console"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -25,17 +24,7 @@ func scheduleCmd(g *globals) *cobra.Command {
 	pf.StringVar(&format, "output-format", "text", "text or json")
 	pf.BoolVar(&noStart, "no-start", false, "do not start a daemon when none is running")
 	call := func(ctx context.Context, env console.Env, method string, params, result any) error {
-		if err := outputFormat(format); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		c, err := connect(ctx, env, g.configDir, noStart, client.Options{ClientInfo: protocol.ClientInfo{Name: "zeroclaw-schedule", Version: Version}})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return c.Call(ctx, method, params, result)
+		return callDaemon(ctx, env, g, format, noStart, "zeroclaw-schedule", nil, method, params, result)
 	}
 	show := func(env console.Env, s protocol.Schedule, verb string) {
 		if format == "json" {

@@ -124,27 +124,19 @@ func (s *Store) SetRun(run Run, body []byte) error {
 // OpenRuns are the runs claimed or started and not ended (a dead
 // daemon's), the oldest first.
 func (s *Store) OpenRuns(ctx context.Context) ([]Run, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT schedule_id, due_ms, state, session_id, reason FROM schedule_runs
+	return s.runs(ctx, `SELECT schedule_id, due_ms, state, session_id, reason FROM schedule_runs
 		WHERE state IN ('claimed', 'started') ORDER BY due_ms, schedule_id`)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		var r Run
-		if err := rows.Scan(&r.ScheduleID, &r.DueMs, &r.State, &r.SessionID, &r.Reason); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // Runs are schedule id's runs, the latest first, at most limit.
 func (s *Store) Runs(ctx context.Context, id string, limit int) ([]Run, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT schedule_id, due_ms, state, session_id, reason FROM schedule_runs
+	return s.runs(ctx, `SELECT schedule_id, due_ms, state, session_id, reason FROM schedule_runs
 		WHERE schedule_id = ? ORDER BY due_ms DESC LIMIT ?`, id, limit)
+}
+
+// runs reads the runs query q selects.
+func (s *Store) runs(ctx context.Context, q string, args ...any) ([]Run, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
