@@ -70,6 +70,11 @@ type tui struct {
 	ready     bool
 	busy      bool // a turn or command runs
 	waiting   bool // a prompt was sent and no agent event came yet
+	// begun: the daemon was seen running the prompt this chat sent (an
+	// event of a turn came since); until then a Ctrl-S steer is held
+	// in heldSteers, not sent to a session where nothing runs yet.
+	begun      bool
+	heldSteers []string
 	cancel    chan os.Signal
 	cancelled bool
 	queue     []string
@@ -313,6 +318,10 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.flush()
 		}
 		m.busy, m.waiting = false, false
+		for _, v := range m.heldSteers {
+			m.out.print(m.ch.dim("(not steered: the turn ended before it began) " + v))
+		}
+		m.heldSteers = nil
 		var ee *console.ExitError
 		switch {
 		case errors.As(msg.err, &ee) && ee.Code == exitCancelled:
@@ -595,7 +604,7 @@ func (m *tui) unfollow() <-chan struct{} {
 }
 
 func (m *tui) dispatch(text string) tea.Cmd {
-	m.busy = true
+	m.busy, m.begun = true, true // a command: a steer goes as it is
 	stopped := m.unfollow()
 	if run := m.ch.answer(text); run != nil {
 		go func() { <-stopped; run(m.ctx); m.p.Send(cmdDoneMsg{}) }()
@@ -608,7 +617,7 @@ func (m *tui) dispatch(text string) tea.Cmd {
 	if strings.HasPrefix(text, "//") {
 		text = text[1:] // "//x" sends "/x" (and /mcp__... goes as it is)
 	}
-	m.waiting, m.cancelled = true, false
+	m.waiting, m.cancelled, m.begun = true, false, false
 	m.cancel = make(chan os.Signal, 2)
 	cancel := m.cancel
 	go func() {
@@ -666,8 +675,27 @@ func (m *tui) steer() tea.Cmd {
 	m.remember(m.ta.Value())
 	m.ta.Reset()
 	m.ta.SetHeight(1)
+	if m.busy && m.other == "" && !m.begun {
+		// This chat's prompt is on its way: the steer goes once the
+		// daemon runs it (sent now, it could find no turn running).
+		m.heldSteers = append(m.heldSteers, v)
+		return nil
+	}
 	go m.ch.command(m.ctx, "/steer "+v)
 	return nil
+}
+
+// sendHeldSteers sends the steers held until this chat's turn began.
+func (m *tui) sendHeldSteers() {
+	held := m.heldSteers
+	m.heldSteers = nil
+	if len(held) > 0 {
+		go func() {
+			for _, v := range held {
+				m.ch.command(m.ctx, "/steer "+v)
+			}
+		}()
+	}
 }
 
 // remember keeps a prompt in the history (and its file).
@@ -747,6 +775,10 @@ func (m *tui) Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
 // event shows one session event.
 func (m *tui) event(u update) tea.Cmd {
 	ch := m.ch
+	if u.TurnID != "" && m.busy && !m.begun {
+		m.begun = true
+		m.sendHeldSteers()
+	}
 	switch e := u.Event.(type) {
 	case protocol.UserMessageEvent:
 		m.flush()
