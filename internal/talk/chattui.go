@@ -70,11 +70,6 @@ type tui struct {
 	ready     bool
 	busy      bool // a turn or command runs
 	waiting   bool // a prompt was sent and no agent event came yet
-	// begun: the daemon was seen running the prompt this chat sent (an
-	// event of a turn came since); until then a Ctrl-S steer is held
-	// in heldSteers, not sent to a session where nothing runs yet.
-	begun      bool
-	heldSteers []string
 	cancel    chan os.Signal
 	cancelled bool
 	queue     []string
@@ -86,6 +81,12 @@ type tui struct {
 	quitErr   error
 	quitArmed bool   // Ctrl-C on an empty prompt: a second one leaves
 	hint      string // shown under the input until the next key (Tab's choices)
+
+	// begun: the daemon was seen running the prompt this chat sent (an
+	// event of a turn came since); until then a Ctrl-S steer is held
+	// in heldSteers, not sent to a session where nothing runs yet.
+	begun      bool
+	heldSteers []string
 
 	history     []string
 	hpos        int
