@@ -3,6 +3,7 @@
 package client
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -15,3 +16,7 @@ import (
 func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS, HideWindow: true}
 }
+
+// stopStarted stops a daemon this client started and no longer needs
+// (it has served nobody: there is nothing to end gracefully).
+func stopStarted(p *os.Process) { p.Kill() }

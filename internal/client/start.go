@@ -71,6 +71,13 @@ func DialOrStart(ctx context.Context, endpoint string, o Options, s StartOptions
 	for {
 		c, err := Dial(ctx, endpoint, o)
 		if err == nil {
+			if pid := c.Init.ServerPID; pid != 0 && pid != cmd.Process.Pid && exited != nil {
+				// Another client's daemon answered first: ours lost the
+				// race, and, started late on a busy machine, could
+				// otherwise take the lock once that one has gone and
+				// linger with no client. It has served nobody yet.
+				stopStarted(cmd.Process)
+			}
 			return c, nil
 		}
 		if !errors.Is(err, ErrNoDaemon) {
