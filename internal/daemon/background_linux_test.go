@@ -3,7 +3,9 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,9 +15,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/zeroclaw/zeroclaw/internal/metrics"
 )
+
+// freeAddr is a loopback address nothing listens on now.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
 
 // Background processes through the tools, as a model calls them (the
 // echo provider's /tool lines): a server started in the background
@@ -280,7 +290,8 @@ func TestProcessExitReachesClientsAndTheModel(t *testing.T) {
 // A client sees and drives the agent's background processes:
 // process/list, session/get, process/write, process/output, process/kill.
 func TestProcessMethods(t *testing.T) {
-	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	addr := freeAddr(t)
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[gateway]\nmetrics_listen = \""+addr+"\"\n")
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	result(t, a.call("session/prompt", prompt(sid, `/tool shell {"command":"read -r x; echo got $x","background":true}`)))
@@ -318,10 +329,14 @@ func TestProcessMethods(t *testing.T) {
 		t.Fatalf("session/get lists an ended process: %v", ps)
 	}
 	// The metrics count them.
-	rec := httptest.NewRecorder()
-	metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	for _, want := range []string{`zeroclaw_background_processes_total{event="started"}`, `zeroclaw_background_processes_total{event="exited"}`, "zeroclaw_background_processes_running "} {
-		if !strings.Contains(rec.Body.String(), want) {
+		if !strings.Contains(string(body), want) {
 			t.Errorf("the metrics have no %s", want)
 		}
 	}

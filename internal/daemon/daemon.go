@@ -123,7 +123,12 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		return err
 	}
 	defer db.Close()
-	db.OnCommit = metrics.StoreCommit
+	// The metrics count only where something serves them: the gateway's
+	// /metrics, or metrics_listen.
+	if o.Config.Gateway.Enabled || o.Config.Gateway.MetricsListen != "" {
+		metrics.Enable()
+		db.OnCommit = metrics.StoreCommit
+	}
 	reaper := &tool.Reaper{Dir: filepath.Join(o.Dirs.DataDir, "procs"), Log: log}
 	if n := reaper.Reap(); n > 0 {
 		log.Warn("killed commands a daemon that died had left running", "groups", n)

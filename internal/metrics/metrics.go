@@ -1,20 +1,25 @@
-// Package metrics counts what the daemon does, for Prometheus
-// (github.com/prometheus/client_golang): turns by how they ended, model
-// calls by provider and model (their latency, errors and cost), tool and
-// MCP calls, connections, sessions, events sent and store commits. The
-// labels are bounded: no session ids, and at most maxValues values of a
-// label (model names, tool names) before the rest count as "other".
+// Package metrics counts what the daemon does, for Prometheus: turns by
+// how they ended, model calls by provider and model (their latency,
+// errors and cost), tool and MCP calls, connections, sessions, events
+// sent and store commits. The labels are bounded: no session ids, and at
+// most maxValues values of a label (model names, tool names) before the
+// rest count as "other".
+//
+// Nothing is counted, and nothing is allocated, until Enable: a daemon
+// enables its metrics at start when something serves them (the gateway,
+// metrics_listen), and no other process (the ACP bridge, the CLI's
+// commands) ever does. The text format is written here (expose.go):
+// counters, gauges and fixed-bucket histograms are all this package
+// needs, and Prometheus's client library brought eight modules, protobuf
+// and its package initialisation to every process of the binary.
 package metrics
 
 import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // maxValues bounds how many values a free label (a model, a tool, an MCP
@@ -22,54 +27,87 @@ import (
 // 10,000 series.
 const maxValues = 64
 
-var (
-	reg = prometheus.NewRegistry()
+// set is every family the daemon counts, built by Enable.
+type set struct {
+	turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, approvalReviews,
+	scheduleRuns, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
+	processes, processesRunning *family
+	all     []*family // in the order a scrape writes them
+	started time.Time // when counting began: the daemon's start
+}
 
-	turns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_turns_total",
-		Help: "Turns ended, by stop reason."}, []string{"stop_reason"})
-	providerRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_provider_requests_total",
-		Help: "Model calls, by provider, model and outcome (ok, error, cancelled)."}, []string{"provider", "model", "outcome"})
-	providerSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "zeroclaw_provider_request_seconds",
-		Help: "How long a model call took, to its last byte.", Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"provider", "model"})
-	providerTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_provider_tokens_total",
-		Help: "Tokens of model calls, by provider, model and direction (input, output)."}, []string{"provider", "model", "direction"})
-	cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_cost_usd_total",
-		Help: "What model calls cost, in USD, where the price is known."}, []string{"provider", "model"})
-	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_tool_calls_total",
-		Help: "Tool calls, by tool and decision (auto, allowed, rejected, refused, unknown, cancelled)."}, []string{"tool", "decision"})
-	approvalReviews = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_approval_reviews_total",
-		Help: "Approval requests the reviewer answered, by what was done (allow, deny, ask)."}, []string{"decision"})
-	scheduleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_schedule_runs_total",
-		Help: "Schedules' runs ended or skipped, by outcome (completed, failed, skipped)."}, []string{"outcome"})
-	mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_mcp_calls_total",
-		Help: "Calls to MCP servers' tools, by server and outcome (ok, error, timeout, cancelled, not_ready)."}, []string{"server", "outcome"})
-	connections = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "zeroclaw_connections",
-		Help: "Client connections open, by transport (socket, gateway)."}, []string{"transport"})
-	bytesSent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_bytes_sent_total",
-		Help: "Bytes written to clients, by transport (socket, gateway)."}, []string{"transport"})
-	bytesReceived = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_bytes_received_total",
-		Help: "Bytes read from clients, by transport (socket, gateway)."}, []string{"transport"})
-	eventsSent = prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_events_sent_total",
-		Help: "Session events written to clients."})
-	storeCommit = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "zeroclaw_store_commit_seconds",
-		Help: "How long a store commit (one batch of writes) took.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
-	processes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_background_processes_total",
-		Help: "Background processes, by what happened to them (started; exited, killed, lost: how they ended)."}, []string{"event"})
-	processesRunning = prometheus.NewGauge(prometheus.GaugeOpts{Name: "zeroclaw_background_processes_running",
-		Help: "Background processes running now, all sessions together."})
-	sessionsDesc = prometheus.NewDesc("zeroclaw_sessions", "Sessions, by state (live: loaded; running: a turn runs; stored: all on disk).", []string{"state"}, nil)
+var (
+	on    atomic.Bool
+	built = sync.OnceValue(build)
 
 	bounds sync.Map // label name → *bound
 )
 
-func init() {
-	reg.MustRegister(turns, providerRequests, providerSeconds, providerTokens, cost, toolCalls, scheduleRuns, approvalReviews, mcpCalls, connections, bytesSent, bytesReceived, eventsSent, storeCommit,
-		processes, processesRunning, sessions{}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+func build() *set {
+	s := &set{
+		turns: counter("zeroclaw_turns_total", "Turns ended, by stop reason.", "stop_reason"),
+		providerRequests: counter("zeroclaw_provider_requests_total",
+			"Model calls, by provider, model and outcome (ok, error, cancelled).", "provider", "model", "outcome"),
+		providerSeconds: histogram("zeroclaw_provider_request_seconds", "How long a model call took, to its last byte.",
+			exponential(0.05, 2, 12), "provider", "model"),
+		providerTokens: counter("zeroclaw_provider_tokens_total",
+			"Tokens of model calls, by provider, model and direction (input, output).", "provider", "model", "direction"),
+		cost: counter("zeroclaw_cost_usd_total", "What model calls cost, in USD, where the price is known.", "provider", "model"),
+		toolCalls: counter("zeroclaw_tool_calls_total",
+			"Tool calls, by tool and decision (auto, allowed, rejected, refused, unknown, cancelled).", "tool", "decision"),
+		approvalReviews: counter("zeroclaw_approval_reviews_total",
+			"Approval requests the reviewer answered, by what was done (allow, deny, ask).", "decision"),
+		scheduleRuns: counter("zeroclaw_schedule_runs_total",
+			"Schedules' runs ended or skipped, by outcome (completed, failed, skipped).", "outcome"),
+		mcpCalls: counter("zeroclaw_mcp_calls_total",
+			"Calls to MCP servers' tools, by server and outcome (ok, error, timeout, cancelled, not_ready).", "server", "outcome"),
+		connections:   gauge("zeroclaw_connections", "Client connections open, by transport (socket, gateway).", "transport"),
+		bytesSent:     counter("zeroclaw_bytes_sent_total", "Bytes written to clients, by transport (socket, gateway).", "transport"),
+		bytesReceived: counter("zeroclaw_bytes_received_total", "Bytes read from clients, by transport (socket, gateway).", "transport"),
+		eventsSent:    counter("zeroclaw_events_sent_total", "Session events written to clients."),
+		storeCommit: histogram("zeroclaw_store_commit_seconds", "How long a store commit (one batch of writes) took.",
+			exponential(0.0001, 2, 16)),
+		processes: counter("zeroclaw_background_processes_total",
+			"Background processes, by what happened to them (started; exited, killed, lost: how they ended).", "event"),
+		processesRunning: gauge("zeroclaw_background_processes_running", "Background processes running now, all sessions together."),
+	}
+	s.all = []*family{s.turns, s.providerRequests, s.providerSeconds, s.providerTokens, s.cost, s.toolCalls, s.approvalReviews,
+		s.scheduleRuns, s.mcpCalls, s.connections, s.bytesSent, s.bytesReceived, s.eventsSent, s.storeCommit,
+		s.processes, s.processesRunning}
+	s.started = time.Now()
+	return s
 }
 
-// Handler serves the metrics in Prometheus's text format.
+// Enable starts the counting (once the daemon knows its metrics are
+// served); until then every count is a no-op.
+func Enable() {
+	built()
+	on.Store(true)
+}
+
+// Enabled says whether Enable was called.
+func Enabled() bool { return on.Load() }
+
+// m is the set while counting is on, else nil.
+func m() *set {
+	if !on.Load() {
+		return nil
+	}
+	return built()
+}
+
+// Handler serves the metrics in Prometheus's text format (404 while they
+// are not enabled).
 func Handler() http.Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := m()
+		if s == nil {
+			http.Error(w, "metrics are not enabled in this process", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(s.expose())
+	})
 }
 
 // bound keeps the values a label has taken.
@@ -98,79 +136,110 @@ func value(label, v string) string {
 }
 
 // Turn counts a turn that ended.
-func Turn(stopReason string) { turns.WithLabelValues(value("stop_reason", stopReason)).Inc() }
+func Turn(stopReason string) {
+	if s := m(); s != nil {
+		s.turns.with(value("stop_reason", stopReason)).add(1)
+	}
+}
 
 // ProviderCall counts a model call: its outcome (ok, error, cancelled),
 // how long it took, its tokens and its cost (priced: the price is known).
 func ProviderCall(provider, model, outcome string, took time.Duration, input, output int64, usd float64, priced bool) {
-	p, m := value("provider", provider), value("model", model)
-	providerRequests.WithLabelValues(p, m, outcome).Inc()
-	providerSeconds.WithLabelValues(p, m).Observe(took.Seconds())
+	s := m()
+	if s == nil {
+		return
+	}
+	p, md := value("provider", provider), value("model", model)
+	s.providerRequests.with(p, md, outcome).add(1)
+	s.providerSeconds.with(p, md).observe(took.Seconds())
 	if input > 0 {
-		providerTokens.WithLabelValues(p, m, "input").Add(float64(input))
+		s.providerTokens.with(p, md, "input").add(float64(input))
 	}
 	if output > 0 {
-		providerTokens.WithLabelValues(p, m, "output").Add(float64(output))
+		s.providerTokens.with(p, md, "output").add(float64(output))
 	}
 	if priced && usd > 0 {
-		cost.WithLabelValues(p, m).Add(usd)
+		s.cost.with(p, md).add(usd)
 	}
 }
 
 // ToolCall counts a tool call and what was decided about it.
-func ToolCall(tool, decision string) { toolCalls.WithLabelValues(value("tool", tool), decision).Inc() }
+func ToolCall(tool, decision string) {
+	if s := m(); s != nil {
+		s.toolCalls.with(value("tool", tool), decision).add(1)
+	}
+}
 
 // ApprovalReview counts a review by what was done (allow, deny, ask).
-func ApprovalReview(decision string) { approvalReviews.WithLabelValues(decision).Inc() }
+func ApprovalReview(decision string) {
+	if s := m(); s != nil {
+		s.approvalReviews.with(decision).add(1)
+	}
+}
 
 // ScheduleRun counts a schedule's run by outcome (completed, failed,
 // skipped; started is not counted).
 func ScheduleRun(outcome string) {
-	if outcome != "started" {
-		scheduleRuns.WithLabelValues(outcome).Inc()
+	if s := m(); s != nil && outcome != "started" {
+		s.scheduleRuns.with(outcome).add(1)
 	}
 }
 
 // MCPCall counts a call to an MCP server's tool.
 func MCPCall(server, outcome string) {
-	mcpCalls.WithLabelValues(value("server", server), outcome).Inc()
+	if s := m(); s != nil {
+		s.mcpCalls.with(value("server", server), outcome).add(1)
+	}
 }
 
 // Connected counts a connection open on transport until the func it
 // returns is called.
 func Connected(transport string) (closed func()) {
-	g := connections.WithLabelValues(transport)
-	g.Inc()
+	s := m()
+	if s == nil {
+		return func() {}
+	}
+	g := s.connections.with(transport)
+	g.add(1)
 	var once sync.Once
-	return func() { once.Do(g.Dec) }
+	return func() { once.Do(func() { g.add(-1) }) }
 }
 
-// Bytes counts the bytes of one transport's connections.
-type Bytes struct{ sent, received prometheus.Counter }
+// Bytes counts the bytes of one transport's connections (nothing while
+// the metrics are off).
+type Bytes struct{ sent, received *series }
 
 // BytesOf is the byte counters of transport (socket, gateway).
 func BytesOf(transport string) Bytes {
-	return Bytes{sent: bytesSent.WithLabelValues(transport), received: bytesReceived.WithLabelValues(transport)}
+	s := m()
+	if s == nil {
+		return Bytes{}
+	}
+	return Bytes{sent: s.bytesSent.with(transport), received: s.bytesReceived.with(transport)}
 }
 
 // Sent counts n bytes written.
 func (b Bytes) Sent(n int) {
-	if n > 0 {
-		b.sent.Add(float64(n))
+	if n > 0 && b.sent != nil {
+		b.sent.add(float64(n))
 	}
 }
 
 // Received counts n bytes read.
 func (b Bytes) Received(n int) {
-	if n > 0 {
-		b.received.Add(float64(n))
+	if n > 0 && b.received != nil {
+		b.received.add(float64(n))
 	}
 }
 
 // Counted is c with what is read and written on it counted for
-// transport.
+// transport; c itself while the metrics are off.
 func Counted(transport string, c net.Conn) net.Conn {
-	return &countedConn{Conn: c, b: BytesOf(transport)}
+	b := BytesOf(transport)
+	if b.sent == nil {
+		return c
+	}
+	return &countedConn{Conn: c, b: b}
 }
 
 type countedConn struct {
@@ -192,28 +261,42 @@ func (c *countedConn) Write(p []byte) (int, error) {
 
 // ProcessStarted counts a background process that started.
 func ProcessStarted() {
-	processes.WithLabelValues("started").Inc()
-	processesRunning.Inc()
+	if s := m(); s != nil {
+		s.processes.with("started").add(1)
+		s.processesRunning.with().add(1)
+	}
 }
 
 // ProcessEnded counts one that ended: exited, killed, or lost (with a
 // daemon before this one: not running here).
 func ProcessEnded(how string) {
+	s := m()
+	if s == nil {
+		return
+	}
 	switch how {
 	case "exited", "killed":
-		processesRunning.Dec()
+		s.processesRunning.with().add(-1)
 	case "lost":
 	default:
 		return
 	}
-	processes.WithLabelValues(how).Inc()
+	s.processes.with(how).add(1)
 }
 
-// EventsSent counts events written to a client.
-func EventsSent(n int) { eventsSent.Add(float64(n)) }
+// EventsSent counts events written to a client (one call per batch).
+func EventsSent(n int) {
+	if s := m(); s != nil {
+		s.eventsSent.with().add(float64(n))
+	}
+}
 
 // StoreCommit observes a store commit's duration.
-func StoreCommit(took time.Duration) { storeCommit.Observe(took.Seconds()) }
+func StoreCommit(took time.Duration) {
+	if s := m(); s != nil {
+		s.storeCommit.with().observe(took.Seconds())
+	}
+}
 
 // SessionCounts says how many sessions are live, running and stored (the
 // daemon's; read at each scrape).
@@ -231,20 +314,8 @@ func CountSessions(f SessionCounts) {
 	sessionsFn.mu.Unlock()
 }
 
-// sessions collects zeroclaw_sessions at scrape time.
-type sessions struct{}
-
-func (sessions) Describe(ch chan<- *prometheus.Desc) { ch <- sessionsDesc }
-
-func (sessions) Collect(ch chan<- prometheus.Metric) {
+func sessionCounts() SessionCounts {
 	sessionsFn.mu.Lock()
-	f := sessionsFn.f
-	sessionsFn.mu.Unlock()
-	if f == nil {
-		return
-	}
-	live, running, stored := f()
-	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(live), "live")
-	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(running), "running")
-	ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(stored), "stored")
+	defer sessionsFn.mu.Unlock()
+	return sessionsFn.f
 }
