@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
@@ -266,7 +267,7 @@ func (doc *exportDoc) render(format string) (string, error) {
 		return string(b) + "\n", nil
 	case "html":
 		var b bytes.Buffer
-		if err := exportHTML.Execute(&b, doc); err != nil {
+		if err := exportHTML().Execute(&b, doc); err != nil {
 			return "", err
 		}
 		return b.String(), nil
@@ -375,8 +376,13 @@ func markdownOf(d *exportDoc) string {
 
 // exportHTML is one file: its style inline, a policy that lets nothing
 // load or run, and every text escaped by html/template.
-var exportHTML = template.Must(template.New("export").Funcs(template.FuncMap{"when": when,
-	"cost": func(c *float64) string { return fmt.Sprintf("$%.4f", *c) }}).Parse(`<!DOCTYPE html>
+var exportHTML = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("export").Funcs(template.FuncMap{"when": when,
+		"cost": func(c *float64) string { return fmt.Sprintf("$%.4f", *c) }}).Parse(exportPage))
+})
+
+// exportPage is the export's page (parsed at the first export).
+const exportPage = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -415,7 +421,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;margin:.25rem 
 {{end}}
 </body>
 </html>
-`))
+`
 
 // firstLine is s's first line, cut at 80 bytes.
 func firstLine(s string) string {

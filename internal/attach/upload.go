@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -68,11 +67,24 @@ func (u *Upload) Abort() {
 	os.Remove(u.f.Name())
 }
 
-var refIDPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// validRefID says whether refID is "sha256:" and 64 lower-case hex
+// digits.
+func validRefID(refID string) bool {
+	hexsum, ok := strings.CutPrefix(refID, "sha256:")
+	if !ok || len(hexsum) != 64 {
+		return false
+	}
+	for i := 0; i < len(hexsum); i++ {
+		if c := hexsum[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // lookup returns the stored attachment refID names (see File.RefID).
 func (s *Store) lookup(refID, name, mimeType string) (File, error) {
-	if !refIDPattern.MatchString(refID) {
+	if !validRefID(refID) {
 		return File{}, errors.New(`refId must be "sha256:" and 64 hex digits`)
 	}
 	hexsum := strings.TrimPrefix(refID, "sha256:")

@@ -50,9 +50,9 @@ func exponential(start, factor float64, n int) []float64 {
 type series struct {
 	values  []string
 	buckets []float64 // the family's (a histogram's)
-	v      atomic.Uint64
-	counts []atomic.Uint64 // per bucket, not cumulative; the last is +Inf
-	count  atomic.Uint64
+	v       atomic.Uint64
+	counts  []atomic.Uint64 // per bucket, not cumulative; the last is +Inf
+	count   atomic.Uint64
 }
 
 // with is the series of these label values (as many as the family has).

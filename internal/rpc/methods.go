@@ -134,12 +134,17 @@ func decoder(t reflect.Type, sessionRequired bool) func(json.RawMessage) (any, s
 	}
 }
 
-// table lists every method served, in the order initialize's
-// capabilities show them (set in init: initialize lists the table).
-var table []method
+// methodTable lists every method served, in the order initialize's
+// capabilities show them, and indexes them by name. Built at the first
+// use (a function value: initialize lists the table), so a process that
+// serves nothing (the CLI's commands, the ACP bridge) never builds it.
+// (Set in init: initialize, in the table, lists the table.)
+var methodTable func() ([]method, map[string]*method)
 
-func init() {
-	table = []method{
+func init() { methodTable = sync.OnceValues(buildTable) }
+
+func buildTable() ([]method, map[string]*method) {
+	table := []method{
 		def(protocol.MethodInitialize, (*binding).initialize, inline),
 		def(protocol.MethodStatus, (*binding).statusReq),
 		def(protocol.MethodShutdown, (*binding).shutdownReq, ownerOnly, then(func(b *binding) {
@@ -201,21 +206,20 @@ func init() {
 		def(protocol.MethodScheduleDelete, (*binding).scheduleDelete),
 		def(protocol.MethodScheduleRun, (*binding).scheduleRun),
 	}
-	byName = make(map[string]*method, len(table))
+	byName := make(map[string]*method, len(table))
 	for i := range table {
 		if byName[table[i].name] != nil {
 			panic("rpc: method " + table[i].name + " twice in the table")
 		}
 		byName[table[i].name] = &table[i]
 	}
+	return table, byName
 }
-
-// byName finds a method's entry.
-var byName map[string]*method
 
 // Methods lists the methods served, in the table's order (initialize's
 // capabilities).
 func Methods() []string {
+	table, _ := methodTable()
 	out := make([]string, len(table))
 	for i, m := range table {
 		out[i] = m.name

@@ -31,6 +31,7 @@ func Schema() ([]byte, error) {
 		Extra:       map[string]reflect.Type{"cut": typeOf[protocol.CutInfo]()},
 		EventMethod: protocol.MethodSessionUpdate,
 	}
+	table, _ := methodTable()
 	for _, m := range table {
 		d.Methods = append(d.Methods, schema.Method{Name: m.name, Params: m.params, Result: m.result})
 	}

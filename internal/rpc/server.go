@@ -210,6 +210,7 @@ var events = protocol.EventTypes
 // Handle implements jsonrpc.Handler: the initialize gate, then the
 // method's entry in the table.
 func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	_, byName := methodTable()
 	m, ok := byName[req.Method]
 	if !ok {
 		return nil, jsonrpc.ErrMethodNotFound

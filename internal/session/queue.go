@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
@@ -203,7 +204,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 }
 
 // mdLink is a Markdown link or image; title keeps its text.
-var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+var mdLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`) })
 
 // cancelTurn cancels the running turn, if any.
 func (s *Session) cancelTurn() bool { return s.t.cancelTurn(nil) }

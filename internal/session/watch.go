@@ -159,7 +159,7 @@ func title(prompt string) string {
 			break
 		}
 	}
-	line = mdLink.ReplaceAllString(line, "$1")
+	line = mdLink().ReplaceAllString(line, "$1")
 	line = strings.NewReplacer("**", "", "__", "", "`", "").Replace(line)
 	line = strings.Join(strings.Fields(line), " ")
 	r := []rune(line)
