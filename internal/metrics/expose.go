@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"math"
 	"runtime"
-	rm "runtime/metrics"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,36 +173,25 @@ func escape(v string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
 }
 
-// runtimeSamples are the Go runtime's series read at each scrape.
-var runtimeSamples = []struct{ metric, name, help, typ string }{
-	{"/sched/goroutines:goroutines", "go_goroutines", "Number of goroutines that currently exist.", "gauge"},
-	{"/memory/classes/heap/objects:bytes", "go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", "gauge"},
-	{"/memory/classes/total:bytes", "go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", "gauge"},
-	{"/gc/cycles/total:gc-cycles", "go_gc_cycles_total", "Completed GC cycles.", "counter"},
-	{"/gc/heap/allocs:bytes", "go_memstats_alloc_bytes_total", "Bytes allocated in the heap, all time.", "counter"},
-}
-
+// writeRuntime writes the Go runtime's series (from ReadMemStats, not
+// runtime/metrics: that package's initialisation would be paid by every
+// process of the binary, the ACP bridge and the CLI included).
 func writeRuntime(b *bytes.Buffer) {
-	samples := make([]rm.Sample, len(runtimeSamples))
-	for i, r := range runtimeSamples {
-		samples[i].Name = r.metric
-	}
-	rm.Read(samples)
-	for i, r := range runtimeSamples {
-		var v float64
-		switch samples[i].Value.Kind() {
-		case rm.KindUint64:
-			v = float64(samples[i].Value.Uint64())
-		case rm.KindFloat64:
-			v = samples[i].Value.Float64()
-		default:
-			continue
-		}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	for _, r := range []struct {
+		name, help, typ string
+		v               uint64
+	}{
+		{"go_goroutines", "Number of goroutines that currently exist.", "gauge", uint64(runtime.NumGoroutine())},
+		{"go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", "gauge", ms.HeapAlloc},
+		{"go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", "gauge", ms.Sys},
+		{"go_memstats_alloc_bytes_total", "Bytes allocated in the heap, all time.", "counter", ms.TotalAlloc},
+		{"go_gc_cycles_total", "Completed GC cycles.", "counter", uint64(ms.NumGC)},
+	} {
 		header(b, r.name, r.help, r.typ)
-		b.WriteString(r.name + " " + num(v) + "\n")
+		b.WriteString(r.name + " " + strconv.FormatUint(r.v, 10) + "\n")
 	}
-	header(b, "go_threads", "Number of OS threads created.", "gauge")
-	b.WriteString("go_threads " + strconv.Itoa(pprof.Lookup("threadcreate").Count()) + "\n")
 	header(b, "go_info", "Information about the Go environment.", "gauge")
 	b.WriteString(`go_info{version="` + runtime.Version() + `"} 1` + "\n")
 }
@@ -223,6 +210,10 @@ func writeProcess(b *bytes.Buffer, started time.Time) {
 		header(b, "process_virtual_memory_bytes", "Virtual memory size in bytes.", "gauge")
 		b.WriteString("process_virtual_memory_bytes " + strconv.FormatUint(p.vsize, 10) + "\n")
 	}
+	if p.threads > 0 {
+		header(b, "go_threads", "Number of OS threads of the process.", "gauge")
+		b.WriteString("go_threads " + strconv.Itoa(p.threads) + "\n")
+	}
 	if p.openFDs >= 0 {
 		header(b, "process_open_fds", "Number of open file descriptors.", "gauge")
 		b.WriteString("process_open_fds " + strconv.Itoa(p.openFDs) + "\n")
@@ -236,4 +227,5 @@ type processStats struct {
 	cpuSeconds float64
 	rss, vsize uint64
 	openFDs    int
+	threads    int
 }

@@ -28,6 +28,12 @@ func readProcess() processStats {
 			p.rss = field(24) * uint64(os.Getpagesize())
 		}
 	}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		if _, rest, ok := bytes.Cut(b, []byte("\nThreads:")); ok {
+			line, _, _ := bytes.Cut(rest, []byte("\n"))
+			p.threads, _ = strconv.Atoi(string(bytes.TrimSpace(line)))
+		}
+	}
 	if es, err := os.ReadDir("/proc/self/fd"); err == nil {
 		p.openFDs = len(es)
 	}
