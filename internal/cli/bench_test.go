@@ -284,3 +284,63 @@ func BenchmarkPromptVsVersion(b *testing.B) {
 	b.ReportMetric(v, "version-p50-ns")
 	b.ReportMetric(p/v, "prompt/version")
 }
+
+// BenchmarkIdleRSS: the resident size of the real binary's `zeroclaw
+// daemon` (built for the run, default config: no gateway, no MCP
+// server), a second after its socket first accepts, and a second after
+// one echo turn (Linux only: reads /proc).
+func BenchmarkIdleRSS(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc")
+	}
+	root, _ := filepath.Abs("../../cmd/zeroclaw")
+	zc := buildB(b, testdir.New(b), root, "")
+	var idle, after []float64
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(testdir.New(b), "cfg")
+		sock := filepath.Join(dir, "data", "daemon.sock")
+		cmd := exec.Command(zc, "daemon")
+		cmd.Env = append(hermetic(os.Environ()), "ZEROCLAW_CONFIG_DIR="+dir)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		var c net.Conn
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			var err error
+			if c, err = net.Dial("unix", sock); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("daemon not ready")
+			}
+		}
+		time.Sleep(time.Second) // idle: what it holds when nothing happens
+		idle = append(idle, float64(rssKB(b, cmd.Process.Pid))/1024)
+		br := bufio.NewReader(c)
+		for _, f := range []string{
+			`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}`,
+			`{"jsonrpc":"2.0","method":"session/new","params":{"sessionId":"rss","cwd":"/"},"id":2}`,
+			`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"rss","prompt":"hello"},"id":3}`,
+		} {
+			c.Write([]byte(f + "\n"))
+			id := strings.TrimSuffix(f[strings.LastIndex(f, `"id":`):], "}")
+			for {
+				l, err := br.ReadString('\n')
+				if err != nil {
+					b.Fatal(err)
+				}
+				if strings.Contains(l, id) {
+					break
+				}
+			}
+		}
+		time.Sleep(time.Second)
+		after = append(after, float64(rssKB(b, cmd.Process.Pid))/1024)
+		c.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(med(idle), "idle-rss-MB")
+	b.ReportMetric(med(after), "after-turn-rss-MB")
+}
