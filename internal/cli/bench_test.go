@@ -173,7 +173,8 @@ func buildB(b *testing.B, dir, pkg, src string) string {
 // every agent start, the real binary, built for the run) and wait for its
 // answer to initialize, with a warm daemon, against the same for the
 // least Go program that answers (acpFloor), the two interleaved; reports
-// both medians and their ratio.
+// both medians and their ratio, and the median of `zeroclaw --version`
+// run to its exit (the binary doing nothing of its own).
 func BenchmarkACPSpawnInitialize(b *testing.B) {
 	dir := filepath.Join(testdir.New(b), "cfg")
 	d := startDaemonB(b, dir)
@@ -201,19 +202,30 @@ func BenchmarkACPSpawnInitialize(b *testing.B) {
 		cmd.Wait()
 		return took
 	}
+	// The same binary doing nothing: `zeroclaw --version`, to its exit
+	// (what any command of this binary pays before its own work).
+	version := func() time.Duration {
+		t0 := time.Now()
+		if out, err := exec.Command(zc, "--version").Output(); err != nil || len(out) == 0 {
+			b.Fatalf("zeroclaw --version: %v", err)
+		}
+		return time.Since(t0)
+	}
 	spawn(zc, "acp") // the page cache warm for both
 	spawn(floor)
-	var zcs, floors []time.Duration
+	var zcs, floors, versions []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		zcs = append(zcs, spawn(zc, "acp"))
 		floors = append(floors, spawn(floor))
+		versions = append(versions, version())
 	}
 	b.StopTimer()
 	p50 := func(d []time.Duration) float64 { slices.Sort(d); return float64(d[len(d)/2].Nanoseconds()) }
 	z, f := p50(zcs), p50(floors)
 	b.ReportMetric(z, "acp-p50-ns")
 	b.ReportMetric(f, "floor-p50-ns")
+	b.ReportMetric(p50(versions), "version-p50-ns")
 	b.ReportMetric(z/f, "acp/floor")
 }
 
