@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,6 +120,7 @@ func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Res
 				if err != nil || n < 0 {
 					return nil, &Error{Provider: "echo", URL: "echo:", Message: fmt.Sprintf("/chunks wants a count, got %q", rest)}
 				}
+				chunks = slices.Grow(chunks, n) // one allocation for a stream of 100,000
 				for range n {
 					chunks = append(chunks, "ok ")
 				}
@@ -139,6 +141,13 @@ func (*Echo) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Res
 		}
 	}
 	var b strings.Builder
+	if len(chunks) > 64 {
+		n := 0
+		for _, c := range chunks {
+			n += len(c)
+		}
+		b.Grow(n)
+	}
 	for _, c := range chunks {
 		if err := sleep(ctx, delay); err != nil {
 			resp.Text = b.String()

@@ -10,9 +10,22 @@ import (
 
 // encodeEvent builds the params of one session/update:
 // {"sessionId":..,"seq":..,"type":..,"turnId":..,<fields>} (turnId only
-// for a turn's events). fields is a JSON object (or nil for none).
-func encodeEvent(quotedID []byte, seq int64, typ, turn string, fields []byte) []byte {
-	b := make([]byte, 0, len(quotedID)+len(typ)+len(turn)+len(fields)+52)
+// for a turn's events): the event's own members after the header.
+func encodeEvent(quotedID []byte, seq int64, typ, turn string, ev protocol.EventBody) []byte {
+	// A chunk's text is written straight into the body (the streaming
+	// hot path: one allocation, no reflection); any other event's fields
+	// are encoding/json's, spliced in.
+	var text string
+	var fields []byte
+	switch e := ev.(type) {
+	case protocol.AgentMessageChunkEvent:
+		text = e.Text
+	case protocol.AgentThoughtChunkEvent:
+		text = e.Text
+	default:
+		fields = mustJSON(ev)
+	}
+	b := make([]byte, 0, len(quotedID)+len(typ)+len(turn)+len(fields)+len(text)+64)
 	b = append(b, `{"sessionId":`...)
 	b = append(b, quotedID...)
 	b = append(b, `,"seq":`...)
@@ -25,31 +38,16 @@ func encodeEvent(quotedID []byte, seq int64, typ, turn string, fields []byte) []
 		b = append(b, turn...)
 		b = append(b, '"')
 	}
+	if fields == nil {
+		b = append(b, `,"text":`...)
+		b = appendString(b, text)
+		return append(b, '}')
+	}
 	if len(fields) > 2 { // more than "{}"
 		b = append(b, ',')
 		b = append(b, fields[1:]...)
 		return b
 	}
-	return append(b, '}')
-}
-
-// eventFields is an event's members as a JSON object.
-func eventFields(ev protocol.EventBody) []byte {
-	switch e := ev.(type) {
-	case protocol.AgentMessageChunkEvent:
-		return textFields(e.Text)
-	case protocol.AgentThoughtChunkEvent:
-		return textFields(e.Text)
-	}
-	return mustJSON(ev)
-}
-
-// textFields is {"text":<s>} without going through reflection: the
-// streaming hot path.
-func textFields(s string) []byte {
-	b := make([]byte, 0, len(s)+12)
-	b = append(b, `{"text":`...)
-	b = appendString(b, s)
 	return append(b, '}')
 }
 

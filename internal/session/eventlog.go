@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -25,7 +26,7 @@ func (s *Session) emitInput(ev protocol.EventBody, in *store.Input) int64 {
 // write emits ev as one of turn (nil: the turn running now, if any),
 // writing in (if not nil) in the same transaction.
 func (s *Session) write(ev protocol.EventBody, turn *string, in *store.Input) int64 {
-	typ, fields := ev.EventType(), eventFields(ev)
+	typ := ev.EventType()
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
 	if s.fenced || s.failure() != nil {
@@ -40,20 +41,23 @@ func (s *Session) write(ev protocol.EventBody, turn *string, in *store.Input) in
 	case typ == protocol.EventQueueUpdate:
 		of = "" // the session's, not the turn's
 	}
-	body := encodeEvent(s.quotedID, seq, typ, of, fields)
-	after := func(err error) {
-		if err != nil {
-			s.fail(err)
-			return
-		}
-		s.deliver(seq, body)
-	}
+	body := encodeEvent(s.quotedID, seq, typ, of, ev)
 	if in != nil {
-		s.m.store.AppendEventWithInput(s.id, store.Event{Seq: seq, Type: typ, Body: body}, *in, after)
+		s.m.store.AppendEventWithInput(s.id, store.Event{Seq: seq, Type: typ, Body: body}, *in, func(err error) { s.Committed(seq, body, err) })
 	} else {
-		s.m.store.AppendEvent(s.id, store.Event{Seq: seq, Type: typ, Body: body}, after)
+		s.m.store.AppendEventTo(s.id, store.Event{Seq: seq, Type: typ, Body: body}, s)
 	}
 	return seq
+}
+
+// Committed implements store.Committer: an event written (delivered to
+// the attached clients) or not (the session's writes are broken).
+func (s *Session) Committed(seq int64, body []byte, err error) {
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.deliver(seq, body)
 }
 
 // inTurn makes every event emitted from now on one of turn's ("":
@@ -71,17 +75,17 @@ func (s *Session) deliver(seq int64, body []byte) {
 	s.subMu.Lock()
 	s.delivered = seq
 	low := seq
-	for _, sb := range s.clients {
+	for _, sb := range s.subs {
 		low = min(low, sb.written.Load())
 	}
 	if seq > low { // else every client has it already
 		s.recent.push(seq, body)
 	}
 	s.recent.trim(low)
-	for c, sb := range s.clients {
+	for _, sb := range s.subs {
 		if !sb.queued {
 			sb.queued = true
-			if c.conn.Push(sb) != nil {
+			if sb.c.conn.Push(sb) != nil {
 				sb.queued = false
 			}
 		}
@@ -209,6 +213,7 @@ func (s *Session) attach(c *Client) (int64, bool) {
 		return 0, false
 	}
 	s.clients[c] = sb
+	s.subs = append(s.subs, sb)
 	last := s.delivered
 	s.subMu.Unlock()
 	s.touch()
@@ -223,6 +228,7 @@ func (s *Session) detach(c *Client) {
 		sb.detached = true
 	}
 	delete(s.clients, c)
+	s.subs = slices.DeleteFunc(s.subs, func(x *sub) bool { return x == sb })
 	s.subMu.Unlock()
 	s.touch()
 	if sb != nil {
@@ -234,6 +240,7 @@ func (s *Session) detachAll() {
 	s.subMu.Lock()
 	cs := s.clients
 	s.clients = map[*Client]*sub{}
+	s.subs = nil
 	for _, sb := range cs {
 		sb.detached = true
 	}

@@ -72,8 +72,9 @@ type Session struct {
 
 	subMu     sync.Mutex
 	clients   map[*Client]*sub
-	delivered int64 // last seq committed and handed to the clients
-	recent    ring  // committed events some client has not been written yet
+	subs      []*sub // clients' subscriptions as a slice: deliver's loop, per event
+	delivered int64  // last seq committed and handed to the clients
+	recent    ring   // committed events some client has not been written yet
 
 	cmu     sync.Mutex
 	failed  error         // the write failure that broke the session, until mended

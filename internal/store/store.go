@@ -149,6 +149,15 @@ type op struct {
 	run     func(ctx context.Context, c *sql.Conn) error
 	control bool
 	after   func(error)
+	// sink, for an event written by AppendEventTo, is told instead of
+	// after (no closure per event on the streaming path).
+	sink Committer
+}
+
+// Committer is told when an event written by AppendEventTo has
+// committed (err nil) or failed, on the writer, in commit order.
+type Committer interface {
+	Committed(seq int64, body []byte, err error)
 }
 
 // batchMax bounds the writes grouped into one transaction.
@@ -315,7 +324,10 @@ func (s *Store) enqueue(o op) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.stop {
-		if o.after != nil {
+		switch {
+		case o.sink != nil:
+			o.sink.Committed(o.ev.Seq, o.ev.Body, ErrClosed)
+		case o.after != nil:
 			o.after(ErrClosed)
 		}
 		return
@@ -353,7 +365,10 @@ func (s *Store) writer() {
 		}
 		errs = s.commit(batch, errs[:0])
 		for i, o := range batch {
-			if o.after != nil {
+			switch {
+			case o.sink != nil:
+				o.sink.Committed(o.ev.Seq, o.ev.Body, errs[i])
+			case o.after != nil:
 				o.after(errs[i])
 			}
 		}
@@ -672,6 +687,12 @@ func (s *Store) Rename(id, title string) (bool, error) {
 // consecutive seqs following the stored last_seq.
 func (s *Store) AppendEvent(sessionID string, ev Event, after func(error)) {
 	s.enqueue(op{sid: sessionID, ev: ev, isEvent: true, after: after})
+}
+
+// AppendEventTo is AppendEvent that tells sink, not a callback: the
+// streaming path's, which makes no closure per event.
+func (s *Store) AppendEventTo(sessionID string, ev Event, sink Committer) {
+	s.enqueue(op{sid: sessionID, ev: ev, isEvent: true, sink: sink})
 }
 
 // AppendMessage queues one transcript message (JSON) at index idx, which
