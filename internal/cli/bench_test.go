@@ -300,14 +300,16 @@ func BenchmarkPromptVsVersion(b *testing.B) {
 // BenchmarkIdleRSS: the resident size of the real binary's `zeroclaw
 // daemon` (built for the run, default config: no gateway, no MCP
 // server), a second after its socket first accepts, and a second after
-// one echo turn (Linux only: reads /proc).
+// one echo turn; and, idle, its anonymous part (the heap, stacks: the
+// rest is the binary's file pages, mapped by the kernel) (Linux only:
+// reads /proc).
 func BenchmarkIdleRSS(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
 	root, _ := filepath.Abs("../../cmd/zeroclaw")
 	zc := buildB(b, testdir.New(b), root, "")
-	var idle, after []float64
+	var idle, anon, after []float64
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(testdir.New(b), "cfg")
 		sock := filepath.Join(dir, "data", "daemon.sock")
@@ -328,6 +330,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 		}
 		time.Sleep(time.Second) // idle: what it holds when nothing happens
 		idle = append(idle, float64(rssKB(b, cmd.Process.Pid))/1024)
+		anon = append(anon, float64(statusKB(b, cmd.Process.Pid, "RssAnon:"))/1024)
 		br := bufio.NewReader(c)
 		for _, f := range []string{
 			`{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1},"id":1}`,
@@ -354,5 +357,6 @@ func BenchmarkIdleRSS(b *testing.B) {
 	}
 	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
 	b.ReportMetric(med(idle), "idle-rss-MB")
+	b.ReportMetric(med(anon), "idle-anon-MB")
 	b.ReportMetric(med(after), "after-turn-rss-MB")
 }
