@@ -127,9 +127,9 @@ type Store struct {
 	// Writer only.
 	wc        *sql.Conn
 	insertSeg *sql.Stmt
-	seg       []byte           // the segment being packed
-	walBytes  int              // written to the WAL since the last checkpoint was asked
-	ckpt      chan struct{}    // asks the checkpointer for one (closed by Close)
+	seg       []byte        // the segment being packed
+	walBytes  int           // written to the WAL since the last checkpoint was asked
+	ckpt      chan struct{} // asks the checkpointer for one (closed by Close)
 	ckptDone  chan struct{}
 	broken    map[string]error // sessions whose write failed, until Resume
 
