@@ -127,10 +127,7 @@ type Store struct {
 	// Writer only.
 	wc        *sql.Conn
 	insertSeg *sql.Stmt
-	seg       []byte        // the segment being packed
-	walBytes  int           // written to the WAL since the last checkpoint was asked
-	ckpt      chan struct{} // asks the checkpointer for one (closed by Close)
-	ckptDone  chan struct{}
+	seg       []byte           // the segment being packed
 	broken    map[string]error // sessions whose write failed, until Resume
 
 	// OnCommit, when set before the first write, is told how long each
@@ -248,36 +245,8 @@ func Open(path string) (*Store, error) {
 	if err := s.prepare(); err != nil {
 		return fail(err)
 	}
-	// The writer does not checkpoint the WAL itself (SQLite's automatic
-	// checkpoint runs in the committing connection, and a stream's writer
-	// would wait on copying its own pages back): the checkpointer does,
-	// beside it, once a checkpointEvery of writes has gone to the WAL.
-	if _, err := s.wc.ExecContext(context.Background(), `PRAGMA wal_autocheckpoint = 0`); err != nil {
-		return fail(err)
-	}
-	s.ckpt, s.ckptDone = make(chan struct{}, 1), make(chan struct{})
-	go s.checkpointer()
 	go s.writer()
 	return s, nil
-}
-
-// checkpointEvery is how many bytes the writer commits to the WAL before
-// it asks for a checkpoint (SQLite's default is 1,000 pages).
-const checkpointEvery = 4 << 20
-
-// checkpointer copies the WAL's committed pages back into the database
-// when the writer asks, on a connection of its own, without stopping the
-// writer (PASSIVE); until the store closes.
-func (s *Store) checkpointer() {
-	defer close(s.ckptDone)
-	for range s.ckpt {
-		c, err := s.rdb.Conn(context.Background())
-		if err != nil {
-			continue
-		}
-		c.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`) // a failure is tried again at the next
-		c.Close()
-	}
 }
 
 // incremental rebuilds, once, a database made before new ones were
@@ -307,8 +276,6 @@ func (s *Store) Close() error {
 		close(s.ops)
 		s.mu.Unlock()
 		<-s.done
-		close(s.ckpt)
-		<-s.ckptDone
 		s.insertSeg.Close()
 		s.wc.Close()
 	})
@@ -397,17 +364,6 @@ func (s *Store) writer() {
 			}
 		}
 		errs = s.commit(batch, errs[:0])
-		s.walBytes += 4096 // the pages a commit rewrites (the sessions row, the index)
-		for _, o := range batch {
-			s.walBytes += len(o.ev.Body)
-		}
-		if s.walBytes >= checkpointEvery {
-			s.walBytes = 0
-			select {
-			case s.ckpt <- struct{}{}:
-			default: // one is asked already
-			}
-		}
 		for i, o := range batch {
 			switch {
 			case o.sink != nil:

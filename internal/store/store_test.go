@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -272,6 +273,68 @@ func TestListAfterVisitsEverySessionOnce(t *testing.T) {
 	for i := range got {
 		if got[i] != all[i].ID {
 			t.Fatalf("position %d: %s, want %s", i, got[i], all[i].ID)
+		}
+	}
+}
+
+// committer is a store.Committer for tests: it counts what committed.
+type committer struct {
+	mu   sync.Mutex
+	last int64
+	err  error
+	done chan struct{}
+	want int64
+}
+
+func (c *committer) Committed(seq int64, _ []byte, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.last = seq
+	if seq == c.want {
+		close(c.done)
+	}
+}
+
+// A long stream keeps the WAL bounded: its pages are checkpointed back
+// into the database file while the store is open (not all at its close),
+// so the WAL stays at about what is written between two checkpoints.
+// (A checkpointer beside the writer was tried for issue 40: PASSIVE
+// checkpoints racing a writer that never pauses never let the WAL start
+// over, and it grew with the stream; this test caught it.)
+func TestALongStreamKeepsTheWALBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zc.db")
+	s := open(t, path)
+	defer s.Close()
+	if err := s.CreateSession(&Session{ID: "s1", AgentAlias: "default", Mode: "code", Cwd: "/tmp", Owner: "cl_1"}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	const n = 40000 // 40 MB: ten checkpoints' worth
+	c := &committer{done: make(chan struct{}), want: n}
+	for seq := int64(1); seq <= n; seq++ {
+		s.AppendEventTo("s1", Event{Seq: seq, Type: "agent_message_chunk", Body: body}, c)
+	}
+	<-c.done
+	if c.err != nil || c.last != n {
+		t.Fatalf("committed up to %d: %v", c.last, c.err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		db, err1 := os.Stat(path)
+		wal, err2 := os.Stat(path + "-wal")
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if db.Size() > 30<<20 {
+			if wal.Size() > 20<<20 {
+				t.Errorf("the WAL grew to %d bytes: checkpoints did not keep it down", wal.Size())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes after 40 MB of events (WAL %d): nothing was checkpointed", db.Size(), wal.Size())
 		}
 	}
 }
