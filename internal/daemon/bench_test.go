@@ -67,6 +67,26 @@ func answerFloor(b *testing.B, reply []byte) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	serveEach(b, ln, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			l, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if reply != nil {
+				l = reply
+			}
+			c.Write(l)
+		}
+	})
+	return path
+}
+
+// serveEach serves each connection ln accepts on a goroutine of its own,
+// until the benchmark ends and closes ln.
+func serveEach(b *testing.B, ln net.Listener, serve func(net.Conn)) {
 	b.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -74,23 +94,9 @@ func answerFloor(b *testing.B, reply []byte) string {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					l, err := br.ReadSlice('\n')
-					if err != nil {
-						return
-					}
-					if reply != nil {
-						l = reply
-					}
-					c.Write(l)
-				}
-			}()
+			go serve(c)
 		}
 	}()
-	return path
 }
 
 // benchDaemon runs a daemon in-process and returns its socket path.

@@ -230,16 +230,7 @@ func floorListen(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go floorServe(c)
-		}
-	}()
+	serveEach(b, ln, floorServe)
 	return path
 }
 
