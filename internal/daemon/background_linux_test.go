@@ -108,22 +108,6 @@ func TestBackgroundProcesses(t *testing.T) {
 	}
 }
 
-// toolResult makes one tool call (the echo model's /tool line) in a turn
-// of its own and returns its tool_result, whole (the echo model's reply
-// shortens it).
-func toolResult(t *testing.T, a *peer, sid, line string) map[string]any {
-	t.Helper()
-	result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
-	evs := a.snapshot()
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i]["type"] == "tool_result" {
-			return evs[i]
-		}
-	}
-	t.Fatalf("no tool_result for %s", line)
-	return nil
-}
-
 // Programs that need a terminal run under one (shell tty): it is a
 // terminal to them, a password typed is not echoed, a resize is seen, a
 // Ctrl-C is the program's to handle (the sandbox's supervisor does not

@@ -458,3 +458,19 @@ func TestSubagentDaemonLimit(t *testing.T) {
 		t.Fatalf("the seventeenth: %v", res)
 	}
 }
+
+// toolResult makes one tool call (the echo model's /tool line) in a turn
+// of its own and returns its tool_result, whole (the echo model's reply
+// shortens it).
+func toolResult(t *testing.T, a *peer, sid, line string) map[string]any {
+	t.Helper()
+	result(t, a.call("session/prompt", prompt(sid, "/tool "+line)))
+	evs := a.snapshot()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i]["type"] == "tool_result" {
+			return evs[i]
+		}
+	}
+	t.Fatalf("no tool_result for %s", line)
+	return nil
+}
