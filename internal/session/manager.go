@@ -57,6 +57,10 @@ type Manager struct {
 
 	w watchers // clients following the list of sessions
 
+	// runningChildren counts the sub-agents running in this daemon
+	// (at most MaxRunningChildren).
+	runningChildren atomic.Int64
+
 	mu   sync.Mutex
 	live map[string]*Session
 	// closing holds the ids being closed, unloaded or deleted; their

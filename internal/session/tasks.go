@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -30,9 +29,6 @@ import (
 
 // MaxRunningChildren bounds the sub-agents running in the daemon.
 const MaxRunningChildren = 16
-
-// runningChildren counts them.
-var runningChildren atomic.Int64
 
 // child is one sub-agent of a session.
 type child struct {
@@ -147,8 +143,8 @@ func (h taskHost) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus,
 		s.starting--
 		s.mu.Unlock()
 	}
-	if runningChildren.Add(1) > MaxRunningChildren {
-		runningChildren.Add(-1)
+	if m.runningChildren.Add(1) > MaxRunningChildren {
+		m.runningChildren.Add(-1)
 		started()
 		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunningChildren)
 	}
@@ -156,7 +152,7 @@ func (h taskHost) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus,
 	c, err := m.startChild(s, alias, t)
 	started()
 	if err != nil {
-		runningChildren.Add(-1)
+		m.runningChildren.Add(-1)
 		return tool.TaskStatus{}, err
 	}
 	if t.Background {
@@ -208,12 +204,12 @@ func (h taskHost) Send(ctx context.Context, id, prompt string) (tool.TaskStatus,
 			return c.status(), nil // it reads it at its next model call
 		}
 	}
-	if runningChildren.Add(1) > MaxRunningChildren {
-		runningChildren.Add(-1)
+	if h.s.m.runningChildren.Add(1) > MaxRunningChildren {
+		h.s.m.runningChildren.Add(-1)
 		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunningChildren)
 	}
 	if err := h.s.m.runChild(h.s, c, prompt); err != nil {
-		runningChildren.Add(-1)
+		h.s.m.runningChildren.Add(-1)
 		return tool.TaskStatus{}, err
 	}
 	return h.wait(ctx, c)
@@ -321,7 +317,7 @@ func (m *Manager) runChild(parent *Session, c *child, prompt string) error {
 // background), then closes done.
 func (m *Manager) watchChild(parent *Session, c *child, j *job, done chan struct{}) {
 	res := <-j.done
-	runningChildren.Add(-1)
+	m.runningChildren.Add(-1)
 	c.mu.Lock()
 	c.answer = res.Content
 	switch {
@@ -363,7 +359,7 @@ func (m *Manager) watchChild(parent *Session, c *child, j *job, done chan struct
 // no task call waits for it (its end reaches the parent's model as a
 // notice).
 func (m *Manager) adopt(parent, s *Session, j *job, background bool) {
-	runningChildren.Add(1)
+	m.runningChildren.Add(1)
 	s.parent.Store(parent)
 	done := make(chan struct{})
 	c := &child{s: s, done: done, job: j, info: protocol.SubagentInfo{SessionID: s.id, ToolCallID: s.lineage.ParentToolCallID,
