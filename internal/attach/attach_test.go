@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -53,10 +52,7 @@ func TestSaveDedupMarkersAndLimits(t *testing.T) {
 	big := filepath.Join(t.TempDir(), "big")
 	os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644)
 	// A FIFO is refused at once instead of waiting for a writer forever.
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	fifo := mkfifo(t, filepath.Join(t.TempDir(), "fifo"))
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(src, link)
 	for _, tc := range []struct {
