@@ -159,13 +159,7 @@ func scheduleCmd(g *globals) *cobra.Command {
 // scheduleLine says a schedule in one line: when, where, its next and
 // last runs.
 func scheduleLine(s protocol.Schedule) string {
-	when := s.Cron
-	switch {
-	case s.Every != "":
-		when = "every " + s.Every
-	case s.At != "":
-		when = "at " + s.At
-	}
+	when := s.When()
 	if s.Timezone != "" {
 		when += " (" + s.Timezone + ")"
 	}

@@ -97,6 +97,18 @@ type Schedule struct {
 	CreatedMs    int64            `json:"createdMs"`
 }
 
+// When says when s runs, as it was given: its cron expression, "every
+// D" or "at T".
+func (s Schedule) When() string {
+	switch {
+	case s.Every != "":
+		return "every " + s.Every
+	case s.At != "":
+		return "at " + s.At
+	}
+	return s.Cron
+}
+
 // ScheduleResult answers schedule/create, schedule/update and
 // schedule/run.
 type ScheduleResult struct {

@@ -113,20 +113,7 @@ func (s *Store) OpenInputs(ctx context.Context, sessionID string) ([]*Input, err
 // OpenInputSessions are the sessions with inputs left queued or started
 // (a dead daemon's).
 func (s *Store) OpenInputSessions(ctx context.Context) ([]string, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT session_id FROM inputs WHERE state IN ('queued', 'started') ORDER BY session_id`)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return s.ids(ctx, `SELECT DISTINCT session_id FROM inputs WHERE state IN ('queued', 'started') ORDER BY session_id`)
 }
 
 // PruneInputs forgets the ended inputs older than InputKeep.

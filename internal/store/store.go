@@ -997,7 +997,12 @@ func (s *Store) SetGoal(id string, goal []byte, active bool) {
 
 // ActiveGoals are the sessions whose goal is active.
 func (s *Store) ActiveGoals(ctx context.Context) ([]string, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM sessions WHERE goal_active = 1 ORDER BY id`)
+	return s.ids(ctx, `SELECT id FROM sessions WHERE goal_active = 1 ORDER BY id`)
+}
+
+// ids runs a query whose one column is a session id.
+func (s *Store) ids(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}

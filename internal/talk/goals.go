@@ -203,13 +203,7 @@ func (ch *chat) schedule(ctx context.Context, _, arg string) error {
 
 // scheduleSummary says a schedule: when, its next and last runs.
 func scheduleSummary(s protocol.Schedule) string {
-	when := s.Cron
-	switch {
-	case s.Every != "":
-		when = "every " + s.Every
-	case s.At != "":
-		when = "at " + s.At
-	}
+	when := s.When()
 	prompt, _, _ := strings.Cut(strings.TrimSpace(s.Prompt), "\n")
 	line := when + ": " + prompt
 	switch {
