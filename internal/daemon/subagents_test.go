@@ -459,6 +459,29 @@ func TestSubagentDaemonLimit(t *testing.T) {
 	}
 }
 
+// The limit is each daemon's: another daemon's 16 running sub-agents (in
+// the same process, as tests run them) do not count against this one's.
+func TestSubagentLimitIsPerDaemon(t *testing.T) {
+	conf := echoAgent + `risk = "full"` + "\n[subagents]\nmax_concurrent = 16\n"
+	r1, r2 := startWith(t, conf), startWith(t, conf)
+	a := connect(t, r1.dirs.Endpoint, "")
+	one := newSession(t, a, "")
+	var lines []string
+	for i := range 16 {
+		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 2000\nbg %d","background":true}`, i, i))
+	}
+	result(t, a.call("session/prompt", prompt(one, strings.Join(lines, "\n"))))
+	if n := len(subagents(a, one)); n < 16 {
+		t.Fatalf("16 started: %d updates", n)
+	}
+	b := connect(t, r2.dirs.Endpoint, "")
+	two := newSession(t, b, "")
+	res := toolResult(t, b, two, `task {"description":"mine","prompt":"hi"}`)
+	if out := res["rawOutput"].(string); strings.Contains(out, "its limit") || !strings.Contains(out, "echo: hi") {
+		t.Fatalf("the other daemon's first sub-agent: %v", out)
+	}
+}
+
 // toolResult makes one tool call (the echo model's /tool line) in a turn
 // of its own and returns its tool_result, whole (the echo model's reply
 // shortens it).
