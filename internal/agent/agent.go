@@ -10,11 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 
@@ -189,6 +189,12 @@ type Agent struct {
 	// MaxStopContinues bounds how often a Stop hook may send the turn
 	// on.
 	MaxStopContinues int
+	// Gate decides what the turn's tool calls may do (nil: gate.Decide;
+	// a test counts what reaches it). Actor is who calls them ("": the
+	// session's model), Grant what its parent holds (nil: no parent).
+	Gate  gate.Func
+	Actor gate.Actor
+	Grant *gate.Grant
 }
 
 // Outcome is how a turn ended.
@@ -378,7 +384,7 @@ func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[
 			}
 			g := a.gate(h, env, byName, call)
 			h.Emit(protocol.ToolCallEvent{ToolCallID: call.ID, Name: call.Name, RawInput: call.Input, Title: tool.Title(call.Name, call.Input),
-				Kind: g.kind, NeedsApproval: g.ask})
+				Kind: g.kind, NeedsApproval: g.v.Decision == gate.Ask})
 			ran[i] = true
 			run := func() {
 				r, decision := a.call(ctx, h, env, g, call)
@@ -523,24 +529,13 @@ func withSummary(system, summary string) string {
 	return system + "\n\n<earlier_conversation>\nEarlier turns of this conversation were left out to fit your context window. What they held:\n" + summary + "\n</earlier_conversation>"
 }
 
-// errRefused marks results of calls that never ran.
-var errRefused = errors.New("refused")
-
 // gated is what is decided about a call before it runs: its tool (nil:
-// unknown), its kind, and whether approval will be asked or was given
-// (or refused) already.
+// unknown), its kind, what the gate was asked and what it said.
 type gated struct {
-	tool     tool.Tool
-	kind     string
-	ask      bool
-	standing *Decision
-	rule     string // why it asks
-	risk     string // the risk level it was gated under
-	// refuse, when set, is why the mode refuses the call outright (plan
-	// mode: it would change something); readOnly: a command runs in the
-	// read-only sandbox (plan mode).
-	refuse   string
-	readOnly bool
+	tool tool.Tool
+	kind string
+	req  gate.Request
+	v    gate.Verdict
 }
 
 // risk is the risk level in force now.
@@ -553,105 +548,62 @@ func (a *Agent) risk() string {
 	return a.Risk
 }
 
-// fileEdits are the tools that only edit files (accept-edits mode runs
-// them unasked inside the session's directory).
-var fileEdits = map[string]bool{"write_file": true, "edit_file": true, "multi_edit": true}
-
 // PlanDir is where plan mode lets the agent write its plan, under the
-// session's directory.
-const PlanDir = ".zeroclaw/plans"
+// session's directory (the gate's).
+const PlanDir = gate.PlanDir
 
-// within says whether every path t's call may change lies under dir.
-func within(t tool.Tool, env *tool.Env, input json.RawMessage, dir string) bool {
-	e := tool.EffectOf(t, env, input)
-	if e.Anything || len(e.Paths) == 0 {
-		return false
+// decide asks the gate (the one function that decides what an actor
+// may do; a test may count what reaches it).
+func (a *Agent) decide(r gate.Request) gate.Verdict {
+	if a.Gate != nil {
+		return a.Gate(r)
 	}
-	for _, p := range e.Paths {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-			return false
-		}
-	}
-	return true
+	return gate.Decide(r)
 }
 
-// gate decides, once, whether a call needs approval. A standing decision
-// (an "always" answer, a permission rule) decides first: a refusal holds
-// whatever the risk level, as does a rule that says ask; else a tool
-// that asks is asked for under the supervised risk level.
+// gate decides, once, whether a call may run and whether it asks: the
+// gate is told who calls (the model, a sub-agent's, a scheduled run's),
+// what the tool declares it may change, the mode in force now, the
+// standing decision (an "always" answer, a permission rule), the
+// sandbox and the parent's grant.
 func (a *Agent) gate(h Host, env *tool.Env, byName map[string]tool.Tool, call provider.ToolCall) gated {
-	t, ok := byName[call.Name]
-	if !ok {
-		return gated{kind: protocol.KindOther}
-	}
-	risk := a.risk()
-	g := gated{tool: t, kind: t.Kind(), risk: risk}
-	d, standing := h.Standing(call.Name, call.Input)
-	switch {
-	case standing && d.Ask:
-		g.ask = risk != RiskReadonly || !t.Asks()
-		g.rule = d.Why
-	case standing:
-		g.standing = &d
-	case !t.Asks():
-	case risk == RiskSupervised, risk == RiskPlan:
-		g.ask, g.rule = true, "the "+modeName(risk)+" mode asks before "+call.Name+" runs (no permission rule decides it)"
-	case risk == RiskEdits:
-		if !fileEdits[call.Name] || !within(t, env, call.Input, env.Cwd) {
-			g.ask, g.rule = true, "the accept-edits mode asks before "+call.Name+" runs (only file edits in the session's directory run unasked)"
+	t := byName[call.Name]
+	g := gated{tool: t, kind: protocol.KindOther}
+	g.req = gate.Request{Actor: cmp.Or(a.Actor, gate.Model), Action: tool.Action(t, env, call.Name, call.Input),
+		Mode: a.risk(), Sandbox: env.Sandbox != nil, Grant: a.Grant}
+	if t != nil {
+		g.kind = t.Kind()
+		if d, ok := h.Standing(call.Name, call.Input); ok {
+			g.req.Rule = standingRule(d)
 		}
 	}
-	if risk == RiskPlan {
-		a.planGate(&g, env, call)
-	}
+	g.v = a.decide(g.req)
 	return g
 }
 
-// planGate applies plan mode: only what changes nothing runs. Reads and
-// searches run; a command runs in the read-only sandbox, asking (where
-// that sandbox is off, it is refused); an MCP server's tool runs only
-// when annotated readOnlyHint; a file edit only to a plan file
-// (PlanDir), unasked; anything else that would change something is
-// refused without asking, saying why.
-func (a *Agent) planGate(g *gated, env *tool.Env, call provider.ToolCall) {
-	t := g.tool
+// standingRule is a standing decision as the gate's rule.
+func standingRule(d Decision) gate.Rule {
 	switch {
-	case g.standing != nil && !g.standing.Allow:
-		// A refusal holds.
-	case call.Name == "shell":
-		if env.Sandbox == nil {
-			g.ask, g.refuse = false, "the plan mode runs commands only in the read-only sandbox, and the sandbox is off here ([sandbox] mode)"
-			return
-		}
-		g.readOnly = true
-	case fileEdits[call.Name]:
-		if within(t, env, call.Input, filepath.Join(env.Cwd, PlanDir)) {
-			g.ask, g.standing = false, nil
-			return
-		}
-		g.ask, g.refuse = false, "the plan mode changes nothing: write the plan to "+PlanDir+"/ and call exit_plan with it"
-	case !t.Asks():
-		// Looks, thinks, answers (reads, searches, a task, the plan's
-		// own tools).
-	case t.Kind() == protocol.KindFetch:
-		// It reads the web; it asks as under supervised.
-	default:
-		if ro, ok := t.(tool.ReadOnlyer); ok && ro.ReadOnly() {
-			return
-		}
-		g.ask, g.refuse = false, "the plan mode runs only what changes nothing, and "+call.Name+" may change something"
+	case d.Ask:
+		return gate.Rule{Decision: gate.Ask, Why: d.Why}
+	case d.Allow:
+		return gate.Rule{Decision: gate.Allow, Why: d.Why}
 	}
+	return gate.Rule{Decision: gate.Deny, Why: d.Why}
 }
 
-// modeName is a risk level's name as people say it.
-func modeName(risk string) string {
-	for _, r := range protocol.RiskLevels {
-		if r.ID == risk {
-			return strings.ToLower(r.Name)
-		}
+// hookDecision is what a PreToolUse hook said, as the gate's ("": it
+// said nothing that decides).
+func hookDecision(v HookVerdict) gate.Decision {
+	switch {
+	case v.Block || v.Permission == "deny":
+		return gate.Deny
+	case v.Permission == "allow":
+		return gate.Allow
+	case v.Permission == "ask":
+		return gate.Ask
 	}
-	return risk
+	return ""
 }
 
 // sample makes a model call a tool asked for (an MCP server's sampling),
@@ -733,27 +685,20 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 		}
 		return tool.Result{Output: out, IsError: true}, "unknown"
 	}
-	if g.refuse != "" {
-		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.refuse), IsError: true}, "refused"
+	if g.v.Decision == gate.Deny {
+		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.v.Why), IsError: true}, "refused"
 	}
-	if g.standing != nil && !g.standing.Allow {
-		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.standing.Why), IsError: true}, "refused"
-	}
-	if t.Asks() && g.risk == RiskReadonly {
-		return tool.Result{Output: fmt.Sprintf("%s: %v: the agent is read-only, so %s may not run", call.Name, errRefused, call.Name), IsError: true}, "refused"
-	}
-	pre := h.Hook(ctx, HookPreToolUse, &call, nil)
-	switch {
-	case pre.Block || pre.Permission == "deny":
-		return tool.Result{Output: fmt.Sprintf("%s was not run: a PreToolUse hook refused it: %s", call.Name, pre.Reason), IsError: true}, "refused"
-	case pre.Permission == "allow":
-		g.ask = false
-	case pre.Permission == "ask":
-		g.ask, g.rule = true, "a PreToolUse hook asks"
+	// The hooks run after everything that refuses; what they decide
+	// goes back through the gate with the rest.
+	if pre := h.Hook(ctx, HookPreToolUse, &call, nil); hookDecision(pre) != "" {
+		g.req.Hook, g.req.HookWhy = hookDecision(pre), pre.Reason
+		if g.v = a.decide(g.req); g.v.Decision == gate.Deny {
+			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, g.v.Why), IsError: true}, "refused"
+		}
 	}
 	decision := "auto"
-	if g.ask {
-		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind, Rule: g.rule})
+	if g.v.Decision == gate.Ask {
+		d := h.Approve(ctx, ApprovalRequest{ToolCallID: call.ID, ToolName: call.Name, Input: call.Input, Summary: t.Summary(call.Input), Kind: g.kind, Rule: g.v.Why})
 		if !d.Allow {
 			return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, d.Why), IsError: true}, "rejected"
 		}
@@ -763,8 +708,8 @@ func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call p
 	// it was gated under confines it.
 	ce := *env
 	ce.CallID = call.ID
-	ce.Confine = g.risk != RiskFull
-	if g.readOnly && ce.Sandbox != nil {
+	ce.Confine = g.req.Mode != RiskFull
+	if g.v.ReadOnly && ce.Sandbox != nil {
 		sb := *ce.Sandbox
 		sb.ReadOnly = true
 		ce.Sandbox = &sb

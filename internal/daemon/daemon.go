@@ -19,6 +19,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
@@ -61,6 +62,9 @@ type Options struct {
 	Reload <-chan struct{}
 	// Now is the clock the day's spend is kept by (nil: time.Now).
 	Now func() time.Time
+	// Gate decides what every actor may do (nil: gate.Decide); a test
+	// counts what reaches it.
+	Gate gate.Func
 }
 
 // userUmask sets the daemon's umask to 077 once, and returns the one it
@@ -148,7 +152,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
 		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), ProcessDir: filepath.Join(o.Dirs.DataDir, "processes"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
-		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}})
+		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate})
 	if err != nil {
 		ln.Close()
 		return err

@@ -45,6 +45,10 @@ func wire(err error) error {
 	if errors.As(err, &tm) {
 		return jsonrpc.NewError(protocol.CodeSessionBusy, map[string]string{"kind": "turn_mismatch", "runningTurnId": tm.Running}, "%s", tm.Error())
 	}
+	var rf *session.Refused
+	if errors.As(err, &rf) {
+		return jsonrpc.NewError(protocol.CodeForbidden, map[string]string{"kind": "forbidden"}, "%s", rf.Error())
+	}
 	var pe *protocol.ParamsError
 	if errors.As(err, &pe) {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, map[string]string{"kind": "invalid_params", "field": pe.Field}, "%s", pe.Error())

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -142,7 +143,7 @@ func (b *binding) refusePaths(field string, as []protocol.Attachment) error {
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Peer) error {
 	s.clients.Add(1)
 	defer s.clients.Add(-1)
-	b := &binding{srv: s, peer: peer}
+	b := &binding{srv: s, peer: peer, actor: actorOf(peer)}
 	log := s.log.With("peer", peer.Label)
 	b.conn = jsonrpc.NewConn(rwc, b, jsonrpc.Options{
 		MaxFrame:     s.cfg.Daemon.MaxFrameBytes,
@@ -151,6 +152,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, peer Pee
 	})
 	b.conn.SetPeerMaxFrame(s.cfg.Daemon.MaxFrameBytes)
 	b.client = session.NewClient(outConn{b.conn})
+	b.client.SetActor(b.actor)
 	b.client.SetIdentity("", "", false, s.cfg.Daemon.MaxFrameBytes)
 	defer b.client.Close()
 	defer func() {
@@ -184,10 +186,24 @@ type outConn struct{ *jsonrpc.Conn }
 
 func (c outConn) Push(src session.Source) error { return c.Conn.Push(src) }
 
+// actorOf is who a connection's peer acts for, as the gate is told: a
+// gateway client is a paired device; a local peer of the daemon's own
+// user is the user; any other is a stranger.
+func actorOf(p Peer) gate.Actor {
+	switch {
+	case p.Remote:
+		return gate.Device
+	case p.UID == os.Geteuid():
+		return gate.User
+	}
+	return gate.Stranger
+}
+
 // binding is one connection's view of the daemon.
 type binding struct {
 	srv    *Server
 	peer   Peer
+	actor  gate.Actor // who the peer acts for (actorOf)
 	conn   *jsonrpc.Conn
 	client *session.Client
 
@@ -226,7 +242,8 @@ func (b *binding) Handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 			return nil, errNotInitialized
 		}
 	}
-	if m.ownerOnly && b.peer.UID != os.Geteuid() {
+	// The method table's face of the one gate: who may call what.
+	if v := b.srv.sessions.Decide(gate.Request{Actor: b.actor, Action: gate.Action{Kind: gate.Method, Name: req.Method, OwnerOnly: m.ownerOnly}}); v.Decision == gate.Deny {
 		return nil, errOwnerOnly(req.Method)
 	}
 	p, sid, err := m.decode(req.Params)

@@ -14,6 +14,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -71,8 +72,10 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.planTools(&a)
 	if a.Tasks = s.taskHost(); a.Tasks == nil {
 		// At its depth a session starts no sub-agent: no task tools.
-		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), func(t tool.Tool) bool { return isTaskTool(t.Spec().Name) })
+		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), tool.DrivesTasks)
 	}
+	// Every call goes through the one gate, as this turn's actor.
+	a.Gate, a.Actor = s.m.gate, s.actor()
 	return &a
 }
 
@@ -488,6 +491,9 @@ func (m *Manager) ProcessKill(c *Client, p protocol.ProcessKillParams) (*protoco
 func (m *Manager) ProcessWrite(c *Client, p protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
 	bp, err := m.process(c, p.SessionID, p.ID)
 	if err != nil {
+		return nil, err
+	}
+	if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Action: gate.Action{Kind: gate.ProcessWrite, Name: protocol.MethodProcessWrite}})); err != nil {
 		return nil, err
 	}
 	n, err := bp.Write(p.Input)

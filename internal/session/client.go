@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"sync"
 	"sync/atomic"
 
@@ -43,10 +44,11 @@ type Client struct {
 	id        string
 	name      string // its initialize's clientInfo.name
 	canElicit bool
-	elicitURL bool // and url-mode questions
-	fsRead    bool // the client answers fs/read_text_file
-	fsWrite   bool // and fs/write_text_file
-	terminal  bool // and terminal/run
+	elicitURL bool       // and url-mode questions
+	fsRead    bool       // the client answers fs/read_text_file
+	fsWrite   bool       // and fs/write_text_file
+	terminal  bool       // and terminal/run
+	actor     gate.Actor // who it acts for ("": the user)
 	subs      map[*Session]*sub
 	closed    bool
 	closers   []func() // run at Close

@@ -5,6 +5,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/background"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/permission"
@@ -92,6 +94,7 @@ type Manager struct {
 	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
 	logins  *mcpauth.Store    // MCP servers' OAuth logins
 	uploads *attach.Store     // where tools' images are kept
+	gate    gate.Func         // decides what every actor may do
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -108,6 +111,23 @@ type loaded struct {
 }
 
 func (m *Manager) conf() *loaded { return m.cur.Load() }
+
+// Decide asks the one gate whether r's actor may do r's action now (the
+// method table's owner-only check asks it too).
+func (m *Manager) Decide(r gate.Request) gate.Verdict { return m.gate(r) }
+
+// refused is the gate's refusal as an error (nil when v allows).
+func refused(v gate.Verdict) error {
+	if v.Decision == gate.Deny {
+		return &Refused{Why: v.Why}
+	}
+	return nil
+}
+
+// Refused is an action the gate refused.
+type Refused struct{ Why string }
+
+func (e *Refused) Error() string { return "refused: " + e.Why }
 
 // Reload puts cfg in force: new sessions and the next turn of every live
 // session use it (a running turn ends on the one it started with).
@@ -179,6 +199,9 @@ type Options struct {
 	// Uploads keeps the images tools give (as the attachments are kept;
 	// nil: a tool's images are left out).
 	Uploads *attach.Store
+	// Gate decides what every actor may do (nil: gate.Decide; a test
+	// counts what reaches it).
+	Gate gate.Func
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -210,6 +233,9 @@ func NewManager(o Options) (*Manager, error) {
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now
+	}
+	if m.gate = o.Gate; m.gate == nil {
+		m.gate = gate.Decide
 	}
 	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: m.changed, Log: log}
 	// The configured MCP servers start now, in the background: the
@@ -848,6 +874,9 @@ func (m *Manager) Approve(c *Client, p protocol.SessionApproveParams) (bool, err
 	if err != nil {
 		return false, err
 	}
+	if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Action: gate.Action{Kind: gate.Answer, Name: protocol.MethodSessionApprove}})); err != nil {
+		return false, err
+	}
 	return s.approve(p.RequestID, p.Decision, p.Reason, p.Feedback, c)
 }
 
@@ -927,6 +956,14 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	}
 	if p.Model != nil && len(*p.Model) > 256 {
 		return nil, &protocol.ParamsError{Field: "model", Reason: "longer than 256 bytes"}
+	}
+	if p.Risk != nil {
+		s.mu.Lock()
+		now := cmp.Or(s.risk, s.agent.Risk)
+		s.mu.Unlock()
+		if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Mode: now, Action: gate.Action{Kind: gate.ModeChange, Name: protocol.MethodSessionConfigure, To: *p.Risk}})); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.tighten(p.Sandbox, p.Network); err != nil {
 		return nil, err

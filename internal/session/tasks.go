@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -80,11 +80,6 @@ func (s *Session) taskHost() tool.Tasks {
 		return nil
 	}
 	return taskHost{s}
-}
-
-// isTaskTool says whether a tool is one of the task tools.
-func isTaskTool(name string) bool {
-	return name == "task" || name == "task_status" || name == "task_send" || name == "task_cancel"
 }
 
 type taskHost struct{ s *Session }
@@ -199,6 +194,11 @@ func (h taskHost) Send(ctx context.Context, id, prompt string) (tool.TaskStatus,
 	if err != nil {
 		return tool.TaskStatus{}, err
 	}
+	// The gate: a child never takes work wider than its parent's mode
+	// now (a mode switched since it started binds it too).
+	if v := h.s.m.Decide(gate.Request{Actor: h.s.actor(), Mode: h.s.riskNow(), Action: gate.Action{Kind: gate.TaskMessage, Name: "task_send", ChildMode: c.s.riskNow()}}); v.Decision == gate.Deny {
+		return tool.TaskStatus{}, errors.New(v.Why)
+	}
 	if c.status().State == protocol.SubagentRunning {
 		if turn, _ := c.s.t.steer(steer{text: prompt}, ""); turn != "" {
 			return c.status(), nil // it reads it at its next model call
@@ -228,15 +228,6 @@ func (h taskHost) Cancel(id string) (tool.TaskStatus, error) {
 	return c.status(), nil
 }
 
-// narrower is the narrower of two risk levels.
-func narrower(a, b string) string {
-	order := protocol.RiskIDs() // least allowed first
-	if slices.Index(order, a) < slices.Index(order, b) {
-		return a
-	}
-	return b
-}
-
 // startChild makes parent's child session for t (agent alias) and runs
 // t's prompt in it.
 func (m *Manager) startChild(parent *Session, alias string, t tool.TaskStart) (*child, error) {
@@ -256,7 +247,7 @@ func (m *Manager) startChild(parent *Session, alias string, t tool.TaskStart) (*
 	}
 	// Never more rights than the parent: the narrower risk, the
 	// parent's sandbox.
-	s.risk = narrower(parentRisk, s.agent.Risk)
+	s.risk = gate.Narrower(parentRisk, s.agent.Risk)
 	s.sbMode, s.noNetwork = sbMode, noNet
 	s.lineage, s.description = lin, t.Description
 	s.parent.Store(parent)
