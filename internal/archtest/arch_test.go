@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	"internal/store":             {},
 	"internal/checkpoint":        {"internal/atomicfile"},
 	"internal/testdir":           {},
-	"internal/tool":              {"internal/background", "internal/gate", "internal/protocol", "internal/sandbox"},
+	"internal/tool":              {"internal/background", "internal/gate", "internal/protocol", "internal/sandbox", "internal/schema"},
 	"internal/sandbox":           {},
 	"internal/transport":         {},
 }

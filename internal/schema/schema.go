@@ -8,6 +8,14 @@
 // list), then opened: objects
 // allow members the schema does not name, so a client generated from it
 // keeps working when the protocol adds one.
+//
+// Args writes the schema of one call's arguments (a tool's) from its Go
+// struct, by the same conventions. A field's description is its
+// `jsonschema` tag (github.com/google/jsonschema-go's convention), and
+// further keywords are its `schema` tag, comma-separated: minimum=N,
+// maximum=N, minLength=N, maxLength=N, minItems=N, maxItems=N and
+// enum=A|B|C. An unknown keyword is an error, so a typo fails where the
+// schema is made rather than reaching a model.
 package schema
 
 import (
@@ -16,6 +24,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -54,6 +64,9 @@ var raw = reflect.TypeFor[json.RawMessage]()
 func infer(t reflect.Type) (map[string]any, error) {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{raw: {}}})
 	if err != nil {
+		return nil, err
+	}
+	if err := keywords(t, s); err != nil {
 		return nil, err
 	}
 	b, err := json.Marshal(s)
@@ -208,4 +221,140 @@ func anyStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+// Args is the schema of a call's arguments: the object struct type t
+// describes, one property per field in the fields' order (a model reads
+// them in the order they were written), opened as the protocol's
+// objects are. A field without omitempty is required. A pointer field
+// is not nullable here: it is how a call's decoder tells a member left
+// out from one given as zero or empty, and a model is not asked to send
+// null. An object always has "properties", even none: some providers
+// refuse an object schema without it.
+func Args(t reflect.Type) (json.RawMessage, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("schema.Args: %s is not a struct", t)
+	}
+	s, err := jsonschema.ForType(t, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := keywords(t, s); err != nil {
+		return nil, err
+	}
+	plain(s)
+	if s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	return json.Marshal(s)
+}
+
+// plain makes s and what it holds take no null and allow members it
+// does not name (Args's conventions).
+func plain(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil && reflect.ValueOf(*ap.Not).IsZero() {
+		s.AdditionalProperties = nil // false: closed
+	}
+	for _, p := range s.Properties {
+		plain(p)
+	}
+	plain(s.Items)
+}
+
+// keywords sets on s, the schema inferred from t, what the `schema`
+// tags of t's fields (and of the structs within them) say.
+func keywords(t reflect.Type, s *jsonschema.Schema) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return keywords(t.Elem(), s.Items)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		p := s.Properties[name]
+		if p == nil {
+			continue
+		}
+		if tag, ok := f.Tag.Lookup("schema"); ok {
+			if err := keyword(p, tag); err != nil {
+				return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+			}
+		}
+		if err := keywords(f.Type, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyword sets the keywords of one `schema` tag on p.
+func keyword(p *jsonschema.Schema, tag string) error {
+	for _, kv := range strings.Split(tag, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return fmt.Errorf("schema tag %q: %q is not keyword=value", tag, kv)
+		}
+		var err error
+		number := func() *float64 {
+			var f float64
+			f, err = strconv.ParseFloat(v, 64)
+			return &f
+		}
+		count := func() *int {
+			var n int
+			n, err = strconv.Atoi(v)
+			return &n
+		}
+		switch k {
+		case "minimum":
+			p.Minimum = number()
+		case "maximum":
+			p.Maximum = number()
+		case "minLength":
+			p.MinLength = count()
+		case "maxLength":
+			p.MaxLength = count()
+		case "minItems":
+			p.MinItems = count()
+		case "maxItems":
+			p.MaxItems = count()
+		case "enum":
+			if p.Type != "string" && !slices.Contains(p.Types, "string") {
+				return fmt.Errorf("schema tag %q: enum is for strings", tag)
+			}
+			p.Enum = nil
+			for _, e := range strings.Split(v, "|") {
+				p.Enum = append(p.Enum, e)
+			}
+		default:
+			return fmt.Errorf("schema tag %q: unknown keyword %q", tag, k)
+		}
+		if err != nil {
+			return fmt.Errorf("schema tag %q: %s: %w", tag, k, err)
+		}
+	}
+	return nil
 }

@@ -15,28 +15,30 @@ const noElicitation = "the client cannot answer questions (it did not advertise 
 
 const askDefaultSecs = 300
 
-type askUser struct{}
+// askUserArgs are ask_user's arguments.
+type askUserArgs struct {
+	Question    string   `json:"question"`
+	Choices     []string `json:"choices,omitempty"`
+	TimeoutSecs int      `json:"timeout_secs,omitempty" schema:"minimum=1" jsonschema:"default 300"`
+}
 
-func (askUser) Spec() Spec {
+type askUser struct{ takes[askUserArgs] }
+
+func (t askUser) Spec() Spec {
 	return Spec{Name: "ask_user", Guide: "When the request is ambiguous or a choice is the user's to make, ask with ask_user instead of guessing; do not ask what you can find out yourself.",
 		Description: "Ask the user a question and wait for the answer; give choices to offer a fixed set.",
-		Schema:      schema(`{"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"}},"timeout_secs":{"type":"integer","minimum":1,"description":"default 300"}},"required":["question"]}`)}
+		Schema:      t.schema()}
 }
 func (askUser) Asks() bool   { return false }
 func (askUser) Kind() string { return protocol.KindOther }
-func (askUser) Summary(input json.RawMessage) string {
-	var a struct{ Question string }
-	json.Unmarshal(input, &a)
+func (t askUser) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Ask: " + a.Question
 }
 
-func (askUser) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Question    string   `json:"question"`
-		Choices     []string `json:"choices"`
-		TimeoutSecs int      `json:"timeout_secs"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t askUser) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if strings.TrimSpace(a.Question) == "" {
@@ -65,29 +67,31 @@ func (askUser) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	return Result{Output: "the user answered: " + string(ans.Content)}
 }
 
-type poll struct{}
+// pollArgs are poll's arguments.
+type pollArgs struct {
+	Question        string   `json:"question"`
+	Options         []string `json:"options" schema:"minItems=2"`
+	Multi           bool     `json:"multi,omitempty"`
+	DurationMinutes int      `json:"duration_minutes,omitempty" schema:"minimum=1"`
+}
 
-func (poll) Spec() Spec {
+type poll struct{ takes[pollArgs] }
+
+func (t poll) Spec() Spec {
 	return Spec{Name: "poll", Guide: "Offer the user a fixed set of options with poll when they must pick.",
 		Description: "Ask the user to pick from options (several with multi); waits up to duration_minutes (default 5).",
-		Schema:      schema(`{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"string"},"minItems":2},"multi":{"type":"boolean"},"duration_minutes":{"type":"integer","minimum":1}},"required":["question","options"]}`)}
+		Schema:      t.schema()}
 }
 func (poll) Asks() bool   { return false }
 func (poll) Kind() string { return protocol.KindOther }
-func (poll) Summary(input json.RawMessage) string {
-	var a struct{ Question string }
-	json.Unmarshal(input, &a)
+func (t poll) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Poll: " + a.Question
 }
 
-func (poll) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Question        string   `json:"question"`
-		Options         []string `json:"options"`
-		Multi           bool     `json:"multi"`
-		DurationMinutes int      `json:"duration_minutes"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t poll) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if strings.TrimSpace(a.Question) == "" || len(a.Options) < 2 {
@@ -144,24 +148,37 @@ func elicit(ctx context.Context, env *Env, e Elicitation, timeout time.Duration)
 	return ans, errorf("the client answered with unknown action %q", ans.Action), false
 }
 
-type plan struct{}
+// planArgs are the plan tool's arguments.
+type planArgs struct {
+	Entries []planEntry `json:"entries"`
+}
 
-func (plan) Spec() Spec {
+// planEntry is a PlanEntry as the model writes it: the same fields
+// (the conversion to PlanEntry does not compile otherwise), with the
+// values the schema allows.
+type planEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status" schema:"enum=pending|in_progress|completed"`
+	Priority string `json:"priority" schema:"enum=high|medium|low"`
+}
+
+type plan struct{ takes[planArgs] }
+
+func (t plan) Spec() Spec {
 	return Spec{Name: "plan", Guide: "For work of several steps, publish a plan with the plan tool and keep it current as steps finish.",
 		Description: "Publish the current plan: the whole list of entries each time.",
-		Schema:      schema(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]}},"required":["content","status","priority"]}}},"required":["entries"]}`)}
+		Schema:      t.schema()}
 }
 func (plan) Asks() bool                     { return false }
 func (plan) Kind() string                   { return protocol.KindThink }
 func (plan) Summary(json.RawMessage) string { return "Update the plan" }
 
-func (plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Entries []PlanEntry `json:"entries"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
+	entries := []PlanEntry{}
 	for i, e := range a.Entries {
 		switch e.Status {
 		case "pending", "in_progress", "completed":
@@ -173,12 +190,10 @@ func (plan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		default:
 			return errorf("entries[%d].priority %q: must be high, medium or low", i, e.Priority)
 		}
-	}
-	if a.Entries == nil {
-		a.Entries = []PlanEntry{}
+		entries = append(entries, PlanEntry(e))
 	}
 	if env.Plan != nil {
-		env.Plan(a.Entries)
+		env.Plan(entries)
 	}
-	return Result{Output: fmt.Sprintf("plan updated (%d entries)", len(a.Entries))}
+	return Result{Output: fmt.Sprintf("plan updated (%d entries)", len(entries))}
 }

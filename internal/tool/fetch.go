@@ -30,18 +30,22 @@ const (
 // variable so a test can wait less).
 var fetchTimeout = 30 * time.Second
 
-type webFetch struct{}
+// webFetchArgs are web_fetch's arguments.
+type webFetchArgs struct {
+	URL string `json:"url" jsonschema:"http:// or https:// URL"`
+}
 
-func (webFetch) Spec() Spec {
+type webFetch struct{ takes[webFetchArgs] }
+
+func (t webFetch) Spec() Spec {
 	return Spec{Name: "web_fetch", Guide: "Read a web page (as Markdown) with web_fetch when the answer is on the web, not in the project.",
 		Description: "Fetch a URL (http or https) and return its text; an HTML page comes back as Markdown. At most 10 MB read, 30 s, 256 KiB returned.",
-		Schema:      schema(`{"type":"object","properties":{"url":{"type":"string","description":"http:// or https:// URL"}},"required":["url"]}`)}
+		Schema:      t.schema()}
 }
 func (webFetch) Asks() bool   { return true }
 func (webFetch) Kind() string { return protocol.KindFetch }
-func (webFetch) Summary(input json.RawMessage) string {
-	var a struct{ URL string }
-	json.Unmarshal(input, &a)
+func (t webFetch) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Fetch " + a.URL
 }
 
@@ -60,11 +64,9 @@ func fetchURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-func (webFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		URL string `json:"url"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t webFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	u, err := fetchURL(a.URL)

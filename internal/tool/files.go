@@ -31,31 +31,30 @@ const (
 	maxEdit = 16 << 20
 )
 
-func pathArg(input json.RawMessage) string {
-	var a struct {
-		Path string `json:"path"`
-	}
-	json.Unmarshal(input, &a)
-	return a.Path
+// readFileArgs are read_file's arguments: offset and limit are told
+// apart from none given.
+type readFileArgs struct {
+	Path   string `json:"path" jsonschema:"file path, relative to the session directory"`
+	Offset *int   `json:"offset,omitempty" schema:"minimum=1" jsonschema:"first line to read, 1-based"`
+	Limit  *int   `json:"limit,omitempty" schema:"minimum=1" jsonschema:"number of lines to read"`
 }
 
-type readFile struct{}
+type readFile struct{ takes[readFileArgs] }
 
-func (readFile) Spec() Spec {
+func (t readFile) Spec() Spec {
 	return Spec{Name: "read_file", Guide: "Read the files that matter with read_file before changing them, a long one in parts with its offset and limit.",
 		Description: "Read a text file (path relative to the session directory). Returns at most 256 KiB. With offset or limit, returns those lines numbered as cat -n prints them, and says when more follow.",
-		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string","description":"file path, relative to the session directory"},"offset":{"type":"integer","minimum":1,"description":"first line to read, 1-based"},"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},"required":["path"]}`)}
+		Schema:      t.schema()}
 }
-func (readFile) Asks() bool                           { return false }
-func (readFile) Kind() string                         { return protocol.KindRead }
-func (readFile) Summary(input json.RawMessage) string { return "Read " + pathArg(input) }
-func (readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Path   string `json:"path"`
-		Offset *int   `json:"offset"`
-		Limit  *int   `json:"limit"`
-	}
-	if err := decode(input, &a); err != nil {
+func (readFile) Asks() bool   { return false }
+func (readFile) Kind() string { return protocol.KindRead }
+func (t readFile) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Read " + a.Path
+}
+func (t readFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.Path == "" {
@@ -203,21 +202,27 @@ func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
 	}
 }
 
-type listDir struct{}
+// listDirArgs are list_dir's arguments.
+type listDirArgs struct {
+	Path string `json:"path,omitempty" jsonschema:"directory, relative to the session directory"`
+}
 
-func (listDir) Spec() Spec {
+type listDir struct{ takes[listDirArgs] }
+
+func (t listDir) Spec() Spec {
 	return Spec{Name: "list_dir", Guide: "See what a directory holds with list_dir.",
 		Description: "List a directory (default: the session directory). Directories end in /.",
-		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string","description":"directory, relative to the session directory"}}}`)}
+		Schema:      t.schema()}
 }
-func (listDir) Asks() bool                           { return false }
-func (listDir) Kind() string                         { return protocol.KindRead }
-func (listDir) Summary(input json.RawMessage) string { return "List " + pathArg(input) }
-func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if err := decode(input, &a); err != nil {
+func (listDir) Asks() bool   { return false }
+func (listDir) Kind() string { return protocol.KindRead }
+func (t listDir) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "List " + a.Path
+}
+func (t listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	pl, err := openPlace(env)
@@ -266,29 +271,31 @@ func (listDir) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	return Result{Output: strings.TrimSuffix(b.String(), "\n")}
 }
 
-type search struct{}
+// searchArgs are search's arguments.
+type searchArgs struct {
+	Pattern    string `json:"pattern" jsonschema:"regular expression"`
+	Path       string `json:"path,omitempty" jsonschema:"file or directory to search, relative to the session directory"`
+	Glob       string `json:"glob,omitempty" jsonschema:"only files matching this pattern: a name pattern (*.go) or, with a /, a path pattern under path (src/**/*.ts)"`
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	Context    int    `json:"context,omitempty" schema:"minimum=0,maximum=10" jsonschema:"lines shown before and after each match"`
+}
 
-func (search) Spec() Spec {
+type search struct{ takes[searchArgs] }
+
+func (t search) Spec() Spec {
 	return Spec{Name: "search", Guide: "Find where something is defined or used with search (a regular expression) instead of guessing.",
 		Description: "Search files for a regular expression (Go syntax); prints file:line: text for each match, at most 200, with context lines as file-line- text. Skips what .gitignore ignores.",
-		Schema:      schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"regular expression"},"path":{"type":"string","description":"file or directory to search, relative to the session directory"},"glob":{"type":"string","description":"only files matching this pattern: a name pattern (*.go) or, with a /, a path pattern under path (src/**/*.ts)"},"ignore_case":{"type":"boolean"},"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines shown before and after each match"}},"required":["pattern"]}`)}
+		Schema:      t.schema()}
 }
 func (search) Asks() bool   { return false }
 func (search) Kind() string { return protocol.KindSearch }
-func (search) Summary(input json.RawMessage) string {
-	var a struct{ Pattern string }
-	json.Unmarshal(input, &a)
+func (t search) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Search for " + a.Pattern
 }
-func (search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Pattern    string `json:"pattern"`
-		Path       string `json:"path"`
-		Glob       string `json:"glob"`
-		IgnoreCase bool   `json:"ignore_case"`
-		Context    int    `json:"context"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t search) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.Pattern == "" {
@@ -447,29 +454,36 @@ func (s *searcher) result() string {
 	return strings.Join(out, "\n")
 }
 
-type writeFile struct{}
+// writeFileArgs are write_file's arguments: content is told apart from
+// none given (an empty file is written; a call without it is refused).
+type writeFileArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
 
-func (writeFile) Spec() Spec {
+type writeFile struct{ takes[writeFileArgs] }
+
+func (t writeFile) Spec() Spec {
 	return Spec{Name: "write_file", Guide: "Write a new file, or the whole of one, with write_file.",
 		Description: "Write a file (creating it and its directories, replacing it if it exists).",
-		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)}
+		Schema:      t.schema()}
 }
 func (writeFile) Asks() bool   { return true }
 func (writeFile) Kind() string { return protocol.KindEdit }
-func (writeFile) Summary(input json.RawMessage) string {
-	var a struct{ Path, Content string }
-	json.Unmarshal(input, &a)
-	return fmt.Sprintf("Write %s (%d bytes)", a.Path, len(a.Content))
-}
-func (writeFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Path    *string `json:"path"`
-		Content *string `json:"content"`
+func (t writeFile) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	n := 0
+	if a.Content != nil {
+		n = len(*a.Content)
 	}
-	if err := decode(input, &a); err != nil {
+	return fmt.Sprintf("Write %s (%d bytes)", a.Path, n)
+}
+func (t writeFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
-	if a.Path == nil || *a.Path == "" || a.Content == nil {
+	if a.Path == "" || a.Content == nil {
 		return errorf("path and content are required")
 	}
 	pl, err := openPlace(env)
@@ -477,26 +491,26 @@ func (writeFile) Run(ctx context.Context, env *Env, input json.RawMessage) Resul
 		return errorf("%v", err)
 	}
 	defer pl.close()
-	name, err := pl.name(*a.Path)
+	name, err := pl.name(a.Path)
 	if err == nil {
 		name, err = pl.target(name)
 	}
 	if err != nil {
-		return errorf("%v", pl.explain(*a.Path, err))
+		return errorf("%v", pl.explain(a.Path, err))
 	}
 	if write := env.clientWrite(); write != nil {
 		if err := write(ctx, pl.abs(name), *a.Content); err != nil {
-			return errorf("%s: %v", *a.Path, err)
+			return errorf("%s: %v", a.Path, err)
 		}
-		return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), *a.Path)}
+		return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), a.Path)}
 	}
 	if err := pl.mkdirAll(filepath.Dir(name)); err != nil {
-		return errorf("%v", pl.explain(*a.Path, err))
+		return errorf("%v", pl.explain(a.Path, err))
 	}
 	if err := pl.replace(name, []byte(*a.Content)); err != nil {
-		return errorf("%v", pl.explain(*a.Path, err))
+		return errorf("%v", pl.explain(a.Path, err))
 	}
-	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), *a.Path)}
+	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(*a.Content), a.Path)}
 }
 
 // replace writes data to name atomically (a temporary file beside it,
@@ -546,46 +560,61 @@ func (p *place) replace(name string, data []byte) error {
 
 func randomSuffix() string { return protocol.NewID("", 6) }
 
-type editFile struct{}
+// editFileArgs are edit_file's arguments: new is told apart from none
+// given (an empty new deletes old; a call without it is refused).
+type editFileArgs struct {
+	Path       string  `json:"path"`
+	Old        string  `json:"old" jsonschema:"exact text to replace; must occur exactly once unless replace_all"`
+	New        *string `json:"new"`
+	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
+}
 
-func (editFile) Spec() Spec {
+type editFile struct{ takes[editFileArgs] }
+
+func (t editFile) Spec() Spec {
 	return Spec{Name: "edit_file", Guide: "Change a file in place with edit_file (not by redirecting a command's output); keep the project's style.",
 		Description: "Replace the one exact occurrence of old with new in a file (every occurrence with replace_all).",
-		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string","description":"exact text to replace; must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean","description":"replace every occurrence"}},"required":["path","old","new"]}`)}
+		Schema:      t.schema()}
 }
-func (editFile) Asks() bool                           { return true }
-func (editFile) Kind() string                         { return protocol.KindEdit }
-func (editFile) Summary(input json.RawMessage) string { return "Edit " + pathArg(input) }
-func (editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Path string `json:"path"`
-		edit
-	}
-	if err := decode(input, &a); err != nil {
+func (editFile) Asks() bool   { return true }
+func (editFile) Kind() string { return protocol.KindEdit }
+func (t editFile) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Edit " + a.Path
+}
+func (t editFile) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.Path == "" || a.Old == "" || a.New == nil {
 		return errorf("path, old and new are required (old must not be empty)")
 	}
-	return editRun(ctx, env, a.Path, []edit{a.edit})
+	return editRun(ctx, env, a.Path, []edit{{Old: a.Old, New: a.New, ReplaceAll: a.ReplaceAll}})
 }
 
-type multiEdit struct{}
+// multiEditArgs are multi_edit's arguments.
+type multiEditArgs struct {
+	Path  string `json:"path"`
+	Edits []edit `json:"edits" schema:"minItems=1"`
+}
 
-func (multiEdit) Spec() Spec {
+type multiEdit struct{ takes[multiEditArgs] }
+
+func (t multiEdit) Spec() Spec {
 	return Spec{Name: "multi_edit", Guide: "Make several changes to one file at once with multi_edit.",
 		Description: "Apply several exact-text edits to one file, in order, atomically: all of them or, when one fails, none.",
-		Schema:      schema(`{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old":{"type":"string","description":"exact text to replace (in the file as the edits before left it); must occur exactly once unless replace_all"},"new":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old","new"]}}},"required":["path","edits"]}`)}
+		Schema:      t.schema()}
 }
-func (multiEdit) Asks() bool                           { return true }
-func (multiEdit) Kind() string                         { return protocol.KindEdit }
-func (multiEdit) Summary(input json.RawMessage) string { return "Edit " + pathArg(input) }
-func (multiEdit) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Path  string `json:"path"`
-		Edits []edit `json:"edits"`
-	}
-	if err := decode(input, &a); err != nil {
+func (multiEdit) Asks() bool   { return true }
+func (multiEdit) Kind() string { return protocol.KindEdit }
+func (t multiEdit) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Edit " + a.Path
+}
+func (t multiEdit) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.Path == "" || len(a.Edits) == 0 {
@@ -599,11 +628,12 @@ func (multiEdit) Run(ctx context.Context, env *Env, input json.RawMessage) Resul
 	return editRun(ctx, env, a.Path, a.Edits)
 }
 
-// edit is one exact-text replacement.
+// edit is one exact-text replacement: an entry of multi_edit's edits,
+// as the model writes it (edit_file's arguments make one too).
 type edit struct {
-	Old        string  `json:"old"`
+	Old        string  `json:"old" jsonschema:"exact text to replace (in the file as the edits before left it); must occur exactly once unless replace_all"`
 	New        *string `json:"new"`
-	ReplaceAll bool    `json:"replace_all"`
+	ReplaceAll bool    `json:"replace_all,omitempty"`
 }
 
 // applyEdits applies edits to text in order, each to what the ones

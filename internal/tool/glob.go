@@ -23,26 +23,28 @@ import (
 // maxIgnoreFile bounds the bytes of a .gitignore glob reads.
 const maxIgnoreFile = 1 << 20
 
-type glob struct{}
+// globArgs are glob's arguments.
+type globArgs struct {
+	Pattern string `json:"pattern" jsonschema:"pattern, relative to path: *, ?, [abc], {a,b}, ** for any directories"`
+	Path    string `json:"path,omitempty" jsonschema:"directory to search from, relative to the session directory (default: the session directory)"`
+}
 
-func (glob) Spec() Spec {
+type glob struct{ takes[globArgs] }
+
+func (t glob) Spec() Spec {
 	return Spec{Name: "glob", Guide: "Find files by name with glob (**/*.go).",
 		Description: "Find files by name pattern (** matches any number of directories, e.g. **/*.go); prints paths relative to the session directory, newest first, at most 1000. Skips what .gitignore ignores, and .git and node_modules.",
-		Schema:      schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"pattern, relative to path: *, ?, [abc], {a,b}, ** for any directories"},"path":{"type":"string","description":"directory to search from, relative to the session directory (default: the session directory)"}},"required":["pattern"]}`)}
+		Schema:      t.schema()}
 }
 func (glob) Asks() bool   { return false }
 func (glob) Kind() string { return protocol.KindSearch }
-func (glob) Summary(input json.RawMessage) string {
-	var a struct{ Pattern string }
-	json.Unmarshal(input, &a)
+func (t glob) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Find " + a.Pattern
 }
-func (glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	pattern := strings.TrimPrefix(filepath.ToSlash(a.Pattern), "./")

@@ -24,21 +24,22 @@ type Goal interface {
 // GoalTools are the tools of an active goal.
 var GoalTools = []Tool{goalDone{}, goalBlocked{}}
 
-type goalDone struct{}
+// goalDoneArgs are goal_done's arguments.
+type goalDoneArgs struct {
+	Summary string `json:"summary" jsonschema:"what was done, and how it was checked"`
+}
 
-func (goalDone) Spec() Spec {
-	s, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
-		"summary": map[string]any{"type": "string", "description": "what was done, and how it was checked"}}, "required": []string{"summary"}})
-	return Spec{Name: "goal_done", Description: "Say that the session's goal is met: no more turns run for it. Call it only when the objective is fully done and checked.", Schema: s}
+type goalDone struct{ takes[goalDoneArgs] }
+
+func (t goalDone) Spec() Spec {
+	return Spec{Name: "goal_done", Description: "Say that the session's goal is met: no more turns run for it. Call it only when the objective is fully done and checked.", Schema: t.schema()}
 }
 func (goalDone) Asks() bool                     { return false }
 func (goalDone) Kind() string                   { return protocol.KindThink }
 func (goalDone) Summary(json.RawMessage) string { return "the goal is met" }
-func (goalDone) Run(_ context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Summary string `json:"summary"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t goalDone) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if env.Goal == nil {
@@ -53,21 +54,22 @@ func (goalDone) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	return Result{Output: "The goal is marked met; this turn may end."}
 }
 
-type goalBlocked struct{}
+// goalBlockedArgs are goal_blocked's arguments.
+type goalBlockedArgs struct {
+	Reason string `json:"reason" jsonschema:"what you need from the user"`
+}
 
-func (goalBlocked) Spec() Spec {
-	s, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
-		"reason": map[string]any{"type": "string", "description": "what you need from the user"}}, "required": []string{"reason"}})
-	return Spec{Name: "goal_blocked", Description: "Say that the session's goal cannot go on without the user (a decision, access, information): no more turns run for it until they resume it.", Schema: s}
+type goalBlocked struct{ takes[goalBlockedArgs] }
+
+func (t goalBlocked) Spec() Spec {
+	return Spec{Name: "goal_blocked", Description: "Say that the session's goal cannot go on without the user (a decision, access, information): no more turns run for it until they resume it.", Schema: t.schema()}
 }
 func (goalBlocked) Asks() bool                     { return false }
 func (goalBlocked) Kind() string                   { return protocol.KindThink }
 func (goalBlocked) Summary(json.RawMessage) string { return "the goal needs the user" }
-func (goalBlocked) Run(_ context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Reason string `json:"reason"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t goalBlocked) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if env.Goal == nil {

@@ -22,22 +22,23 @@ type PlanExit interface {
 // ExitPlan is the exit_plan tool.
 var ExitPlan Tool = exitPlan{}
 
-type exitPlan struct{}
+// exitPlanArgs are exit_plan's arguments.
+type exitPlanArgs struct {
+	Plan string `json:"plan" jsonschema:"the whole plan, in Markdown: the steps, the files, how it will be checked"`
+}
 
-func (exitPlan) Spec() Spec {
-	s, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
-		"plan": map[string]any{"type": "string", "description": "the whole plan, in Markdown: the steps, the files, how it will be checked"}}, "required": []string{"plan"}})
+type exitPlan struct{ takes[exitPlanArgs] }
+
+func (t exitPlan) Spec() Spec {
 	return Spec{Name: "exit_plan", Guide: "In plan mode, look around, then call exit_plan with the plan: the user approves it (and the mode) or asks for more planning.",
-		Description: "Show the plan to the user and ask to leave the plan mode: they proceed (in the ask or the accept-edits mode) or ask you to keep planning, with feedback.", Schema: s}
+		Description: "Show the plan to the user and ask to leave the plan mode: they proceed (in the ask or the accept-edits mode) or ask you to keep planning, with feedback.", Schema: t.schema()}
 }
 func (exitPlan) Asks() bool                     { return false }
 func (exitPlan) Kind() string                   { return protocol.KindThink }
 func (exitPlan) Summary(json.RawMessage) string { return "Proceed with this plan?" }
-func (exitPlan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Plan string `json:"plan"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t exitPlan) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if env.PlanExit == nil {

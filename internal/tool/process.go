@@ -250,28 +250,30 @@ func describe(o background.Output, plain bool) string {
 	return b.String()
 }
 
-type processOutput struct{}
+// processOutputArgs are process_output's arguments.
+type processOutputArgs struct {
+	ID        string `json:"id"`
+	Since     int64  `json:"since,omitempty" schema:"minimum=0"`
+	MaxBytes  int    `json:"max_bytes,omitempty" schema:"minimum=1"`
+	PlainText bool   `json:"plain_text,omitempty" jsonschema:"remove terminal escape sequences (colours, cursor moves)"`
+}
 
-func (processOutput) Spec() Spec {
+type processOutput struct{ takes[processOutputArgs] }
+
+func (t processOutput) Spec() Spec {
 	return Spec{Name: "process_output", Guide: "Read a background process's output with process_output, from the next offset the last read gave.",
 		Description: "What a background process printed (stdout and stderr as written) from offset since (default 0), at most max_bytes (default and limit 64 KiB), with the next offset and whether it still runs. plain_text removes a terminal's escape sequences.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1},"plain_text":{"type":"boolean","description":"remove terminal escape sequences (colours, cursor moves)"}},"required":["id"]}`)}
+		Schema:      t.schema()}
 }
 func (processOutput) Asks() bool   { return false }
 func (processOutput) Kind() string { return protocol.KindRead }
-func (processOutput) Summary(input json.RawMessage) string {
-	var a struct{ ID string }
-	json.Unmarshal(input, &a)
+func (t processOutput) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Output of " + a.ID
 }
-func (processOutput) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID        string `json:"id"`
-		Since     int64  `json:"since"`
-		MaxBytes  int    `json:"max_bytes"`
-		PlainText bool   `json:"plain_text"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t processOutput) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	p, bad := processOf(env, a.ID)
@@ -289,26 +291,28 @@ func capBytes(n int) int {
 	return n
 }
 
-type processWrite struct{}
+// processWriteArgs are process_write's arguments.
+type processWriteArgs struct {
+	ID    string `json:"id"`
+	Input string `json:"input"`
+}
 
-func (processWrite) Spec() Spec {
+type processWrite struct{ takes[processWriteArgs] }
+
+func (t processWrite) Spec() Spec {
 	return Spec{Name: "process_write", Guide: "Answer a background process's prompt with process_write (end the line with \\n).",
 		Description: "Write input to a background process's stdin (\\n ends a line), or type it into its terminal (tty: \\r is Enter, \\x03 Ctrl-C, \\x04 Ctrl-D, \\x1b[A the up arrow).",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"input":{"type":"string"}},"required":["id","input"]}`)}
+		Schema:      t.schema()}
 }
 func (processWrite) Asks() bool   { return false }
 func (processWrite) Kind() string { return protocol.KindExecute }
-func (processWrite) Summary(input json.RawMessage) string {
-	var a struct{ ID string }
-	json.Unmarshal(input, &a)
+func (t processWrite) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Input to " + a.ID
 }
-func (processWrite) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID    string `json:"id"`
-		Input string `json:"input"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t processWrite) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	p, bad := processOf(env, a.ID)
@@ -323,30 +327,32 @@ func (processWrite) Run(ctx context.Context, env *Env, input json.RawMessage) Re
 	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", n, a.ID), Details: details(processDetails{Process: &info, Written: &n})}
 }
 
-type processWait struct{}
+// processWaitArgs are process_wait's arguments.
+type processWaitArgs struct {
+	ID          string `json:"id"`
+	TimeoutSecs int    `json:"timeout_secs,omitempty" schema:"minimum=1,maximum=600"`
+	Until       string `json:"until,omitempty" jsonschema:"a regular expression (RE2) the output is matched against, as plain text"`
+	Since       int64  `json:"since,omitempty" schema:"minimum=0"`
+	MaxBytes    int    `json:"max_bytes,omitempty" schema:"minimum=1"`
+	PlainText   bool   `json:"plain_text,omitempty"`
+}
 
-func (processWait) Spec() Spec {
+type processWait struct{ takes[processWaitArgs] }
+
+func (t processWait) Spec() Spec {
 	return Spec{Name: "process_wait", Guide: "Wait for a background process with process_wait rather than polling its output.",
 		Description: "Wait until a background process exits, or its output from since matches the regular expression until (a server's \"listening\", a prompt), or timeout_secs pass (default 30, at most 600); then read its output from since as process_output does.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":600},"until":{"type":"string","description":"a regular expression (RE2) the output is matched against, as plain text"},"since":{"type":"integer","minimum":0},"max_bytes":{"type":"integer","minimum":1},"plain_text":{"type":"boolean"}},"required":["id"]}`)}
+		Schema:      t.schema()}
 }
 func (processWait) Asks() bool   { return false }
 func (processWait) Kind() string { return protocol.KindRead }
-func (processWait) Summary(input json.RawMessage) string {
-	var a struct{ ID string }
-	json.Unmarshal(input, &a)
+func (t processWait) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Wait for " + a.ID
 }
-func (processWait) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID          string `json:"id"`
-		TimeoutSecs int    `json:"timeout_secs"`
-		Since       int64  `json:"since"`
-		MaxBytes    int    `json:"max_bytes"`
-		PlainText   bool   `json:"plain_text"`
-		Until       string `json:"until"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t processWait) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	var until *regexp.Regexp
@@ -385,26 +391,28 @@ func (processWait) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	return r
 }
 
-type processKill struct{}
+// processKillArgs are process_kill's arguments.
+type processKillArgs struct {
+	ID     string `json:"id"`
+	Signal string `json:"signal,omitempty" schema:"enum=TERM|KILL|INT|HUP"`
+}
 
-func (processKill) Spec() Spec {
+type processKill struct{ takes[processKillArgs] }
+
+func (t processKill) Spec() Spec {
 	return Spec{Name: "process_kill", Guide: "Stop background processes you no longer need with process_kill.",
 		Description: "Stop a background process and all it started: signal (TERM by default; KILL, INT, HUP) to its group, then KILL after 2 s.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"signal":{"type":"string","enum":["TERM","KILL","INT","HUP"]}},"required":["id"]}`)}
+		Schema:      t.schema()}
 }
 func (processKill) Asks() bool   { return false }
 func (processKill) Kind() string { return protocol.KindExecute }
-func (processKill) Summary(input json.RawMessage) string {
-	var a struct{ ID string }
-	json.Unmarshal(input, &a)
+func (t processKill) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Stop " + a.ID
 }
-func (processKill) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID     string `json:"id"`
-		Signal string `json:"signal"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t processKill) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	p, bad := processOf(env, a.ID)
@@ -420,17 +428,23 @@ func (processKill) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	return Result{Output: describe(o, false), Details: details(processDetails{Process: &o.Info})}
 }
 
-type processList struct{}
+// processListArgs are process_list's arguments: none.
+type processListArgs struct{}
 
-func (processList) Spec() Spec {
+type processList struct{ takes[processListArgs] }
+
+func (t processList) Spec() Spec {
 	return Spec{Name: "process_list", Guide: "process_list lists the background processes of the session; they end with it.",
 		Description: "List the session's background processes: id, command, pid, state, exit code, output bytes.",
-		Schema:      schema(`{"type":"object","properties":{}}`)}
+		Schema:      t.schema()}
 }
 func (processList) Asks() bool                     { return false }
 func (processList) Kind() string                   { return protocol.KindRead }
 func (processList) Summary(json.RawMessage) string { return "List the background processes" }
-func (processList) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (t processList) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	if _, err := t.args(input); err != nil {
+		return errorf("%v", err)
+	}
 	if env.Processes == nil {
 		return errorf("background processes are not available here")
 	}
@@ -455,27 +469,29 @@ func (processList) Run(ctx context.Context, env *Env, input json.RawMessage) Res
 	return Result{Output: strings.TrimRight(b.String(), "\n"), Details: details(processDetails{Processes: list})}
 }
 
-type processResize struct{}
+// processResizeArgs are process_resize's arguments.
+type processResizeArgs struct {
+	ID   string `json:"id"`
+	Cols int    `json:"cols" schema:"minimum=10,maximum=1000"`
+	Rows int    `json:"rows" schema:"minimum=2,maximum=1000"`
+}
 
-func (processResize) Spec() Spec {
+type processResize struct{ takes[processResizeArgs] }
+
+func (t processResize) Spec() Spec {
 	return Spec{Name: "process_resize", Guide: "A process started with tty: true runs under a terminal: resize it with process_resize, read it with plain_text.",
 		Description: "Resize the terminal of a background process started with tty: true (it is told by SIGWINCH).",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"cols":{"type":"integer","minimum":10,"maximum":1000},"rows":{"type":"integer","minimum":2,"maximum":1000}},"required":["id","cols","rows"]}`)}
+		Schema:      t.schema()}
 }
 func (processResize) Asks() bool   { return false }
 func (processResize) Kind() string { return protocol.KindExecute }
-func (processResize) Summary(input json.RawMessage) string {
-	var a struct{ ID string }
-	json.Unmarshal(input, &a)
+func (t processResize) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Resize " + a.ID
 }
-func (processResize) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID   string `json:"id"`
-		Cols int    `json:"cols"`
-		Rows int    `json:"rows"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t processResize) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.Cols < 10 || a.Cols > 1000 || a.Rows < 2 || a.Rows > 1000 {

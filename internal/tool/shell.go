@@ -52,31 +52,33 @@ func (e *Env) shell() string {
 	return ShellProgram
 }
 
-type shell struct{}
+// shellArgs are the shell tool's arguments.
+type shellArgs struct {
+	Command     string `json:"command"`
+	TimeoutSecs int    `json:"timeout_secs,omitempty" schema:"minimum=1,maximum=3600" jsonschema:"default 120"`
+	Background  bool   `json:"background,omitempty" jsonschema:"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"`
+	TTY         bool   `json:"tty,omitempty" jsonschema:"run it under a terminal (for programs that need one: prompts, REPLs, colours); type into it with process_write"`
+	Cols        int    `json:"cols,omitempty" schema:"minimum=10,maximum=1000" jsonschema:"the terminal's width (tty), default 120"`
+	Rows        int    `json:"rows,omitempty" schema:"minimum=2,maximum=1000" jsonschema:"the terminal's height (tty), default 40"`
+}
 
-func (shell) Spec() Spec {
+type shell struct{ takes[shellArgs] }
+
+func (t shell) Spec() Spec {
 	return Spec{Name: "shell", Guide: "Run commands with shell to build, test and inspect; prefer commands that finish on their own, and read their output before going on. Start a server, a watcher or a long run with shell {background: true} and go on working (you are told when it ends); run a program that needs a terminal (a prompt, a REPL) with tty: true.",
 		Description: "Run a command with the session's shell (" + ShellProgram + " unless configured) in the session directory. Output (stdout and stderr together) is capped at 64 KiB, keeping the end.",
-		Schema:      schema(`{"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1,"maximum":3600,"description":"default 120"},"background":{"type":"boolean","description":"start it and answer at once with its process id (for servers, watchers, long runs); read it with process_output"},"tty":{"type":"boolean","description":"run it under a terminal (for programs that need one: prompts, REPLs, colours); type into it with process_write"},"cols":{"type":"integer","minimum":10,"maximum":1000,"description":"the terminal's width (tty), default 120"},"rows":{"type":"integer","minimum":2,"maximum":1000,"description":"the terminal's height (tty), default 40"}},"required":["command"]}`)}
+		Schema:      t.schema()}
 }
 func (shell) Asks() bool   { return true }
 func (shell) Kind() string { return protocol.KindExecute }
-func (shell) Summary(input json.RawMessage) string {
-	var a struct{ Command string }
-	json.Unmarshal(input, &a)
+func (t shell) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Run: " + a.Command
 }
 
-func (shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Command     string `json:"command"`
-		TimeoutSecs int    `json:"timeout_secs"`
-		Background  bool   `json:"background"`
-		TTY         bool   `json:"tty"`
-		Cols        int    `json:"cols"`
-		Rows        int    `json:"rows"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if strings.TrimSpace(a.Command) == "" {

@@ -53,43 +53,53 @@ type TaskStatus struct {
 
 const taskDescribe = "Start a sub-agent: a session of its own, in this directory, that works on prompt and answers with its final message. It sees only what prompt says (not this conversation): give it everything it needs. Use it for independent searches, parallel reviews or a long side task; several task calls in one reply run at once. background: true answers at once with its id (task_status, task_send, task_cancel reach it; you are told when it ends)."
 
-type task struct{}
-
-func (task) Spec() Spec {
-	return Spec{Name: "task", Guide: "Delegate independent work (searches, reviews, a side task) to sub-agents with task; several at once run in parallel, and each sees only its prompt.",
-		Description: taskDescribe, Schema: taskSchema(nil)}
+// taskArgs are the task tool's arguments. SpecFor narrows agent to the
+// session's agents; the member stays the field below.
+type taskArgs struct {
+	Description string `json:"description" jsonschema:"what it is to do, in 3 to 7 words"`
+	Prompt      string `json:"prompt" jsonschema:"the whole task: it sees nothing else"`
+	Agent       string `json:"agent,omitempty" jsonschema:"the agent to run (default: this session's)"`
+	Background  bool   `json:"background,omitempty" jsonschema:"answer at once with its id; you are told when it ends"`
 }
 
-// taskSchema is the task tool's schema, its agents listed.
-func taskSchema(agents []TaskAgent) json.RawMessage {
-	agent := map[string]any{"type": "string", "description": "the agent to run (default: this session's)"}
-	if len(agents) > 0 {
-		var names []string
-		var b strings.Builder
-		b.WriteString("the agent to run (default: this session's):")
-		for _, a := range agents {
-			names = append(names, a.Name)
-			fmt.Fprintf(&b, "\n- %s", a.Name)
-			if a.Description != "" {
-				b.WriteString(": " + a.Description)
-			}
-		}
-		agent = map[string]any{"type": "string", "enum": names, "description": b.String()}
+type task struct{ takes[taskArgs] }
+
+func (t task) Spec() Spec {
+	return Spec{Name: "task", Guide: "Delegate independent work (searches, reviews, a side task) to sub-agents with task; several at once run in parallel, and each sees only its prompt.",
+		Description: taskDescribe, Schema: t.schema()}
+}
+
+// withAgents is the task tool's schema with agent narrowed to agents,
+// each listed with what it is for; the rest is taskArgs's as made.
+func withAgents(base json.RawMessage, agents []TaskAgent) json.RawMessage {
+	if len(agents) == 0 {
+		return base
 	}
-	s, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
-		"description": map[string]any{"type": "string", "description": "what it is to do, in 3 to 7 words"},
-		"prompt":      map[string]any{"type": "string", "description": "the whole task: it sees nothing else"},
-		"agent":       agent,
-		"background":  map[string]any{"type": "boolean", "description": "answer at once with its id; you are told when it ends"},
-	}, "required": []string{"description", "prompt"}})
-	return s
+	var s map[string]any
+	if err := json.Unmarshal(base, &s); err != nil {
+		panic("tool: the task schema: " + err.Error())
+	}
+	agent := s["properties"].(map[string]any)["agent"].(map[string]any)
+	var names []string
+	var b strings.Builder
+	b.WriteString(agent["description"].(string) + ":")
+	for _, a := range agents {
+		names = append(names, a.Name)
+		fmt.Fprintf(&b, "\n- %s", a.Name)
+		if a.Description != "" {
+			b.WriteString(": " + a.Description)
+		}
+	}
+	agent["enum"], agent["description"] = names, b.String()
+	out, _ := json.Marshal(s)
+	return out
 }
 
 // SpecFor lists the session's agents in the schema.
 func (t task) SpecFor(env *Env) Spec {
 	s := t.Spec()
 	if env.Tasks != nil {
-		s.Schema = taskSchema(env.Tasks.Agents())
+		s.Schema = withAgents(s.Schema, env.Tasks.Agents())
 	}
 	return s
 }
@@ -101,19 +111,13 @@ func (task) Asks() bool { return false }
 func (task) Effect(*Env, json.RawMessage) Effect { return Effect{Anything: true} }
 func (task) Kind() string                        { return protocol.KindThink }
 func (task) Concurrent() bool                    { return true }
-func (task) Summary(input json.RawMessage) string {
-	var a struct{ Description string }
-	json.Unmarshal(input, &a)
+func (t task) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
 	return "Task: " + a.Description
 }
-func (task) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		Description string `json:"description"`
-		Prompt      string `json:"prompt"`
-		Agent       string `json:"agent"`
-		Background  bool   `json:"background"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t task) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if env.Tasks == nil {
@@ -152,12 +156,16 @@ func taskResult(st TaskStatus) Result {
 	return r
 }
 
-// taskID reads a task tool's id argument.
-func taskID(input json.RawMessage) (string, *Result) {
-	var a struct {
-		ID string `json:"id"`
-	}
-	if err := decode(input, &a); err != nil {
+// taskIDArgs are the arguments of the task tools that name a sub-agent
+// only: task_status and task_cancel.
+type taskIDArgs struct {
+	ID string `json:"id" jsonschema:"the sub-agent's session id"`
+}
+
+// taskID is the id a task tool's call names, from its decoded
+// arguments (a, err): a result to give back instead when there is none.
+func taskID(a taskIDArgs, err error) (string, *Result) {
+	if err != nil {
 		r := errorf("%v", err)
 		return "", &r
 	}
@@ -168,22 +176,20 @@ func taskID(input json.RawMessage) (string, *Result) {
 	return a.ID, nil
 }
 
-var taskIDSchema = schema(`{"type":"object","properties":{"id":{"type":"string","description":"the sub-agent's session id"}},"required":["id"]}`)
+type taskStatus struct{ takes[taskIDArgs] }
 
-type taskStatus struct{}
-
-func (taskStatus) Spec() Spec {
+func (t taskStatus) Spec() Spec {
 	return Spec{Name: "task_status", Guide: "task_status says how a background sub-agent stands, and its answer once it ended.",
-		Description: "How a sub-agent stands: running, completed (with its answer), failed, cancelled or interrupted.", Schema: taskIDSchema}
+		Description: "How a sub-agent stands: running, completed (with its answer), failed, cancelled or interrupted.", Schema: t.schema()}
 }
 func (taskStatus) Asks() bool   { return false }
 func (taskStatus) Kind() string { return protocol.KindRead }
-func (taskStatus) Summary(input json.RawMessage) string {
-	id, _ := taskID(input)
-	return "Status of " + id
+func (t taskStatus) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Status of " + a.ID
 }
-func (taskStatus) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	id, bad := taskID(input)
+func (t taskStatus) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	id, bad := taskID(t.args(input))
 	if bad != nil {
 		return *bad
 	}
@@ -201,25 +207,28 @@ func (taskStatus) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	return r
 }
 
-type taskSend struct{}
+// taskSendArgs are task_send's arguments.
+type taskSendArgs struct {
+	ID     string `json:"id"`
+	Prompt string `json:"prompt"`
+}
 
-func (taskSend) Spec() Spec {
+type taskSend struct{ takes[taskSendArgs] }
+
+func (t taskSend) Spec() Spec {
 	return Spec{Name: "task_send", Guide: "Steer a running sub-agent, or give one that ended a follow-up, with task_send.",
 		Description: "Send a sub-agent more: into its running turn (it reads it at its next step), or, once it ended, as a new turn whose answer this call returns.",
-		Schema:      schema(`{"type":"object","properties":{"id":{"type":"string"},"prompt":{"type":"string"}},"required":["id","prompt"]}`)}
+		Schema:      t.schema()}
 }
 func (taskSend) Asks() bool   { return false }
 func (taskSend) Kind() string { return protocol.KindOther }
-func (taskSend) Summary(input json.RawMessage) string {
-	id, _ := taskID(input)
-	return "Message to " + id
+func (t taskSend) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Message to " + a.ID
 }
-func (taskSend) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	var a struct {
-		ID     string `json:"id"`
-		Prompt string `json:"prompt"`
-	}
-	if err := decode(input, &a); err != nil {
+func (t taskSend) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	a, err := t.args(input)
+	if err != nil {
 		return errorf("%v", err)
 	}
 	if a.ID == "" || strings.TrimSpace(a.Prompt) == "" {
@@ -239,20 +248,20 @@ func (taskSend) Run(ctx context.Context, env *Env, input json.RawMessage) Result
 	return taskResult(st)
 }
 
-type taskCancel struct{}
+type taskCancel struct{ takes[taskIDArgs] }
 
-func (taskCancel) Spec() Spec {
+func (t taskCancel) Spec() Spec {
 	return Spec{Name: "task_cancel", Guide: "Stop a sub-agent you no longer need with task_cancel.",
-		Description: "Cancel a sub-agent's running turn.", Schema: taskIDSchema}
+		Description: "Cancel a sub-agent's running turn.", Schema: t.schema()}
 }
 func (taskCancel) Asks() bool   { return false }
 func (taskCancel) Kind() string { return protocol.KindOther }
-func (taskCancel) Summary(input json.RawMessage) string {
-	id, _ := taskID(input)
-	return "Cancel " + id
+func (t taskCancel) Summary(input json.RawMessage) string {
+	a, _ := t.args(input)
+	return "Cancel " + a.ID
 }
-func (taskCancel) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
-	id, bad := taskID(input)
+func (t taskCancel) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+	id, bad := taskID(t.args(input))
 	if bad != nil {
 		return *bad
 	}

@@ -318,24 +318,6 @@ func (e *Env) track(pid int) func() {
 	return e.Reaper.Track(pid)
 }
 
-// decode unmarshals a call's input into v, for tools' Run.
-func decode(input json.RawMessage, v any) error {
-	if len(input) == 0 {
-		input = json.RawMessage(`{}`)
-	}
-	if err := json.Unmarshal(input, v); err != nil {
-		return fmt.Errorf("invalid arguments: %v", err)
-	}
-	return nil
-}
-
-func schema(s string) json.RawMessage {
-	if !json.Valid([]byte(s)) {
-		panic("tool: invalid schema " + s)
-	}
-	return json.RawMessage(s)
-}
-
 // Effect is what a call may change on disk: the files it names (the
 // file tools), or anything at all (a command). The session's checkpoints
 // capture it before the call and see what changed after.
@@ -369,23 +351,29 @@ func EffectOf(t Tool, env *Env, input json.RawMessage) Effect {
 	return Effect{Anything: true}
 }
 
-// pathEffect is a file tool's effect: the file its "path" names.
-func pathEffect(env *Env, input json.RawMessage) Effect {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(input, &a) != nil || a.Path == "" {
+// pathEffect is a file tool's effect: the file its path argument names
+// (none when the call's arguments do not decode: Run refuses it).
+func pathEffect(env *Env, p string, err error) Effect {
+	if err != nil || p == "" {
 		return Effect{}
 	}
-	p := a.Path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(env.Cwd, p)
 	}
 	return Effect{Paths: []string{filepath.Clean(p)}}
 }
 
-func (writeFile) Effect(env *Env, input json.RawMessage) Effect { return pathEffect(env, input) }
-func (editFile) Effect(env *Env, input json.RawMessage) Effect  { return pathEffect(env, input) }
-func (multiEdit) Effect(env *Env, input json.RawMessage) Effect { return pathEffect(env, input) }
-func (askUser) Effect(*Env, json.RawMessage) Effect             { return Effect{} }
-func (poll) Effect(*Env, json.RawMessage) Effect                { return Effect{} }
+func (t writeFile) Effect(env *Env, input json.RawMessage) Effect {
+	a, err := t.args(input)
+	return pathEffect(env, a.Path, err)
+}
+func (t editFile) Effect(env *Env, input json.RawMessage) Effect {
+	a, err := t.args(input)
+	return pathEffect(env, a.Path, err)
+}
+func (t multiEdit) Effect(env *Env, input json.RawMessage) Effect {
+	a, err := t.args(input)
+	return pathEffect(env, a.Path, err)
+}
+func (askUser) Effect(*Env, json.RawMessage) Effect { return Effect{} }
+func (poll) Effect(*Env, json.RawMessage) Effect    { return Effect{} }
