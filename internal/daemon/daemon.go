@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
+	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
@@ -157,6 +158,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		ln.Close()
 		return err
 	}
+	// The goals take part in every session's turns, from the first
+	// resumed one on.
+	goalsRun := goals.New(sessions, db, log, func() float64 { return sessions.Config().Goals.DefaultBudgetUSD })
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
 	sessions.RecoverRewinds(ctx)
@@ -164,7 +168,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// prompts queued behind them run, before any client attaches.
 	sessions.ContinueInterrupted(ctx)
 	// Then the active goals go on (a cut goal turn went on above).
-	sessions.ResumeGoals(ctx)
+	goalsRun.Continue(ctx)
 	// An ended input's clientMessageId is kept store.InputKeep (24 h):
 	// older ones are forgotten at the start and every hour, until the
 	// daemon stops (before the store closes).
@@ -205,7 +209,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	})
 	srv = rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
-		Logger: log, Shutdown: stop, Sessions: sessions, Schedules: sched, Reload: reload,
+		Logger: log, Shutdown: stop, Sessions: sessions, Goals: goalsRun, Schedules: sched, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
 		Keeper: keeper, GatewayURL: gatewayURL,
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 	"github.com/zeroclaw/zeroclaw/internal/session"
@@ -33,7 +34,7 @@ func servePeer(t *testing.T, p Peer, tune func(*Options)) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m}
+	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m, Goals: goals.New(m, st, nil, nil)}
 	if tune != nil {
 		tune(&o)
 	}

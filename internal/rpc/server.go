@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
+	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -41,6 +42,7 @@ type Server struct {
 	agents    atomic.Pointer[agentList] // status's agents, for the config they were made from
 	sessions  *session.Manager
 	schedules *scheduler.Scheduler
+	goals     *goals.Goals
 	archive   *archive.Archive // the stored sessions (list, history, export, fork)
 	uploads   *attach.Store
 
@@ -72,6 +74,8 @@ type Options struct {
 	Sessions *session.Manager
 	// Schedules serves the schedule methods (nil: none are run here).
 	Schedules *scheduler.Scheduler
+	// Goals serves the session/goal methods.
+	Goals *goals.Goals
 	// InitTimeout is how long a connection may take to initialize before
 	// it is closed; 0 means DefaultInitTimeout.
 	InitTimeout time.Duration
@@ -95,7 +99,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, schedules: o.Schedules, archive: o.Sessions.Archive(),
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, goals: o.Goals, schedules: o.Schedules, archive: o.Sessions.Archive(),
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 

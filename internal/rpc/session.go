@@ -514,17 +514,17 @@ func (b *binding) scheduleRun(_ context.Context, p *protocol.ScheduleRef) (*prot
 // Goals (issue 38).
 
 func (b *binding) sessionGoal(_ context.Context, p *protocol.SessionGoalParams) (*protocol.SessionGoalResult, error) {
-	return b.srv.sessions.SetGoal(b.client, *p)
+	return b.srv.goals.Set(b.client, *p)
 }
 
 func (b *binding) sessionGoalPause(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
-	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalPause)
+	return b.srv.goals.Pause(b.client, p.SessionID)
 }
 
 func (b *binding) sessionGoalResume(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
-	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalResume)
+	return b.srv.goals.Resume(b.client, p.SessionID)
 }
 
 func (b *binding) sessionGoalClear(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
-	return b.srv.sessions.GoalControl(b.client, p.SessionID, protocol.MethodSessionGoalClear)
+	return b.srv.goals.Clear(b.client, p.SessionID)
 }

@@ -62,7 +62,8 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.mu.Unlock()
 	a.Commands.Sandbox = s.sandbox()
 	a.Commands.Processes = s.processes()
-	s.goalTools(&a)
+	kind := s.turnKind()
+	s.m.each(func(p Participant) { p.TurnStarting(s, kind, &a) })
 	// The mode switched mid-turn applies from the next tool call.
 	a.RiskNow = func() string {
 		s.mu.Lock()

@@ -124,9 +124,10 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
 		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: options, Rule: req.Rule, Review: rv}
 	s.emit(ev)
-	// A goal's turn that waits for an answer: the goal is blocked.
-	s.goalAsks(true)
-	defer s.goalAsks(false)
+	// The participants hear the turn waits (a goal is blocked).
+	kind := s.turnKind()
+	s.m.each(func(p Participant) { p.Asking(s, kind, true) })
+	defer s.m.each(func(p Participant) { p.Asking(s, kind, false) })
 	// A sub-agent's question is shown to its ancestors' clients too:
 	// whoever answers first, here or there.
 	shown := s.showAncestors(ev)

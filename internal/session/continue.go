@@ -233,7 +233,7 @@ func (s *Session) openJobs(ctx context.Context) []*job {
 		json.Unmarshal(rec.Prompt, &sp)
 		in := &input{id: rec.ID, cmid: rec.ClientMessageID, kind: rec.Kind, turnID: rec.TurnID, ended: make(chan struct{})}
 		j := &job{id: protocol.NewID("q_", 6), prompt: sp.Text, images: sp.Images, resources: sp.Resources, queued: time.Now(),
-			done: make(chan protocol.SessionPromptResult, 1), in: in, goal: rec.Kind == kindGoal}
+			done: make(chan protocol.SessionPromptResult, 1), in: in}
 		if rec.State == protocol.InputStarted {
 			j.cont = &continuation{turnID: rec.TurnID, attempt: rec.Attempts + 1, since: rec.Seq}
 			s.readCut(ctx, j.cont) // before the transcript's repair

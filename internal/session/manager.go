@@ -95,6 +95,7 @@ type Manager struct {
 	logins  *mcpauth.Store    // MCP servers' OAuth logins
 	uploads *attach.Store     // where tools' images are kept
 	gate    gate.Func         // decides what every actor may do
+	parts   participants      // what takes part in every turn (Join)
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -750,8 +751,10 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 	if !live {
 		return archive.Live{}, false
 	}
-	return archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
-		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos(), Goal: s.goalView()}, true
+	l := archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
+		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}
+	m.each(func(p Participant) { p.Describe(s, &l) })
+	return l, true
 }
 
 // lookup returns a live session c is attached to.

@@ -51,9 +51,8 @@ func (s *Session) queueChanged() {
 func (s *Session) run(j *job) {
 	for j != nil {
 		res := s.turn(j)
-		if j.goal {
-			s.goalTurnEnded(res)
-		}
+		kind := j.input().kind
+		s.m.each(func(p Participant) { p.TurnEnded(s, kind, res) })
 		// The session is idle before the prompting client hears the
 		// turn ended: a session/new that follows the answer finds it
 		// idle (to evict, say), never still running.
@@ -76,8 +75,8 @@ func (s *Session) run(j *job) {
 	}
 	// The list shows a live session's state from memory: idle only now.
 	s.m.changed(s.id)
-	// An active goal goes on when nothing else waits.
-	s.goalNext()
+	// What participants start when nothing else waits (a goal's turn).
+	s.m.each(func(p Participant) { p.Idle(s) })
 }
 
 // borrow takes the turn slot for work between turns (a compaction, a

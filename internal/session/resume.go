@@ -41,7 +41,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	}
 	s.reportLost()
 	s.reportInterruptedChildren(ctx)
-	s.loadGoal(rec.Goal)
+	m.each(func(p Participant) { p.Resumed(s, rec) })
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil
 }

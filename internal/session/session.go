@@ -44,7 +44,11 @@ import (
 // changed" signal; subMu the attached clients and the recent events;
 // turns.mu (turns.go) the turn slot, the queue, the running turn and its
 // approvals; a Client's mu its subscriptions; watchers.mu the list's
-// followers; pmu the providers. None is held while waiting on a client,
+// followers; pmu the providers. A participant's own locks (a goal's,
+// internal/goals) come before all of these: it is called with none of
+// them held and may emit; kmu (what participants keep) and the
+// others the comments below call "taken alone" are never held with
+// another. None is held while waiting on a client,
 // a provider or a tool; emitMu is held around the store's enqueue, which
 // waits only while the store's queue is full (the disk's pace), never
 // for a commit. TestLockOrderUnderStress runs every operation that takes
@@ -112,10 +116,10 @@ type Session struct {
 	// resumed is how many times the running turn was continued (its
 	// attempt - 1; 0 between turns).
 	resumed atomic.Int32
-	// gmu guards goal: the session's goal (nil: none); taken before
-	// mu, never under the turn's locks.
-	gmu  sync.Mutex
-	goal *goalState
+	// kmu guards kept: what participants keep with the session (Keep),
+	// by their key; taken alone.
+	kmu  sync.Mutex
+	kept map[any]any
 	// imu guards inputs (the named inputs still queued or running, by
 	// clientMessageId) and their fields; taken alone.
 	imu    sync.Mutex
@@ -181,8 +185,6 @@ type job struct {
 	// noAsk: its turn asks no approval; what would ask is refused (a
 	// scheduled run with approve: rules).
 	noAsk bool
-	// goal: it is a goal's turn.
-	goal bool
 }
 
 type approval struct {

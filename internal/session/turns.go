@@ -392,13 +392,6 @@ func (t *turns) noAsk() bool {
 	return t.current != nil && t.current.noAsk
 }
 
-// goalTurn says whether the running turn is a goal's.
-func (t *turns) goalTurn() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.current != nil && t.current.goal
-}
-
 // approvalOptions are the answers open approval id takes (nil: none open).
 func (t *turns) approvalOptions(id string) []string {
 	t.mu.Lock()

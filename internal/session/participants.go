@@ -1,0 +1,150 @@
+package session
+
+import (
+	"context"
+	"sync"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/archive"
+	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+)
+
+// The turn's seam. What takes part in a session's turns from outside
+// the package (goals today; internal/goals) is a Participant, registered
+// with the Manager (Join) and called at the turn's moments in the order
+// registered; no file of the package calls one by name. A participant
+// drives sessions through the Manager's public face (Lookup, Load,
+// StartIfIdle, Publish, Spent) as the scheduler does, and keeps what it
+// knows of a session with the session (Keep), so it lives and goes with
+// it.
+
+// Participant takes part in every session's turns at their moments. Each
+// moment is called with none of the session's locks held, on the
+// goroutine of the turn (or of the resume) it concerns; it must not
+// wait on a client, a provider or a tool.
+type Participant interface {
+	// Resumed: a stored session was loaded (rec is its row).
+	Resumed(s *Session, rec *store.Session)
+	// TurnStarting: the turn of an input of kind is about to run on a
+	// (its tools may be added to).
+	TurnStarting(s *Session, kind string, a *agent.Agent)
+	// Asking: the running turn (of an input of kind) waits for an
+	// approval (asking), or no longer.
+	Asking(s *Session, kind string, asking bool)
+	// TurnEnded: the turn of an input of kind ended with res.
+	TurnEnded(s *Session, kind string, res protocol.SessionPromptResult)
+	// Idle: no turn runs and no prompt waits (after a turn, or when a
+	// participant's own change may start one).
+	Idle(s *Session)
+	// Describe adds what the participant knows of a live session to
+	// what session/get shows (a goal with its spending).
+	Describe(s *Session, l *archive.Live)
+}
+
+// participants is the list, set before the daemon serves (Join).
+type participants struct {
+	mu   sync.Mutex
+	list []Participant
+}
+
+// Join registers p: from now on it is called at every session's moments.
+func (m *Manager) Join(p Participant) {
+	m.parts.mu.Lock()
+	m.parts.list = append(m.parts.list[:len(m.parts.list):len(m.parts.list)], p)
+	m.parts.mu.Unlock()
+}
+
+// each calls f for every participant, in the order they joined.
+func (m *Manager) each(f func(Participant)) {
+	m.parts.mu.Lock()
+	list := m.parts.list
+	m.parts.mu.Unlock()
+	for _, p := range list {
+		f(p)
+	}
+}
+
+// turnKind is the input kind of the running turn ("": none runs, or a
+// borrower's work: a compaction, a rewind).
+func (s *Session) turnKind() string {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	if s.t.current == nil || s.t.current.in == nil {
+		return ""
+	}
+	return s.t.current.in.kind
+}
+
+// Keep returns what a participant keeps with the session under key,
+// made by make the first time (a key is the participant's own type).
+func (s *Session) Keep(key any, make func() any) any {
+	s.kmu.Lock()
+	defer s.kmu.Unlock()
+	if v, ok := s.kept[key]; ok {
+		return v
+	}
+	if s.kept == nil {
+		s.kept = map[any]any{}
+	}
+	v := make()
+	s.kept[key] = v
+	return v
+}
+
+// Publish writes ev to the session's history and its clients (in the
+// running turn's, if one runs).
+func (s *Session) Publish(ev protocol.EventBody) { s.emit(ev) }
+
+// Spent is what the session's model calls have used and cost so far.
+func (s *Session) Spent() store.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spent
+}
+
+// StartIfIdle runs a turn for prompt (an input of kind) when no turn
+// runs, no prompt waits and the session is not closing: started says
+// whether it did.
+func (s *Session) StartIfIdle(prompt, kind string) (started bool, err error) {
+	if !s.t.idle() || s.t.queued() || s.t.shutting() {
+		return false, nil
+	}
+	j := &job{prompt: prompt, done: make(chan protocol.SessionPromptResult, 1),
+		in: &input{id: protocol.NewID("in_", 8), kind: kind, ended: make(chan struct{})}}
+	if err := s.enqueue(j); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Config is the configuration in force.
+func (m *Manager) Config() *config.Config { return m.conf().cfg }
+
+// Lookup is live session id as client c may use it (c nil: the daemon).
+func (m *Manager) Lookup(c *Client, id string) (*Session, error) { return m.lookup(c, id) }
+
+// Load is session id, live, or loaded from the store when it is not.
+func (m *Manager) Load(ctx context.Context, id string) (*Session, error) {
+	m.mu.Lock()
+	s := m.live[id]
+	m.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	rec, err := m.store.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s, err = m.resume(ctx, rec); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if other := m.live[id]; other != nil {
+		return other, nil
+	}
+	m.live[id] = s
+	return s, nil
+}
