@@ -85,9 +85,6 @@ func Enable() {
 	on.Store(true)
 }
 
-// Enabled says whether Enable was called.
-func Enabled() bool { return on.Load() }
-
 // m is the set while counting is on, else nil.
 func m() *set {
 	if !on.Load() {
