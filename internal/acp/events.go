@@ -144,6 +144,14 @@ func (b *Bridge) sentByUs(clientID string) bool {
 
 func textContent(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
+// forwardLeavesOut are the event types the bridge does not pass on: ACP
+// has no update for them, and the editor shows the conversation, its
+// tool calls and its plan (a reviewed call's permission request follows
+// its approval_reviewed; a schedule's run shows as its turn). Every other
+// type of protocol.Events has its case in forward (a test checks both).
+var forwardLeavesOut = []string{protocol.EventHistoryTrimmed, protocol.EventRewind, protocol.EventHook, protocol.EventQueueUpdate,
+	protocol.EventInputUpdate, protocol.EventTurnInterrupted, protocol.EventScheduleUpdate, protocol.EventApprovalReviewed}
+
 // forward sends one daemon event to the editor; replay is true while
 // session/load replays history (the user's own messages are sent then).
 func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
@@ -286,11 +294,12 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(text + ")\n")}
 		meta["goal"] = g
 	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
-		protocol.TurnInterruptedEvent, protocol.UnknownEvent:
-		// ACP has no update for these: the editor shows the
-		// conversation, its tool calls and its plan.
+		protocol.TurnInterruptedEvent, protocol.ScheduleUpdateEvent, protocol.ApprovalReviewedEvent,
+		protocol.UnknownEvent, protocol.UndecodableEvent:
+		// forwardLeavesOut, and an event this build cannot read.
 		return
-	default:
+	}
+	if update == nil {
 		return
 	}
 	update["_meta"] = meta

@@ -99,7 +99,10 @@ func (m *Archive) Export(ctx context.Context, p protocol.SessionExportParams) (*
 		for _, ev := range evs {
 			u, err := protocol.ParseUpdate(ev.Body)
 			if err != nil {
-				return nil, fmt.Errorf("session %s: %w", rec.ID, err)
+				// Not even its header reads: the store's own seq and
+				// type say which event it was.
+				u = protocol.SessionUpdate{EventHeader: protocol.EventHeader{SessionID: rec.ID, Seq: ev.Seq, Type: ev.Type},
+					Event: protocol.UndecodableEvent{Type: ev.Type, Fields: ev.Body, Err: err.Error()}}
 			}
 			x.add(u)
 		}
@@ -136,8 +139,14 @@ func (x *exportBuilder) item(kind string) *exportItem {
 	return it
 }
 
+// exportLeavesOut are the event types the export does not show: how
+// far a call was, what waited, what became of an input (the turn's own
+// events say it) are live state, not the conversation's. Every other
+// type of protocol.Events has its case in add (a test checks both).
+var exportLeavesOut = []string{protocol.EventToolProgress, protocol.EventQueueUpdate, protocol.EventInputUpdate, protocol.EventTurnInterrupted}
+
 // add takes one event into the document: every event type is either
-// shown or named here as left out.
+// shown or named in exportLeavesOut.
 func (x *exportBuilder) add(u protocol.SessionUpdate) {
 	switch e := u.Event.(type) {
 	case protocol.UserMessageEvent:
@@ -239,7 +248,11 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		}
 		it := x.item("schedule")
 		it.Text, it.IsError = text, e.Run.State == protocol.RunFailed
-	default: // a newer daemon's event: said, not lost
+	case protocol.UndecodableEvent:
+		// A stored event that does not read: said, and the export goes on.
+		it := x.item("note")
+		it.Text, it.IsError = fmt.Sprintf("event %d (%s) could not be read: %s", u.Seq, u.Type, e.Err), true
+	case protocol.UnknownEvent: // a newer daemon's event: said, not lost
 		x.item("note").Text = "event " + u.Type
 	}
 }

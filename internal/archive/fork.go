@@ -66,10 +66,9 @@ func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionFork
 			if ev.Seq > at {
 				break
 			}
-			u, err := protocol.ParseUpdate(ev.Body)
-			if err != nil {
-				return nil, fmt.Errorf("session %s: %w", src.ID, err)
-			}
+			// An event that does not read (not even its header) is
+			// copied as it is: only prompts and turns' ends place the cut.
+			u, _ := protocol.ParseUpdate(ev.Body)
 			switch e := u.Event.(type) {
 			case protocol.UserMessageEvent:
 				if !e.Steered { // a steer joins the turn it steers

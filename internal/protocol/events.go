@@ -103,10 +103,26 @@ type UnknownEvent struct {
 // EventType implements EventBody.
 func (u UnknownEvent) EventType() string { return u.Type }
 
+// UndecodableEvent is an event of a known type whose members do not
+// decode into that type (a member of the wrong JSON type: a stored event
+// written by a build that spelled it otherwise, say): its members, as
+// they came, and why they could not be read. A reader shows that an
+// event was there and could not be read, and goes on with the next one.
+type UndecodableEvent struct {
+	Type   string
+	Fields json.RawMessage
+	Err    string
+}
+
+// EventType implements EventBody.
+func (u UndecodableEvent) EventType() string { return u.Type }
+
 // ParseUpdate decodes one session/update's params: its type is looked up
-// in Events and its members decoded into that type's Go type. A member
-// of the wrong JSON type is an error; an unknown event type is not (it
-// is an UnknownEvent).
+// in Events and its members decoded into that type's Go type. Only a
+// header that does not decode (not an object, a seq that is not a
+// number) is an error: an unknown event type is an UnknownEvent, and a
+// known type whose members do not decode is an UndecodableEvent, so a
+// replay, an export or a fork goes on past it.
 func ParseUpdate(raw []byte) (SessionUpdate, error) {
 	var head struct {
 		EventHeader
@@ -123,7 +139,8 @@ func ParseUpdate(raw []byte) (SessionUpdate, error) {
 	}
 	v := reflect.New(t)
 	if err := json.Unmarshal(raw, v.Interface()); err != nil {
-		return SessionUpdate{}, fmt.Errorf("session/update %s (seq %d): %w", head.Type, head.Seq, err)
+		u.Event = UndecodableEvent{Type: head.Type, Fields: bytes.Clone(raw), Err: fmt.Sprintf("%s (seq %d): %v", head.Type, head.Seq, err)}
+		return u, nil
 	}
 	u.Event = v.Elem().Interface().(EventBody)
 	return u, nil

@@ -153,6 +153,10 @@ type InitializeResult struct {
 	// largest it sends to this client.
 	MaxFrameBytes int          `json:"maxFrameBytes"`
 	Capabilities  Capabilities `json:"capabilities"`
+	// RiskLevels are the risk levels a session may be configured with
+	// (RiskLevels), least allowed first, each with what a client shows
+	// for it: a client's mode picker keeps no list of its own.
+	RiskLevels []RiskLevel `json:"riskLevels"`
 }
 
 // SessionSummary is one live session in a status result.

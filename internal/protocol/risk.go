@@ -14,7 +14,9 @@ const (
 
 // RiskLevel is a risk level and what a client shows for it.
 type RiskLevel struct {
-	ID, Name, Description string
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 // RiskLevels are the risk levels, least allowed first.

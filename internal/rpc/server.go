@@ -304,6 +304,7 @@ func (b *binding) initialize(_ context.Context, p *protocol.InitializeParams) (*
 		ClientID:        id,
 		MaxFrameBytes:   b.srv.cfg.Daemon.MaxFrameBytes,
 		Capabilities:    protocol.Capabilities{Methods: Methods(), Events: events},
+		RiskLevels:      protocol.RiskLevels,
 	}, nil
 }
 

@@ -875,12 +875,23 @@ func (m *tui) event(u update) tea.Cmd {
 			}
 		}
 		m.other = ""
-	case protocol.ApprovalRequestEvent, protocol.RewindEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent, protocol.UnknownEvent:
-		// Asked through Approve; a rewind is said by the command that
-		// made it; a newer daemon's event is not shown.
+	case protocol.UndecodableEvent:
+		m.flush()
+		m.out.print(ch.dim(fmt.Sprintf("(event %d could not be read: %s)", u.Seq, mdterm.Safe(e.Err))))
+	case protocol.ApprovalRequestEvent:
+		// Asked through Approve (the renderer's toUI), never here.
+	case protocol.RewindEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent, protocol.UnknownEvent:
+		// tuiLeavesOut (a newer daemon's event too).
 	}
 	return nil
 }
+
+// tuiLeavesOut are the event types the full-screen chat does not show: a
+// rewind is said by the command that made it, an input's fate by its
+// prompt's line and the queue, a cut turn by its turn_resumed. Every
+// other type of protocol.Events has its case in event (approval_request
+// is asked through Approve); a test checks both.
+var tuiLeavesOut = []string{protocol.EventRewind, protocol.EventInputUpdate, protocol.EventTurnInterrupted}
 
 // progressLine says how far a tool is: "2/3 step 2", "40% ...".
 func progressLine(e protocol.ToolProgressEvent) string {

@@ -265,9 +265,24 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true
+	case protocol.UndecodableEvent:
+		r.endLine()
+		r.note("(event %d could not be read: %s)\n", u.Seq, mdterm.Safe(e.Err))
+	case protocol.ContextUsageEvent, protocol.UserMessageEvent, protocol.HistoryTrimmedEvent, protocol.RewindEvent,
+		protocol.QueueUpdateEvent, protocol.ToolProgressEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent,
+		protocol.UnknownEvent:
+		// plainLeavesOut (a newer daemon's event too).
 	}
 	return false
 }
+
+// plainLeavesOut are the event types the line renderer does not show: the
+// prompt is the person's own (sessions show writes it itself), and the
+// context, the queue, a tool's progress, an input's fate, a rewind or a
+// summary are state a line at a time has no place for. Every other type
+// of protocol.Events has its case in plain (a test checks both).
+var plainLeavesOut = []string{protocol.EventContextUsage, protocol.EventUserMessage, protocol.EventHistoryTrimmed, protocol.EventRewind,
+	protocol.EventQueueUpdate, protocol.EventToolProgress, protocol.EventInputUpdate, protocol.EventTurnInterrupted}
 
 // note writes to stderr in text mode (stdout stays the reply alone).
 func (r *renderer) note(format string, args ...any) {
