@@ -2,6 +2,10 @@ package daemon
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -165,5 +169,75 @@ func TestCancelRequestOfAPrompt(t *testing.T) {
 		if ev["type"] == "user_message" && ev["text"] == "never run" {
 			t.Error("the withdrawn prompt ran")
 		}
+	}
+}
+
+// Neither a steer nor an upload's part holds the read loop. With the
+// store's write lock held by another process's connection, a steer into
+// the running turn cannot be answered (it is answered once its
+// input_update is committed), yet a status sent behind it is answered;
+// the steer is answered once the lock is let go. An upload's parts, sent
+// without waiting for each other's answers, are taken in order (they
+// run off the read loop, in a lane of their own): the file stored is
+// theirs in the order sent.
+func TestReadLoopSteerAndUploadOffTheLoop(t *testing.T) {
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	running := a.send("session/prompt", prompt(sid, "/delay 20\n/chunks 100000"))
+	a.until("agent_message_chunk")
+
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dirs.DataDir, DBFile)+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	steer := a.send("session/steer", `{"sessionId":"`+sid+`","prompt":"and also this"}`)
+	result(t, a.call("status", `{}`))
+	select {
+	case m := <-steer:
+		t.Fatalf("the steer was answered before its commit could be: %v", m)
+	default:
+	}
+	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if res := result(t, a.wait(steer, "the steer")); res["outcome"] != "injected" {
+		t.Errorf("steer: %v", res)
+	}
+	a.call("session/cancel", `{"sessionId":"`+sid+`"}`)
+	a.wait(running, "the prompt")
+
+	parts := []string{"first,", "second,", "third,", "last"}
+	first := result(t, a.call("file/upload", `{"dataB64":"`+base64.StdEncoding.EncodeToString([]byte(parts[0]))+`"}`))
+	id := first["uploadId"].(string)
+	var answers []chan map[string]any
+	for i, part := range parts[1:] {
+		final := ""
+		if i == len(parts)-2 {
+			final = `,"final":true,"filename":"order.txt","mimeType":"text/plain"`
+		}
+		answers = append(answers, a.send("file/upload", `{"uploadId":"`+id+`","dataB64":"`+base64.StdEncoding.EncodeToString([]byte(part))+`"`+final+`}`))
+	}
+	want := len(parts[0])
+	var last map[string]any
+	for i, ch := range answers {
+		last = result(t, a.wait(ch, "a part"))
+		want += len(parts[i+1])
+		if got := int(last["receivedBytes"].(float64)); got != want {
+			t.Errorf("part %d: received %d bytes, want %d", i+2, got, want)
+		}
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "")))
+	if file, _ := last["file"].(map[string]any); file == nil || file["refId"] != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Errorf("the stored file is not the parts in order: %v", last)
 	}
 }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,8 +15,9 @@ import (
 
 // Handler serves incoming requests and notifications. The Conn calls it
 // from its read loop, one frame at a time and in arrival order, so it must
-// not block: work that waits returns a Later and is answered when it ends.
-// For a notification the result is discarded.
+// not block: work that waits returns a Later and is answered when it ends,
+// and work that should not wait but might returns a Cheap. For a
+// notification the result is discarded.
 type Handler interface {
 	Handle(ctx context.Context, req *Request) (result any, err error)
 }
@@ -47,6 +49,13 @@ type Options struct {
 	// ends (their contexts cancelled); 0 means no bound (a peer that
 	// only half-closed gets every answer).
 	EOFGrace time.Duration
+	// MaxCalls bounds the requests being served at once (on the read
+	// loop or off it, until their answers are queued); past it the read
+	// loop waits. 0 means DefaultMaxCalls.
+	MaxCalls int
+	// MaxWaiting bounds the calls that only wait (see Waits); 0 means
+	// DefaultMaxWaiting.
+	MaxWaiting int
 }
 
 // Conn is one JSON-RPC 2.0 peer over an NDJSON stream. It serves incoming
@@ -62,9 +71,16 @@ type Conn struct {
 	stall    time.Duration
 	eofGrace time.Duration
 	peerMax  atomic.Int64 // the largest frame the peer accepts; 0: no limit known
+	// answerSize is the size of the last answer (up to 64 KiB): the next
+	// one's buffer starts that large.
+	answerSize atomic.Int64
 
 	out     outbox
 	writers sync.WaitGroup
+
+	flight  flight     // the calls in flight, bounded
+	watch   watch      // the preempter's view of the read loop
+	readEnd chan error // why reading ended, when the loop was handed over
 
 	nextID  atomic.Uint64
 	mu      sync.Mutex
@@ -103,6 +119,7 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 		maxQueue: opts.MaxQueue, stall: opts.StallTimeout, eofGrace: opts.EOFGrace,
 		pending: map[string]chan *Response{}, inflight: map[string]context.CancelCauseFunc{},
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), readDone: make(chan struct{}),
+		readEnd: make(chan error, 1),
 	}
 	if c.maxQueue <= 0 {
 		c.maxQueue = DefaultMaxQueue
@@ -111,6 +128,7 @@ func NewConn(rwc io.ReadWriteCloser, h Handler, opts Options) *Conn {
 		c.stall = DefaultStallTimeout
 	}
 	c.initOutbox()
+	c.flight.init(cmp.Or(max(opts.MaxCalls, 0), DefaultMaxCalls), cmp.Or(max(opts.MaxWaiting, 0), DefaultMaxWaiting))
 	return c
 }
 
@@ -131,15 +149,15 @@ func (c *Conn) MaxFrame() int { return c.r.max }
 func (c *Conn) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { c.finish(ctx.Err()) })
 	defer stop()
-	var err error
-	for {
-		var line []byte
-		line, err = c.r.Read()
-		if err != nil {
-			break
-		}
-		c.dispatch(line)
+	err := c.readLoop(0)
+	if errors.Is(err, errHandedOver) {
+		err = <-c.readEnd // from the reader that read last
 	}
+	c.watch.mu.Lock()
+	if c.watch.t != nil {
+		c.watch.t.Stop()
+	}
+	c.watch.mu.Unlock()
 	var tooLarge *FrameTooLargeError
 	if errors.As(err, &tooLarge) {
 		c.log.Warn("frame too large; closing connection", "limit", tooLarge.Limit)
@@ -164,6 +182,21 @@ func (c *Conn) Run(ctx context.Context) error {
 	c.later.Wait()
 	c.writers.Wait()
 	return c.Err()
+}
+
+// readLoop reads and dispatches frames as reader epoch until the stream
+// ends (its error) or the preempter gives the loop to another reader
+// (errHandedOver).
+func (c *Conn) readLoop(epoch uint64) error {
+	for {
+		line, err := c.r.Read()
+		if err != nil {
+			return err
+		}
+		if !c.dispatch(line, epoch) {
+			return errHandedOver
+		}
+	}
 }
 
 // waitLater waits for the calls running off the read loop, up to d (0:
@@ -203,6 +236,7 @@ func (c *Conn) finish(err error) {
 		_ = c.rwc.Close()
 		close(c.done)
 		c.endOutbox()
+		c.flight.end()
 	})
 }
 
@@ -228,7 +262,9 @@ func (c *Conn) Err() error {
 	}
 }
 
-func (c *Conn) dispatch(line []byte) {
+// dispatch handles one frame as reader epoch; false when the read loop
+// was handed over meanwhile (this goroutine is no longer its reader).
+func (c *Conn) dispatch(line []byte, epoch uint64) bool {
 	msg, v := classify(line)
 	switch {
 	case v != nil && v.reply != nil:
@@ -238,20 +274,31 @@ func (c *Conn) dispatch(line []byte) {
 	case msg.resp != nil:
 		c.resolve(msg.resp, len(line))
 	default:
-		c.serve(msg.req)
+		return c.serve(msg.req, epoch)
 	}
+	return true
 }
 
-func (c *Conn) serve(req *Request) {
+func (c *Conn) serve(req *Request, epoch uint64) bool {
 	if req.Method == MethodCancelRequest {
 		c.cancelRequest(req)
-		return
+		return true
 	}
+	// A place among the calls in flight, given back once the answer is
+	// queued; the read loop waits here while there is none.
+	s := c.flight.admit()
 	result, err := c.handler.Handle(c.ctx, req)
+	reader := true
+	if cheap, ok := result.(Cheap); ok && err == nil {
+		result, err, reader = c.runCheap(epoch, cheap)
+		reader = !reader
+	}
 	if later, ok := result.(Later); ok && err == nil {
 		// Its own context: it ends with the connection, or with the
-		// peer's $/cancelRequest for its id.
-		ctx, cancel := context.WithCancelCause(c.ctx)
+		// peer's $/cancelRequest for its id; it carries the call's place
+		// (Waits).
+		cctx, cancel := context.WithCancelCause(c.ctx)
+		ctx := &callCtx{Context: cctx, s: s}
 		var key string
 		if !req.IsNotification() {
 			key = req.ID.key()
@@ -273,10 +320,13 @@ func (c *Conn) serve(req *Request) {
 			}
 			cancel(nil)
 			c.reply(req, res, err)
+			s.release()
 		}()
-		return
+		return reader
 	}
 	c.reply(req, result, err)
+	s.release()
+	return reader
 }
 
 // MethodCancelRequest is the LSP family's request cancellation
@@ -337,16 +387,17 @@ func (c *Conn) reply(req *Request, result any, err error) {
 		_ = c.sendErrorThen(req.ID, toWire(req.Method, err), after)
 		return
 	}
-	raw, merr := marshal(result)
+	// The result is encoded in place, into the frame the outbox keeps:
+	// one copy of its bytes, in a buffer sized by the answer before.
+	buf := make([]byte, 0, max(int(c.answerSize.Load()), 256))
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, req.ID.Raw()...)
+	buf = append(buf, `,"result":`...)
+	buf, merr := appendJSON(buf, result)
 	if merr != nil {
 		_ = c.sendErrorThen(req.ID, &Error{Code: CodeInternalError, Message: "internal error: " + merr.Error()}, after)
 		return
 	}
-	buf := make([]byte, 0, len(raw)+len(req.ID.Raw())+40)
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = append(buf, req.ID.Raw()...)
-	buf = append(buf, `,"result":`...)
-	buf = append(buf, raw...)
 	buf = append(buf, '}')
 	if max := c.PeerMaxFrame(); max > 0 && len(buf) > max {
 		c.log.Warn("result over the peer's frame limit; answering an error instead", "method", req.Method, "bytes", len(buf), "limit", max)
@@ -354,7 +405,10 @@ func (c *Conn) reply(req *Request, result any, err error) {
 			"the result of %s is %d bytes, over this client's frame limit of %d", req.Method, len(buf), max), after)
 		return
 	}
-	_ = c.enqueue(buf, after)
+	if n := len(buf) + 1; n <= 64<<10 {
+		c.answerSize.Store(int64(n))
+	}
+	_ = c.enqueueLine(append(buf, '\n'), after)
 }
 
 func (c *Conn) sendError(id ID, e *Error) error { return c.sendErrorThen(id, e, nil) }

@@ -59,7 +59,12 @@ func (c *Conn) initOutbox() { c.out.space = sync.NewCond(&c.out.mu) }
 // is over its bound; ErrClosed once the connection has ended.
 func (c *Conn) enqueue(frame []byte, after func()) error {
 	buf := make([]byte, 0, len(frame)+1)
-	buf = append(append(buf, frame...), '\n')
+	return c.enqueueLine(append(append(buf, frame...), '\n'), after)
+}
+
+// enqueueLine is enqueue of a frame that ends with its "\n" already, and
+// that the outbox may keep as it is (an answer encoded in place).
+func (c *Conn) enqueueLine(buf []byte, after func()) error {
 	o := &c.out
 	o.mu.Lock()
 	for !o.ended && o.bytes > 0 && o.bytes+len(buf) > c.maxQueue {
@@ -307,6 +312,24 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// appendJSON appends v's encoding (as marshal makes it) to buf.
+func appendJSON(buf []byte, v any) ([]byte, error) {
+	switch r := v.(type) {
+	case nil:
+		return append(buf, "null"...), nil
+	case json.RawMessage:
+		return append(buf, r...), nil
+	}
+	b := bytes.NewBuffer(buf)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return buf, err
+	}
+	out := b.Bytes()
+	return out[:len(out)-1], nil // Encode ends it with "\n"
 }
 
 // Marshal is the connection's JSON encoding, for callers that build

@@ -25,11 +25,18 @@ type method struct {
 	// ownerOnly: only the daemon's own user may call it, on its socket
 	// (so never a gateway client, whose uid is unknown): -32003 else.
 	ownerOnly bool
-	// inline says whether a call runs on the connection's read loop (it
-	// never waits: initialize, the answers to a running turn, upload
-	// parts); every other call runs on a goroutine of its own, so the
-	// read loop never waits.
-	inline func(p any) bool
+	// inline: a call runs on the connection's read loop before the next
+	// frame is read (initialize, which every later call depends on; it
+	// never waits). cheap: it runs on the read loop with no hand-off,
+	// and should it wait after all (a lock held long elsewhere), the
+	// preempter gives the loop to another goroutine; a cheap call about a
+	// session holds its lane meanwhile, so its session's calls keep
+	// their order (status; the answers to a running turn). Every other
+	// call runs on a goroutine of its own: one hand-off.
+	inline, cheap bool
+	// lane names the lane of a call that keeps its order by something
+	// other than its session (an upload's parts); nil: its session's.
+	lane func(p any) string
 	// decode decodes the params and names the session they concern
 	// ("": none).
 	decode func(raw json.RawMessage) (p any, session string, err error)
@@ -55,15 +62,17 @@ type option func(*method)
 var (
 	// ownerOnly: only the daemon's own user, on its socket.
 	ownerOnly option = func(m *method) { m.ownerOnly = true }
-	// inline: always on the read loop.
-	inline option = func(m *method) { m.inline = func(any) bool { return true } }
+	// inline: on the read loop, the next frame read after it.
+	inline option = func(m *method) { m.inline = true }
+	// cheap: on the read loop, preempted should it wait.
+	cheap option = func(m *method) { m.cheap = true }
 	// optionalSession: the params' sessionId may be absent.
 	optionalSession option = func(m *method) { m.decode = decoder(m.params, false) }
 )
 
-// inlineIf: on the read loop when ok says so of the params.
-func inlineIf[P any](ok func(*P) bool) option {
-	return func(m *method) { m.inline = func(p any) bool { return ok(p.(*P)) } }
+// laneOf: the call's lane is the one key names ("": none).
+func laneOf[P any](key func(*P) string) option {
+	return func(m *method) { m.lane = func(p any) string { return key(p.(*P)) } }
 }
 
 // then runs f once the answer is written.
@@ -103,7 +112,7 @@ func defWait[P, R any](name string, h func(b *binding, ctx context.Context, p *P
 }
 
 func entry[P, R any](name string) method {
-	m := method{name: name, result: typeOf[R](), inline: func(any) bool { return false }}
+	m := method{name: name, result: typeOf[R]()}
 	if t := typeOf[P](); t != typeOf[noParams]() {
 		m.params = t
 	}
@@ -120,8 +129,11 @@ func decoder(t reflect.Type, sessionRequired bool) func(json.RawMessage) (any, s
 	sf, hasSession := t.FieldByName("SessionID")
 	return func(raw json.RawMessage) (any, string, error) {
 		v := reflect.New(t)
-		if err := protocol.Decode(raw, v.Interface()); err != nil {
-			return nil, "", err
+		// No params, or none given ({}: status's), decode to nothing.
+		if len(raw) != 2 || raw[0] != '{' || raw[1] != '}' {
+			if err := protocol.Decode(raw, v.Interface()); err != nil {
+				return nil, "", err
+			}
 		}
 		sid := ""
 		if hasSession {
@@ -146,7 +158,7 @@ func init() { methodTable = sync.OnceValues(buildTable) }
 func buildTable() ([]method, map[string]*method) {
 	table := []method{
 		def(protocol.MethodInitialize, (*binding).initialize, inline),
-		def(protocol.MethodStatus, (*binding).statusReq),
+		def(protocol.MethodStatus, (*binding).statusReq, cheap),
 		def(protocol.MethodShutdown, (*binding).shutdownReq, ownerOnly, then(func(b *binding) {
 			if b.srv.shutdown != nil {
 				b.srv.shutdown()
@@ -159,9 +171,9 @@ func buildTable() ([]method, map[string]*method) {
 		def(protocol.MethodSessionNew, (*binding).sessionNew, optionalSession),
 		defWait[protocol.SessionPromptParams, protocol.SessionPromptResult](protocol.MethodSessionPrompt, (*binding).sessionPrompt),
 		defWait[protocol.SessionAwaitParams, protocol.SessionPromptResult](protocol.MethodSessionAwait, (*binding).sessionAwait),
-		def(protocol.MethodSessionCancel, (*binding).sessionCancel, inline),
+		def(protocol.MethodSessionCancel, (*binding).sessionCancel, cheap),
 		def(protocol.MethodSessionClose, (*binding).sessionClose),
-		def(protocol.MethodSessionApprove, (*binding).sessionApprove, inline),
+		def(protocol.MethodSessionApprove, (*binding).sessionApprove, cheap),
 		def(protocol.MethodSessionList, (*binding).sessionList),
 		def(protocol.MethodSessionHistory, (*binding).sessionHistory),
 		def(protocol.MethodSessionDelete, (*binding).sessionDelete),
@@ -171,15 +183,19 @@ func buildTable() ([]method, map[string]*method) {
 		def(protocol.MethodSessionConfigure, (*binding).sessionConfigure),
 		def(protocol.MethodModels, (*binding).models),
 		def(protocol.MethodFileAttach, (*binding).fileAttach),
-		def(protocol.MethodFileUpload, (*binding).fileUpload, inline),
+		// An upload's parts write to disk: off the read loop, in order
+		// per upload (a first part, naming none, starts one).
+		def(protocol.MethodFileUpload, (*binding).fileUpload, laneOf(func(p *protocol.FileUploadParams) string {
+			if p.UploadID == "" {
+				return ""
+			}
+			return "upload " + p.UploadID // not a session id: those have no space
+		})),
 		def(protocol.MethodSessionRename, (*binding).sessionRename),
 		def(protocol.MethodSessionWatch, (*binding).sessionWatch),
-		// A steer joins the running turn at once; one with attachments
-		// stores them (and reads resources) first, off the read loop.
-		// A named steer is checked against the store: off the read loop.
-		def(protocol.MethodSessionSteer, (*binding).sessionSteer, inlineIf(func(p *protocol.SessionSteerParams) bool {
-			return len(p.Attachments) == 0 && p.ClientMessageID == ""
-		})),
+		// A steer is answered once its input_update is committed: off
+		// the read loop, in its session's lane.
+		def(protocol.MethodSessionSteer, (*binding).sessionSteer),
 		def(protocol.MethodSessionQueue, (*binding).sessionQueue),
 		def(protocol.MethodSessionQueueRemove, (*binding).sessionQueueRemove),
 		def(protocol.MethodSessionQueueClear, (*binding).sessionQueueClear),
@@ -310,14 +326,31 @@ func (t *ticket) leave() {
 }
 
 // call runs one call of m with its decoded params p: on the read loop
-// when m says so and its session's lane is empty, else on its own
-// goroutine, after the calls before it about the same session.
+// when m says so (a cheap call about a session only when this connection
+// attached it, so that the session is live and the call's errors need
+// not read the store to say whether it is stored, and when nothing waits
+// in its lane), else on its own goroutine, after the calls before it in
+// its lane (its session's, unless m names another).
 func (b *binding) call(ctx context.Context, m *method, p any, sid string) (any, error) {
-	if m.inline(p) && (sid == "" || !b.lanes.busy(sid)) {
+	if m.inline {
 		res, err := m.run(ctx, b, p)
 		return b.answer(m, res, err)
 	}
-	t := b.lanes.enter(sid)
+	key := sid
+	if m.lane != nil {
+		key = m.lane(p)
+	}
+	if m.cheap && (sid == "" || (b.attached(sid) && !b.lanes.busy(key))) {
+		// Its lane is held while it runs: should the preempter give the
+		// read loop away meanwhile, its session's next calls wait.
+		t := b.lanes.enter(key)
+		return jsonrpc.Cheap(func(ctx context.Context) (any, error) {
+			res, err := m.run(ctx, b, p)
+			t.leave()
+			return b.answer(m, res, err)
+		}), nil
+	}
+	t := b.lanes.enter(key)
 	return jsonrpc.Later(func(ctx context.Context) (any, error) {
 		if err := t.wait(ctx); err != nil {
 			t.leave()
@@ -326,6 +359,9 @@ func (b *binding) call(ctx context.Context, m *method, p any, sid string) (any, 
 		res, err := m.run(ctx, b, p)
 		t.leave()
 		if w, ok := res.(waiting); ok && err == nil {
+			// Taken: what is left only waits (a turn's end), and must
+			// not keep the connection's next calls from being read.
+			jsonrpc.Waits(ctx)
 			res, err = w(ctx)
 		}
 		return b.answer(m, res, err)
