@@ -19,6 +19,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools/mcptest"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/protocol/prototest"
 )
 
 // browserDir returns a directory holding testdata/browser's npm packages:
@@ -108,7 +109,19 @@ func TestDashboardInABrowser(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", "dashboard.mjs", g.url+"/", g.code(), cwd, shots)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TOKEN="+tok)
+	// One event of every type, without a seq (the view takes each).
+	var samples []json.RawMessage
+	for _, ev := range prototest.Samples() {
+		raw := prototest.Update("", 0, ev)
+		var fields map[string]json.RawMessage
+		json.Unmarshal(raw, &fields)
+		delete(fields, "seq")
+		delete(fields, "sessionId")
+		b, _ := json.Marshal(fields)
+		samples = append(samples, b)
+	}
+	events, _ := json.Marshal(samples)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TOKEN="+tok, "EVENTS="+string(events))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
@@ -184,12 +197,17 @@ func TestDashboardInABrowser(t *testing.T) {
 		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
 		CodeTokens, Images, Bold, JSLinks, WebhookStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop, AttachedAfterSend int
 		OwnLabelled                                                                                                         int
-		GoalSpent, SchedWhen                                                                                                string
-		GoalProgress                                                                                                        float64
-		SchedPaused                                                                                                         bool
-		ModeOptions                                                                                                         []string
-		ModeAfter, ModeAfterPlan, PlanCard                                                                                  string
-		ContrastLight, ContrastDark                                                                                         []struct {
+		Events                                                                                                              []struct {
+			Type           string
+			Shown, LeftOut bool
+			Threw          string
+		}
+		GoalSpent, SchedWhen               string
+		GoalProgress                       float64
+		SchedPaused                        bool
+		ModeOptions                        []string
+		ModeAfter, ModeAfterPlan, PlanCard string
+		ContrastLight, ContrastDark        []struct {
 			Sel     string
 			Ratio   float64
 			Missing bool
@@ -303,6 +321,15 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(strings.Contains(out.PlanCard, "The plan") && strings.Contains(out.PlanCard, ".zeroclaw/plans/") && out.ModeAfterPlan == "edits",
 		"the plan mode: card %q, mode after %q", out.PlanCard, out.ModeAfterPlan)
 	check(out.SchedWhen == "every 1h" && out.SchedPaused, "the schedule: %q, paused %v", out.SchedWhen, out.SchedPaused)
+	// Every event type: shown by the page, or named in its
+	// EVENTS_LEFT_OUT and then not shown.
+	check(len(out.Events) == len(protocol.Events), "the page was given %d event types of %d", len(out.Events), len(protocol.Events))
+	for i, e := range out.Events {
+		check(e.Type == protocol.Events[i].Type, "event %d: %q, want %q", i, e.Type, protocol.Events[i].Type)
+		check(e.Threw == "", "%s: the page threw %s", e.Type, e.Threw)
+		check(!(e.LeftOut && e.Shown), "%s: named in EVENTS_LEFT_OUT, yet the page changed", e.Type)
+		check(e.LeftOut || e.Shown, "%s: the dashboard neither shows it nor names it in EVENTS_LEFT_OUT", e.Type)
+	}
 	// The page names its prompts: "back again" ran under a
 	// clientMessageId of the page's (sent again after a lost
 	// connection, it would run once).

@@ -416,6 +416,23 @@ try {
     const name = (e.getAttribute('aria-label') || '') + (e.labels && e.labels.length ? 'l' : '') + (e.textContent || '').trim() + (e.getAttribute('title') || '');
     return !name;
   }).map((e) => e.outerHTML.slice(0, 80)));
+
+  // Last, as it fills the conversation with made-up events: one event of
+  // every type the Go test gives (EVENTS, one of each of protocol.Events,
+  // in its order) goes to the open session's view; each either changes
+  // the page or is named in the page's EVENTS_LEFT_OUT (and changes
+  // nothing).
+  step('every event type shown or left out');
+  out.events = await page.evaluate((samples) => {
+    const res = [];
+    for (const s of samples) {
+      const before = document.body.innerHTML;
+      let threw = '';
+      try { app.view.update(Object.assign({ sessionId: app.view.sessionId }, s)); } catch (e) { threw = String(e); }
+      res.push({ type: s.type, shown: document.body.innerHTML !== before, leftOut: EVENTS_LEFT_OUT.includes(s.type), threw });
+    }
+    return res;
+  }, JSON.parse(process.env.EVENTS || '[]'));
 } catch (e) {
   out.error = where + ': ' + String(e && e.stack || e);
 } finally {
