@@ -54,9 +54,6 @@ func statusAnswer(b *testing.B) []byte {
 	return line
 }
 
-// echoFloor is answerFloor echoing each line.
-func echoFloor(b *testing.B) string { return answerFloor(b, nil) }
-
 // answerFloor serves a bare NDJSON server on the platform's endpoint (a
 // Unix socket; a named pipe on Windows, through the same transport as
 // the daemon) that answers each line with reply (nil: the line itself),
@@ -124,10 +121,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 // The throughput pair: 64 connections, each a sequential caller, sharing
-// b.N calls; lines/s is the aggregate.
+// b.N calls; lines/s is the aggregate. The floor answers each line with
+// the daemon's own answer to status, as EchoFloor does.
 const throughputConns = 64
 
-func BenchmarkThroughputFloor(b *testing.B) { throughput(b, echoFloor(b), false) }
+func BenchmarkThroughputFloor(b *testing.B) { throughput(b, answerFloor(b, statusAnswer(b)), false) }
 func BenchmarkThroughput(b *testing.B)      { throughput(b, benchDaemon(b), true) }
 
 func throughput(b *testing.B, path string, init bool) {
