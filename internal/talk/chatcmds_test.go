@@ -172,3 +172,18 @@ func TestChatLinesMode(t *testing.T) {
 	s.typed("/mode\n")
 	s.expect("mode: Read-only")
 }
+
+// Shift-Tab in the full-screen chat cycles the mode: Ask, Accept
+// edits, Plan, and back to Ask.
+func TestChatTUIShiftTabCyclesMode(t *testing.T) {
+	h := startDaemon(t, "")
+	s := h.tui("ask", "cycle")
+	s.expect("type /help for commands")
+	const shiftTab = "\x1b[Z"
+	s.typed(shiftTab)
+	s.expect("mode: Accept edits (")
+	s.typed(shiftTab)
+	s.expect("mode: Plan (")
+	s.typed(shiftTab)
+	s.expect("mode: Ask (")
+}
