@@ -302,79 +302,113 @@ type anEvent struct {
 // Stream implements Provider.
 func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	resp := &Response{}
-	var text strings.Builder
-	type block struct {
-		kind, id, name string
-		json           strings.Builder
-		// thinking blocks: the text, the signature, a redacted one's data
-		thinking, signature strings.Builder
-		data                string
-	}
-	blocks := map[int]*block{}
-	var order []int
-	stop := ""
-	complete := false
-	var usage anUsage
+	st := &anStream{a: a, onDelta: onDelta, blocks: map[int]*anStreamBlock{}}
 	body, err := a.request(req)
 	if err != nil {
 		return resp, err
 	}
-	err = a.http.sse(ctx, body, func(event string, data []byte) (bool, error) {
-		var ev anEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return false, a.http.fail(0, "bad stream event %q: %v", event, err)
-		}
-		switch ev.Type {
-		case "message_start":
-			ev.Message.Usage.into(&usage)
-		case "content_block_start":
-			b := &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name, data: ev.ContentBlock.Data}
-			b.thinking.WriteString(ev.ContentBlock.Thinking)
-			b.signature.WriteString(ev.ContentBlock.Signature)
-			blocks[ev.Index] = b
-			order = append(order, ev.Index)
-		case "content_block_delta":
-			switch ev.Delta.Type {
-			case "text_delta":
-				text.WriteString(ev.Delta.Text)
-				onDelta(Delta{Text: ev.Delta.Text})
-			case "thinking_delta":
-				if b := blocks[ev.Index]; b != nil {
-					b.thinking.WriteString(ev.Delta.Thinking)
-				}
-				onDelta(Delta{Thought: ev.Delta.Thinking})
-			case "signature_delta":
-				if b := blocks[ev.Index]; b != nil {
-					b.signature.WriteString(ev.Delta.Signature)
-				}
-			case "input_json_delta":
-				if b := blocks[ev.Index]; b != nil {
-					b.json.WriteString(ev.Delta.PartialJSON)
-				}
-			}
-		case "message_delta":
-			if ev.Delta.StopReason != "" {
-				stop = ev.Delta.StopReason
-			}
-			ev.Usage.into(&usage)
-		case "message_stop":
-			complete = true
-			return true, nil
-		case "error":
-			return false, a.http.fail(0, "%s: %s", ev.Error.Type, ev.Error.Message)
-		}
-		return false, nil
-	})
-	resp.Text = text.String()
-	resp.Usage = usage.usage()
+	err = a.http.sse(ctx, body, st.event)
+	resp.Text = st.text.String()
+	resp.Usage = st.usage.usage()
 	if err != nil {
 		return resp, err
 	}
-	if !complete {
+	if !st.complete {
 		return resp, a.http.fail(0, "stream ended before message_stop")
 	}
-	for _, i := range order { // thinking, kept to go back with tool use
-		b := blocks[i]
+	resp.Reasoning = st.reasoning()
+	if err := st.toolCalls(resp); err != nil {
+		return resp, err
+	}
+	resp.StopReason = st.stopReason()
+	return resp, nil
+}
+
+// anStream is one Messages stream as it is read: the reply's text so
+// far, its content blocks by index in the order they began, the usage,
+// and how the model stopped.
+type anStream struct {
+	a       *Anthropic
+	onDelta func(Delta)
+
+	text     strings.Builder
+	blocks   map[int]*anStreamBlock
+	order    []int
+	stop     string
+	complete bool // message_stop came
+	usage    anUsage
+}
+
+// anStreamBlock is a content block whose deltas are still coming.
+type anStreamBlock struct {
+	kind, id, name string
+	json           strings.Builder
+	// thinking blocks: the text, the signature, a redacted one's data
+	thinking, signature strings.Builder
+	data                string
+}
+
+// event takes one server-sent event; done is true at message_stop.
+func (st *anStream) event(event string, data []byte) (done bool, err error) {
+	var ev anEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, st.a.http.fail(0, "bad stream event %q: %v", event, err)
+	}
+	switch ev.Type {
+	case "message_start":
+		ev.Message.Usage.into(&st.usage)
+	case "content_block_start":
+		b := &anStreamBlock{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name, data: ev.ContentBlock.Data}
+		b.thinking.WriteString(ev.ContentBlock.Thinking)
+		b.signature.WriteString(ev.ContentBlock.Signature)
+		st.blocks[ev.Index] = b
+		st.order = append(st.order, ev.Index)
+	case "content_block_delta":
+		st.delta(&ev)
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			st.stop = ev.Delta.StopReason
+		}
+		ev.Usage.into(&st.usage)
+	case "message_stop":
+		st.complete = true
+		return true, nil
+	case "error":
+		return false, st.a.http.fail(0, "%s: %s", ev.Error.Type, ev.Error.Message)
+	}
+	return false, nil
+}
+
+// delta adds a content_block_delta to its block; text and thinking are
+// passed on as they come.
+func (st *anStream) delta(ev *anEvent) {
+	b := st.blocks[ev.Index] // nil for a delta of a block that never began
+	switch ev.Delta.Type {
+	case "text_delta":
+		st.text.WriteString(ev.Delta.Text)
+		st.onDelta(Delta{Text: ev.Delta.Text})
+	case "thinking_delta":
+		if b != nil {
+			b.thinking.WriteString(ev.Delta.Thinking)
+		}
+		st.onDelta(Delta{Thought: ev.Delta.Thinking})
+	case "signature_delta":
+		if b != nil {
+			b.signature.WriteString(ev.Delta.Signature)
+		}
+	case "input_json_delta":
+		if b != nil {
+			b.json.WriteString(ev.Delta.PartialJSON)
+		}
+	}
+}
+
+// reasoning is the stream's thinking blocks, kept whole to go back with
+// tool use, and their text; nil when there were none.
+func (st *anStream) reasoning() *Reasoning {
+	var r *Reasoning
+	for _, i := range st.order {
+		b := st.blocks[i]
 		var raw []byte
 		switch b.kind {
 		case "thinking":
@@ -384,14 +418,21 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 		default:
 			continue
 		}
-		if resp.Reasoning == nil {
-			resp.Reasoning = &Reasoning{}
+		if r == nil {
+			r = &Reasoning{}
 		}
-		resp.Reasoning.Text += b.thinking.String()
-		resp.Reasoning.Blocks = append(resp.Reasoning.Blocks, raw)
+		r.Text += b.thinking.String()
+		r.Blocks = append(r.Blocks, raw)
 	}
-	for _, i := range order {
-		b := blocks[i]
+	return r
+}
+
+// toolCalls puts the stream's tool_use blocks, in order, into resp. A
+// call cut off by max_tokens drops them all and names itself as cut;
+// arguments that are not JSON otherwise are an error.
+func (st *anStream) toolCalls(resp *Response) error {
+	for _, i := range st.order {
+		b := st.blocks[i]
 		if b.kind != "tool_use" {
 			continue
 		}
@@ -400,25 +441,29 @@ func (a *Anthropic) Stream(ctx context.Context, req Request, onDelta func(Delta)
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
-			if stop == "max_tokens" { // cut off mid-call: the limit, not a bad call
+			if st.stop == "max_tokens" { // cut off mid-call: the limit, not a bad call
 				resp.ToolCalls, resp.CutCall = nil, b.name
 				break
 			}
-			return resp, a.http.fail(0, "tool call %s: arguments are not valid JSON: %q", b.name, args)
+			return st.a.http.fail(0, "tool call %s: arguments are not valid JSON: %q", b.name, args)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.id, Name: b.name, Input: json.RawMessage(args)})
 	}
-	switch stop {
+	return nil
+}
+
+// stopReason is Anthropic's stop_reason as a Stop reason.
+func (st *anStream) stopReason() string {
+	switch st.stop {
 	case "tool_use":
-		resp.StopReason = StopToolUse
+		return StopToolUse
 	case "max_tokens":
-		resp.StopReason = StopMaxTokens
+		return StopMaxTokens
 	case "refusal":
-		resp.StopReason = StopRefusal
+		return StopRefusal
 	default:
-		resp.StopReason = StopEndTurn
+		return StopEndTurn
 	}
-	return resp, nil
 }
 
 // thinkingBudget is Anthropic's thinking.budget_tokens per reasoning

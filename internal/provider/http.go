@@ -61,77 +61,107 @@ func (c *httpClient) sse(ctx context.Context, payload []byte, onEvent func(event
 	defer timer.Stop()
 
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	var event string
-	var data bytes.Buffer
+	var ev sseEvent
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long data line: gather it whole.
-			long := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := readLine(br)
 		timer.Reset(c.stall)
 		if err != nil && len(line) == 0 {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, io.EOF) && data.Len() > 0 {
-				// The stream ended right after a data line, without the
-				// blank line that ends an event ("data: [DONE]\n"): the
-				// event is whole all the same.
-				done, err := onEvent(event, data.Bytes())
-				if err != nil || done {
-					return err
-				}
-			}
-			if cause := context.Cause(sctx); cause != nil && cause != context.Canceled {
-				return cause
-			}
-			if errors.Is(err, io.EOF) {
-				return c.fail(0, "stream ended before the response was complete")
-			}
-			return c.fail(0, "read stream: %v", err)
+			return c.sseEnded(ctx, sctx, err, &ev, onEvent)
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if data.Len() > 0 || event != "" {
-				done, err := onEvent(event, data.Bytes())
-				if err != nil || done {
-					return err
-				}
-			}
-			event = ""
-			data.Reset()
-		case line[0] == ':':
-			// comment / keep-alive
-		default:
-			k, v, _ := bytes.Cut(line, []byte(":"))
-			v = bytes.TrimPrefix(v, []byte(" "))
-			switch string(k) {
-			case "event":
-				event = string(v)
-			case "data":
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.Write(v)
-			}
+		if done, err := ev.line(bytes.TrimRight(line, "\r\n"), onEvent); err != nil || done {
+			return err
 		}
 		if err != nil { // last line without newline: flush it
-			if data.Len() > 0 {
-				done, err := onEvent(event, data.Bytes())
-				if err != nil || done {
-					return err
-				}
+			if done, err := ev.flush(onEvent); err != nil || done {
+				return err
 			}
 			return c.fail(0, "stream ended before the response was complete")
 		}
 	}
+}
+
+// readLine reads one line with its line ending (none at the end of the
+// stream), however long: a long data line is gathered whole.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return long, err
+}
+
+// sseEnded is what a stream that ended without a line (readErr) comes
+// to: the caller's cancel, the last event, the stall or a cut stream.
+func (c *httpClient) sseEnded(ctx, sctx context.Context, readErr error, ev *sseEvent, onEvent func(string, []byte) (bool, error)) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(readErr, io.EOF) {
+		// The stream ended right after a data line, without the
+		// blank line that ends an event ("data: [DONE]\n"): the
+		// event is whole all the same.
+		if done, err := ev.flush(onEvent); err != nil || done {
+			return err
+		}
+	}
+	if cause := context.Cause(sctx); cause != nil && cause != context.Canceled {
+		return cause
+	}
+	if errors.Is(readErr, io.EOF) {
+		return c.fail(0, "stream ended before the response was complete")
+	}
+	return c.fail(0, "read stream: %v", readErr)
+}
+
+// sseEvent is the server-sent event being read: its name and its data
+// lines so far.
+type sseEvent struct {
+	name string
+	data bytes.Buffer
+}
+
+// line takes one line of the stream, without its line ending: a blank
+// line ends the event and hands it to onEvent, a field adds to it.
+func (e *sseEvent) line(line []byte, onEvent func(string, []byte) (bool, error)) (done bool, err error) {
+	switch {
+	case len(line) == 0:
+		if e.data.Len() > 0 || e.name != "" {
+			if done, err := onEvent(e.name, e.data.Bytes()); err != nil || done {
+				return done, err
+			}
+		}
+		e.name = ""
+		e.data.Reset()
+	case line[0] == ':':
+		// comment / keep-alive
+	default:
+		k, v, _ := bytes.Cut(line, []byte(":"))
+		v = bytes.TrimPrefix(v, []byte(" "))
+		switch string(k) {
+		case "event":
+			e.name = string(v)
+		case "data":
+			if e.data.Len() > 0 {
+				e.data.WriteByte('\n')
+			}
+			e.data.Write(v)
+		}
+	}
+	return false, nil
+}
+
+// flush hands on an event the stream ended in, one with data but no
+// blank line after it.
+func (e *sseEvent) flush(onEvent func(string, []byte) (bool, error)) (done bool, err error) {
+	if e.data.Len() == 0 {
+		return false, nil
+	}
+	return onEvent(e.name, e.data.Bytes())
 }
 
 // post sends the request, retrying on connection errors, 429 and 5xx

@@ -113,14 +113,7 @@ type oaTool struct {
 
 type oaChunk struct {
 	Choices []struct {
-		Delta struct {
-			Content          string           `json:"content"`
-			ReasoningContent string           `json:"reasoning_content"`
-			Reasoning        string           `json:"reasoning"`
-			Refusal          string           `json:"refusal"`
-			ToolCalls        []oaToolCall     `json:"tool_calls"`
-			ReasoningDetails []map[string]any `json:"reasoning_details"`
-		} `json:"delta"`
+		Delta        oaDelta `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
@@ -137,6 +130,16 @@ type oaChunk struct {
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// oaDelta is what one choice of a stream chunk adds.
+type oaDelta struct {
+	Content          string           `json:"content"`
+	ReasoningContent string           `json:"reasoning_content"`
+	Reasoning        string           `json:"reasoning"`
+	Refusal          string           `json:"refusal"`
+	ToolCalls        []oaToolCall     `json:"tool_calls"`
+	ReasoningDetails []map[string]any `json:"reasoning_details"`
 }
 
 func (o *OpenAI) request(req Request) ([]byte, error) {
@@ -311,137 +314,187 @@ func (o *OpenAI) message(m *Message) ([]byte, error) {
 // Stream implements Provider.
 func (o *OpenAI) Stream(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
 	resp := &Response{}
-	var text, reasoning strings.Builder
-	var details reasoningDetails
-	field := ""
-	refused := false
-	type partial struct {
-		id, name string
-		args     strings.Builder
-	}
-	calls := map[int]*partial{}
-	finish := ""
+	st := &oaStream{o: o, resp: resp, onDelta: onDelta, calls: map[int]*oaPartialCall{}}
 	body, err := o.request(req)
 	if err != nil {
 		return resp, err
 	}
 	err = o.http.sse(ctx, body, func(_ string, data []byte) (bool, error) {
-		if string(data) == "[DONE]" {
-			return true, nil
-		}
-		var ch oaChunk
-		if err := json.Unmarshal(data, &ch); err != nil {
-			return false, o.http.fail(0, "bad stream chunk: %v", err)
-		}
-		if ch.Error != nil {
-			return false, o.http.fail(0, "%s", ch.Error.Message)
-		}
-		if u := ch.Usage; u != nil {
-			// xAI leaves reasoning tokens out of completion_tokens but
-			// counts (and bills) them in total_tokens.
-			resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: max(u.CompletionTokens, u.TotalTokens-u.PromptTokens),
-				CacheReadTokens: u.PromptTokensDetails.CachedTokens}
-			if u.Cost != nil && *u.Cost >= 0 {
-				resp.Usage.CostUSD, resp.Usage.Priced = *u.Cost, true
-			}
-		}
-		for _, c := range ch.Choices {
-			d := c.Delta
-			if th := d.ReasoningContent + d.Reasoning; th != "" {
-				if field == "" {
-					field = "reasoning_content"
-					if d.ReasoningContent == "" {
-						field = "reasoning"
-					}
-				}
-				reasoning.WriteString(th)
-				onDelta(Delta{Thought: th})
-			} else if th := details.add(d.ReasoningDetails); th != "" {
-				// Only reasoning_details (Snowflake): its text is the thought.
-				reasoning.WriteString(th)
-				onDelta(Delta{Thought: th})
-			}
-			if d.ReasoningContent+d.Reasoning != "" {
-				details.add(d.ReasoningDetails)
-			}
-			if d.Content != "" {
-				text.WriteString(d.Content)
-				onDelta(Delta{Text: d.Content})
-			}
-			// A refusal (content null) is the reply the person reads.
-			if d.Refusal != "" {
-				refused = true
-				text.WriteString(d.Refusal)
-				onDelta(Delta{Text: d.Refusal})
-			}
-			for i, tc := range d.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
-				p := calls[idx]
-				if p == nil {
-					p = &partial{}
-					calls[idx] = p
-				}
-				if tc.ID != "" {
-					p.id = tc.ID
-				}
-				if tc.Function.Name != "" {
-					p.name += tc.Function.Name
-				}
-				p.args.WriteString(tc.Function.Arguments)
-			}
-			if c.FinishReason != nil && *c.FinishReason != "" {
-				finish = *c.FinishReason
-			}
-		}
-		return false, nil
+		return st.chunk(data)
 	})
-	resp.Text = text.String()
-	if reasoning.Len() > 0 || len(details.order) > 0 {
-		resp.Reasoning = &Reasoning{Text: reasoning.String(), Field: field, Details: details.joined()}
+	resp.Text = st.text.String()
+	if st.reasoning.Len() > 0 || len(st.details.order) > 0 {
+		resp.Reasoning = &Reasoning{Text: st.reasoning.String(), Field: st.field, Details: st.details.joined()}
 	}
 	if err != nil {
 		return resp, err
 	}
-	idxs := make([]int, 0, len(calls))
-	for i := range calls {
+	if err := st.toolCalls(); err != nil {
+		return resp, err
+	}
+	resp.StopReason = st.stopReason()
+	return resp, nil
+}
+
+// oaStream is one chat-completions stream as it is read: the reply's
+// text and reasoning so far, the tool calls by index (their arguments
+// come in pieces), and how the model finished.
+type oaStream struct {
+	o       *OpenAI
+	resp    *Response
+	onDelta func(Delta)
+
+	text, reasoning strings.Builder
+	details         reasoningDetails
+	field           string // the member the reasoning came in, to send it back there
+	refused         bool
+	calls           map[int]*oaPartialCall
+	finish          string
+}
+
+// oaPartialCall is a streamed tool call whose pieces are still coming.
+type oaPartialCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// chunk takes one server-sent event's data; done is true at [DONE].
+func (st *oaStream) chunk(data []byte) (done bool, err error) {
+	if string(data) == "[DONE]" {
+		return true, nil
+	}
+	var ch oaChunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return false, st.o.http.fail(0, "bad stream chunk: %v", err)
+	}
+	if ch.Error != nil {
+		return false, st.o.http.fail(0, "%s", ch.Error.Message)
+	}
+	if u := ch.Usage; u != nil {
+		// xAI leaves reasoning tokens out of completion_tokens but
+		// counts (and bills) them in total_tokens.
+		st.resp.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: max(u.CompletionTokens, u.TotalTokens-u.PromptTokens),
+			CacheReadTokens: u.PromptTokensDetails.CachedTokens}
+		if u.Cost != nil && *u.Cost >= 0 {
+			st.resp.Usage.CostUSD, st.resp.Usage.Priced = *u.Cost, true
+		}
+	}
+	for _, c := range ch.Choices {
+		st.thought(c.Delta)
+		st.reply(c.Delta)
+		for i, tc := range c.Delta.ToolCalls {
+			st.toolCallPiece(i, tc)
+		}
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			st.finish = *c.FinishReason
+		}
+	}
+	return false, nil
+}
+
+// thought takes a delta's reasoning, from whichever member it came in.
+func (st *oaStream) thought(d oaDelta) {
+	if th := d.ReasoningContent + d.Reasoning; th != "" {
+		if st.field == "" {
+			st.field = "reasoning_content"
+			if d.ReasoningContent == "" {
+				st.field = "reasoning"
+			}
+		}
+		st.reasoning.WriteString(th)
+		st.onDelta(Delta{Thought: th})
+		// The details are kept to go back, but the text above is the
+		// thought: theirs would show it twice.
+		st.details.add(d.ReasoningDetails)
+	} else if th := st.details.add(d.ReasoningDetails); th != "" {
+		// Only reasoning_details (Snowflake): its text is the thought.
+		st.reasoning.WriteString(th)
+		st.onDelta(Delta{Thought: th})
+	}
+}
+
+// reply takes a delta's text.
+func (st *oaStream) reply(d oaDelta) {
+	if d.Content != "" {
+		st.text.WriteString(d.Content)
+		st.onDelta(Delta{Text: d.Content})
+	}
+	// A refusal (content null) is the reply the person reads.
+	if d.Refusal != "" {
+		st.refused = true
+		st.text.WriteString(d.Refusal)
+		st.onDelta(Delta{Text: d.Refusal})
+	}
+}
+
+// toolCallPiece adds a piece of the tool call at index tc.Index (or the
+// piece's place in the delta, for servers that leave the index out).
+func (st *oaStream) toolCallPiece(i int, tc oaToolCall) {
+	idx := i
+	if tc.Index != nil {
+		idx = *tc.Index
+	}
+	p := st.calls[idx]
+	if p == nil {
+		p = &oaPartialCall{}
+		st.calls[idx] = p
+	}
+	if tc.ID != "" {
+		p.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		p.name += tc.Function.Name
+	}
+	p.args.WriteString(tc.Function.Arguments)
+}
+
+// toolCalls puts the whole stream's tool calls, in index order, into the
+// response. A call cut off by the length limit drops them all and names
+// itself as cut; arguments that are not JSON otherwise are an error.
+func (st *oaStream) toolCalls() error {
+	resp := st.resp
+	idxs := make([]int, 0, len(st.calls))
+	for i := range st.calls {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
 	for _, i := range idxs {
-		p := calls[i]
+		p := st.calls[i]
 		args := strings.TrimSpace(p.args.String())
 		if args == "" {
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
-			if finish == "length" { // cut off mid-call: the limit, not a bad call
+			if st.finish == "length" { // cut off mid-call: the limit, not a bad call
 				resp.ToolCalls, resp.CutCall = nil, p.name
 				break
 			}
-			return resp, o.http.fail(0, "tool call %s: arguments are not valid JSON: %q", p.name, args)
+			return st.o.http.fail(0, "tool call %s: arguments are not valid JSON: %q", p.name, args)
 		}
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: p.id, Name: p.name, Input: json.RawMessage(args)})
 	}
-	switch finish {
+	return nil
+}
+
+// stopReason is why the model stopped, from its finish reason, the tool
+// calls it made and whether it refused.
+func (st *oaStream) stopReason() string {
+	if st.refused {
+		return StopRefusal
+	}
+	if len(st.resp.ToolCalls) > 0 && st.finish != "length" {
+		return StopToolUse
+	}
+	switch st.finish {
 	case "tool_calls", "function_call":
-		resp.StopReason = StopToolUse
+		return StopToolUse
 	case "length":
-		resp.StopReason = StopMaxTokens
+		return StopMaxTokens
 	case "content_filter":
-		resp.StopReason = StopRefusal
+		return StopRefusal
 	default:
-		resp.StopReason = StopEndTurn
+		return StopEndTurn
 	}
-	if len(resp.ToolCalls) > 0 && finish != "length" {
-		resp.StopReason = StopToolUse
-	}
-	if refused {
-		resp.StopReason = StopRefusal
-	}
-	return resp, nil
 }
 
 // reasoningDetails joins the streamed pieces of reasoning_details: the
