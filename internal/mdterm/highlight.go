@@ -68,41 +68,45 @@ func (r *renderer) highlight(lang, line string) string {
 		return safe(line)
 	}
 	if l := strings.ToLower(lang); l == "diff" || l == "patch" {
-		switch {
-		case strings.HasPrefix(line, "+"):
-			return green + safe(line) + reset
-		case strings.HasPrefix(line, "-"):
-			return "\x1b[31m" + safe(line) + reset
-		case strings.HasPrefix(line, "@@"):
-			return cyan + safe(line) + reset
-		}
-		return safe(line)
+		return highlightDiff(line)
 	}
 	lg := lookup(lang)
 	if lg == nil {
 		return safe(line)
 	}
+	return lg.colour(line)
+}
+
+// highlightDiff colours a diff's added and removed lines and its hunk
+// headers.
+func highlightDiff(line string) string {
+	switch {
+	case strings.HasPrefix(line, "+"):
+		return green + safe(line) + reset
+	case strings.HasPrefix(line, "-"):
+		return "\x1b[31m" + safe(line) + reset
+	case strings.HasPrefix(line, "@@"):
+		return cyan + safe(line) + reset
+	}
+	return safe(line)
+}
+
+// colour colours one line of code: strings, numbers, keywords, and a
+// comment to the end of the line.
+func (lg *language) colour(line string) string {
 	var b strings.Builder
 	for i := 0; i < len(line); {
 		c := line[i]
 		rest := line[i:]
-		if opener := commentAt(lg, rest); opener {
+		if commentAt(lg, rest) {
 			b.WriteString(gray + safe(rest) + reset)
 			break
 		}
 		switch {
 		case c == '"' || c == '\'' || (c == '`' && lg.backtick):
-			j := i + 1
-			for j < len(line) && line[j] != c {
-				if line[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(line))
+			j := quotedEnd(line, i)
 			b.WriteString(green + safe(line[i:j]) + reset)
 			i = j
-			continue
 		case c >= '0' && c <= '9' && (i == 0 || !isWord(line[i-1])):
 			j := i
 			for j < len(line) && (isWord(line[j]) || line[j] == '.') {
@@ -110,26 +114,38 @@ func (r *renderer) highlight(lang, line string) string {
 			}
 			b.WriteString(cyan + line[i:j] + reset)
 			i = j
-			continue
 		case isWord(c):
 			j := i
 			for j < len(line) && isWord(line[j]) {
 				j++
 			}
-			w := line[i:j]
-			if lg.keywords[w] {
+			if w := line[i:j]; lg.keywords[w] {
 				b.WriteString(magenta + w + reset)
 			} else {
 				b.WriteString(w)
 			}
 			i = j
-			continue
+		default:
+			_, size := utf8.DecodeRuneInString(rest)
+			b.WriteString(safe(rest[:size]))
+			i += size
 		}
-		_, size := utf8.DecodeRuneInString(rest)
-		b.WriteString(safe(rest[:size]))
-		i += size
 	}
 	return b.String()
+}
+
+// quotedEnd is where the string that opens at line[i] ends, past its
+// closing quote (a backslash escapes the character after it); an
+// unclosed string runs to the end of the line.
+func quotedEnd(line string, i int) int {
+	j := i + 1
+	for j < len(line) && line[j] != line[i] {
+		if line[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return min(j+1, len(line))
 }
 
 func commentAt(lg *language, s string) bool {

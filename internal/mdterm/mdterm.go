@@ -172,61 +172,94 @@ func isTableRule(s string) bool {
 func (r *renderer) inline(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!|<>", s[i+1]) >= 0:
-			b.WriteByte(s[i+1])
-			i += 2
+		if out, n := r.span(s, i); n > 0 {
+			b.WriteString(out)
+			i += n
 			continue
-		case c == '`':
-			n := 1
-			for i+n < len(s) && s[i+n] == '`' {
-				n++
-			}
-			tick := s[i : i+n]
-			if end := strings.Index(s[i+n:], tick); end >= 0 {
-				b.WriteString(r.sgr(cyan) + safe(s[i+n:i+n+end]) + r.sgr(reset))
-				i += n + end + n
-				continue
-			}
-		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] == c:
-			mark := s[i : i+2]
-			if end := strings.Index(s[i+2:], mark); end > 0 {
-				b.WriteString(r.sgr(bold) + r.inline(s[i+2:i+2+end]) + r.sgr(reset))
-				i += 2 + end + 2
-				continue
-			}
-		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] != ' ' && (c == '*' || i == 0 || !isWord(s[i-1])):
-			if end := strings.IndexByte(s[i+1:], c); end > 0 && s[i+end] != ' ' {
-				b.WriteString(r.sgr(italic) + r.inline(s[i+1:i+1+end]) + r.sgr(reset))
-				i += 1 + end + 1
-				continue
-			}
-		case c == '~' && i+1 < len(s) && s[i+1] == '~':
-			if end := strings.Index(s[i+2:], "~~"); end > 0 {
-				b.WriteString(r.sgr("\x1b[9m") + r.inline(s[i+2:i+2+end]) + r.sgr(reset))
-				i += 2 + end + 2
-				continue
-			}
-		case c == '[':
-			if close := strings.Index(s[i:], "]("); close > 0 {
-				if end := strings.IndexByte(s[i+close+2:], ')'); end >= 0 {
-					text := s[i+1 : i+close]
-					url := s[i+close+2 : i+close+2+end]
-					b.WriteString(r.inline(text))
-					if url != text {
-						b.WriteString(" " + r.sgr(underline+blue) + safe(url) + r.sgr(reset))
-					}
-					i += close + 2 + end + 1
-					continue
-				}
-			}
 		}
 		ch, size := utf8.DecodeRuneInString(s[i:])
 		b.WriteString(safe(string(ch)))
 		i += size
 	}
 	return b.String()
+}
+
+// span renders the span that opens at s[i] (an escape, a code span,
+// strong, emphasis, strikethrough or a link) and returns it with the
+// bytes it took; none taken when no span opens there, or when one that
+// opens is never closed (its marks then show as they are).
+func (r *renderer) span(s string, i int) (string, int) {
+	c := s[i]
+	switch {
+	case c == '\\' && i+1 < len(s) && strings.IndexByte("\\`*_[]()#+-.!|<>", s[i+1]) >= 0:
+		return s[i+1 : i+2], 2
+	case c == '`':
+		return r.codeSpan(s[i:])
+	case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] == c:
+		return r.enclosed(s[i:], s[i:i+2], bold)
+	case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] != ' ' && (c == '*' || i == 0 || !isWord(s[i-1])):
+		return r.emphasis(s[i:])
+	case c == '~' && i+1 < len(s) && s[i+1] == '~':
+		return r.enclosed(s[i:], "~~", "\x1b[9m")
+	case c == '[':
+		return r.link(s[i:])
+	}
+	return "", 0
+}
+
+// codeSpan renders the code span s opens with, closed by as many
+// backticks as opened it; its text is shown as it is, not as Markdown.
+func (r *renderer) codeSpan(s string) (string, int) {
+	n := 1
+	for n < len(s) && s[n] == '`' {
+		n++
+	}
+	tick := s[:n]
+	end := strings.Index(s[n:], tick)
+	if end < 0 {
+		return "", 0
+	}
+	return r.sgr(cyan) + safe(s[n:n+end]) + r.sgr(reset), n + end + n
+}
+
+// enclosed renders the non-empty text between the mark s opens with and
+// the same mark after it in style: strong (** or __), strikethrough (~~).
+func (r *renderer) enclosed(s, mark, style string) (string, int) {
+	end := strings.Index(s[len(mark):], mark)
+	if end <= 0 {
+		return "", 0
+	}
+	return r.sgr(style) + r.inline(s[len(mark):len(mark)+end]) + r.sgr(reset), len(mark) + end + len(mark)
+}
+
+// emphasis renders the emphasis s opens with (* or _), closed by the same
+// mark after a character that is not a space.
+func (r *renderer) emphasis(s string) (string, int) {
+	end := strings.IndexByte(s[1:], s[0])
+	if end <= 0 || s[end] == ' ' {
+		return "", 0
+	}
+	return r.sgr(italic) + r.inline(s[1:1+end]) + r.sgr(reset), 1 + end + 1
+}
+
+// link renders the [text](url) s opens with: the text, then the URL when
+// it is not the text itself.
+func (r *renderer) link(s string) (string, int) {
+	close := strings.Index(s, "](")
+	if close <= 0 {
+		return "", 0
+	}
+	end := strings.IndexByte(s[close+2:], ')')
+	if end < 0 {
+		return "", 0
+	}
+	text := s[1:close]
+	url := s[close+2 : close+2+end]
+	out := r.inline(text)
+	if url != text {
+		out += " " + r.sgr(underline+blue) + safe(url) + r.sgr(reset)
+	}
+	return out, close + 2 + end + 1
 }
 
 func isWord(c byte) bool {
