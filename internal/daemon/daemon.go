@@ -31,6 +31,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/subagents"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
@@ -161,6 +162,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// The goals take part in every session's turns, from the first
 	// resumed one on.
 	goalsRun := goals.New(sessions, db, log, func() float64 { return sessions.Config().Goals.DefaultBudgetUSD })
+	subagents.New(sessions, db, log)
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
 	sessions.RecoverRewinds(ctx)

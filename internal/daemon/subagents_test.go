@@ -11,7 +11,7 @@ import (
 )
 
 // subagents are the subagent_update events seen so far, in order.
-func subagents(a *peer, parent string) []map[string]any {
+func subagentUpdates(a *peer, parent string) []map[string]any {
 	var out []map[string]any
 	for _, e := range a.snapshot() {
 		if e["type"] == "subagent_update" && e["sessionId"] == parent {
@@ -55,18 +55,18 @@ func TestSubagents(t *testing.T) {
 	if len(h) < 2 || h[1].(map[string]any)["type"] != "user_message" || h[1].(map[string]any)["text"] != "hello from the parent" {
 		t.Fatalf("the child's history: %v", h)
 	}
-	if ups := subagents(a, sid); len(ups) != 2 || ups[0]["state"] != "running" || ups[1]["state"] != "completed" {
+	if ups := subagentUpdates(a, sid); len(ups) != 2 || ups[0]["state"] != "running" || ups[1]["state"] != "completed" {
 		t.Fatalf("subagent_update events: %v", ups)
 	}
 
 	// Three at once: all start before any ends.
-	before := len(subagents(a, sid))
+	before := len(subagentUpdates(a, sid))
 	var lines []string
 	for i := range 3 {
 		lines = append(lines, fmt.Sprintf(`/tool task {"description":"slow %d","prompt":"/delay 150\nslow %d"}`, i, i))
 	}
 	result(t, a.call("session/prompt", prompt(sid, strings.Join(lines, "\n"))))
-	ups := subagents(a, sid)[before:]
+	ups := subagentUpdates(a, sid)[before:]
 	if len(ups) != 6 {
 		t.Fatalf("three tasks: %v", ups)
 	}
@@ -211,7 +211,7 @@ func TestSubagentCostsAndBudget(t *testing.T) {
 	}
 	res := result(t, a.call("session/prompt", prompt(sid, `/tool task {"description":"count","prompt":"one two three"}`)))
 	own := res["usage"].(map[string]any)["costUsd"].(float64)
-	subs := subagents(a, sid)
+	subs := subagentUpdates(a, sid)
 	child := subs[len(subs)-1]["sessionId"].(string)
 	childCost := usage(child)
 	if childCost <= 0 || own <= 0 {
@@ -227,7 +227,7 @@ func TestSubagentCostsAndBudget(t *testing.T) {
 	result(t, a.call("daemon/reload", `{}`))
 	b := newSession(t, a, "")
 	res = result(t, a.call("session/prompt", prompt(b, `/tool task {"description":"over budget","prompt":"spend it"}`)))
-	subs = subagents(a, b)
+	subs = subagentUpdates(a, b)
 	last := subs[len(subs)-1]
 	if last["state"] != "failed" || !strings.Contains(fmt.Sprint(last["summary"]), "max_cost_usd_per_session") {
 		t.Fatalf("the child over the parent's budget: %v", last)
@@ -248,7 +248,7 @@ func TestCancelReachesTheChild(t *testing.T) {
 	if res := result(t, a.wait(done, "the parent's prompt")); res["stopReason"] != "cancelled" {
 		t.Fatalf("the parent's turn: %v", res)
 	}
-	ups := subagents(a, sid)
+	ups := subagentUpdates(a, sid)
 	if last := ups[len(ups)-1]; last["state"] != "cancelled" {
 		t.Fatalf("the child after the parent's cancel: %v", ups)
 	}
@@ -368,7 +368,7 @@ func TestSubagentLimitsAndSteering(t *testing.T) {
 		t.Helper()
 		for {
 			var done []map[string]any
-			for _, u := range subagents(a, parent)[skip:] {
+			for _, u := range subagentUpdates(a, parent)[skip:] {
 				if u["state"] != "running" {
 					done = append(done, u)
 				}
@@ -409,10 +409,10 @@ func TestSubagentLimitsAndSteering(t *testing.T) {
 
 	// task_send into a running child: a steer, read at its next model
 	// call; its turn's answer has it.
-	before := len(subagents(a, sid))
+	before := len(subagentUpdates(a, sid))
 	out := results(`/tool task {"description":"steer me","prompt":"/delay 200\n/chunks 10","background":true}`)
 	var started map[string]any
-	for _, u := range subagents(a, sid)[before:] {
+	for _, u := range subagentUpdates(a, sid)[before:] {
 		if u["description"] == "steer me" {
 			started = u
 		}
@@ -450,7 +450,7 @@ func TestSubagentDaemonLimit(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 400\nbg %d","background":true}`, i, i))
 	}
 	result(t, a.call("session/prompt", prompt(one, strings.Join(lines, "\n"))))
-	if n := len(subagents(a, one)); n < 16 {
+	if n := len(subagentUpdates(a, one)); n < 16 {
 		t.Fatalf("16 started: %d updates", n)
 	}
 	res := toolResult(t, b, two, `task {"description":"one more","prompt":"hi"}`)
@@ -471,7 +471,7 @@ func TestSubagentLimitIsPerDaemon(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 2000\nbg %d","background":true}`, i, i))
 	}
 	result(t, a.call("session/prompt", prompt(one, strings.Join(lines, "\n"))))
-	if n := len(subagents(a, one)); n < 16 {
+	if n := len(subagentUpdates(a, one)); n < 16 {
 		t.Fatalf("16 started: %d updates", n)
 	}
 	b := connect(t, r2.dirs.Endpoint, "")

@@ -57,6 +57,7 @@ type box struct {
 
 // Goals runs the sessions' goals.
 type Goals struct {
+	session.Moments
 	m     *session.Manager
 	store *store.Store
 	log   *slog.Logger

@@ -29,9 +29,9 @@ func (c *Client) Actor() gate.Actor {
 	return cmp.Or(c.actor, gate.User)
 }
 
-// actor is who makes the running turn's tool calls: a scheduled run's
+// Actor is who makes the running turn's tool calls: a scheduled run's
 // model (nobody to ask), a sub-agent's, or the session's model.
-func (s *Session) actor() gate.Actor {
+func (s *Session) Actor() gate.Actor {
 	if s.t.noAsk() {
 		return gate.Scheduled
 	}
@@ -44,8 +44,8 @@ func (s *Session) actor() gate.Actor {
 	return gate.Model
 }
 
-// riskNow is the session's mode in force now.
-func (s *Session) riskNow() string {
+// Mode is the session's mode in force now.
+func (s *Session) Mode() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return cmp.Or(s.risk, s.agent.Risk)

@@ -63,7 +63,9 @@ func (s *Session) turnAgent() *agent.Agent {
 	a.Commands.Sandbox = s.sandbox()
 	a.Commands.Processes = s.processes()
 	kind := s.turnKind()
-	s.m.each(func(p Participant) { p.TurnStarting(s, kind, &a) })
+	for _, p := range s.m.participants() {
+		p.TurnStarting(s, kind, &a)
+	}
 	// The mode switched mid-turn applies from the next tool call.
 	a.RiskNow = func() string {
 		s.mu.Lock()
@@ -71,12 +73,13 @@ func (s *Session) turnAgent() *agent.Agent {
 		return cmp.Or(s.risk, s.agent.Risk)
 	}
 	s.planTools(&a)
-	if a.Tasks = s.taskHost(); a.Tasks == nil {
-		// At its depth a session starts no sub-agent: no task tools.
+	if a.Tasks == nil {
+		// No participant serves its sub-agents (at its depth a session
+		// starts none): no task tools.
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), tool.DrivesTasks)
 	}
 	// Every call goes through the one gate, as this turn's actor.
-	a.Gate, a.Actor = s.m.gate, s.actor()
+	a.Gate, a.Actor = s.m.gate, s.Actor()
 	return &a
 }
 

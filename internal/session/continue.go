@@ -204,7 +204,9 @@ func (m *Manager) ContinueInterrupted(ctx context.Context) {
 			continue
 		}
 		var waited bool
-		if pj := jobs[parent]; len(pj) > 0 && pj[0].cont != nil && pj[0].cont.calls[s.lineage.ParentToolCallID] == "task" {
+		// The parent's cut turn still holds the call that started the
+		// child: it waits for it again.
+		if pj := jobs[parent]; len(pj) > 0 && pj[0].cont != nil && pj[0].cont.calls[s.lineage.ParentToolCallID] != "" {
 			waited = true
 			parent.mu.Lock()
 			if parent.asked == nil {
@@ -213,7 +215,10 @@ func (m *Manager) ContinueInterrupted(ctx context.Context) {
 			parent.asked[s.lineage.ParentToolCallID] = true
 			parent.mu.Unlock()
 		}
-		m.adopt(parent, s, js[0], !waited)
+		p := &Pending{Done: js[0].done, s: s, j: js[0]}
+		for _, part := range m.participants() {
+			part.Continuing(parent, s, p, !waited)
+		}
 	}
 	for _, s := range order {
 		s.continueInputs(jobs[s])

@@ -21,7 +21,9 @@ func (s *Session) Emit(e protocol.EventBody) {
 		e = u
 	}
 	s.emit(e)
-	s.tellParent(e)
+	for _, p := range s.m.participants() {
+		p.Emitted(s, e)
+	}
 }
 
 // Record implements agent.Host: the transcript grows in place (appended

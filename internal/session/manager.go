@@ -59,10 +59,6 @@ type Manager struct {
 
 	w watchers // clients following the list of sessions
 
-	// runningChildren counts the sub-agents running in this daemon
-	// (at most MaxRunningChildren).
-	runningChildren atomic.Int64
-
 	mu   sync.Mutex
 	live map[string]*Session
 	// closing holds the ids being closed, unloaded or deleted; their
@@ -752,7 +748,7 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 		return archive.Live{}, false
 	}
 	l := archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
-		Attached: s.attached(), Processes: s.processInfos(), Children: s.childInfos()}
+		Attached: s.attached(), Processes: s.processInfos()}
 	m.each(func(p Participant) { p.Describe(s, &l) })
 	return l, true
 }

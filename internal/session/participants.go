@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/archive"
@@ -39,29 +41,60 @@ type Participant interface {
 	// participant's own change may start one).
 	Idle(s *Session)
 	// Describe adds what the participant knows of a live session to
-	// what session/get shows (a goal with its spending).
+	// what session/get shows (a goal with its spending, the children).
 	Describe(s *Session, l *archive.Live)
+	// Emitted: the session's agent emitted e (called for every event
+	// of a turn: it must be cheap).
+	Emitted(s *Session, e protocol.EventBody)
+	// Closing: the session closes (what the participant runs for it
+	// ends with it: a child's turn).
+	Closing(s *Session)
+	// Continuing: child's turn a dead daemon cut goes on (p answers when
+	// it ends) with its parent's, whose cut turn waits for it unless
+	// background.
+	Continuing(parent, child *Session, p *Pending, background bool)
 }
 
-// participants is the list, set before the daemon serves (Join).
+// Moments is a Participant that does nothing at every moment: a
+// participant embeds it and says only the moments it takes part in.
+type Moments struct{}
+
+func (Moments) Resumed(*Session, *store.Session)                         {}
+func (Moments) TurnStarting(*Session, string, *agent.Agent)              {}
+func (Moments) Asking(*Session, string, bool)                            {}
+func (Moments) TurnEnded(*Session, string, protocol.SessionPromptResult) {}
+func (Moments) Idle(*Session)                                            {}
+func (Moments) Describe(*Session, *archive.Live)                         {}
+func (Moments) Emitted(*Session, protocol.EventBody)                     {}
+func (Moments) Closing(*Session)                                         {}
+func (Moments) Continuing(parent, child *Session, p *Pending, bg bool)   {}
+
+// participants is the list, set before the daemon serves (Join); read
+// on every event, so without a lock.
 type participants struct {
-	mu   sync.Mutex
-	list []Participant
+	mu   sync.Mutex // one Join at a time
+	list atomic.Pointer[[]Participant]
 }
 
 // Join registers p: from now on it is called at every session's moments.
 func (m *Manager) Join(p Participant) {
 	m.parts.mu.Lock()
-	m.parts.list = append(m.parts.list[:len(m.parts.list):len(m.parts.list)], p)
-	m.parts.mu.Unlock()
+	defer m.parts.mu.Unlock()
+	next := append(slices.Clone(m.participants()), p)
+	m.parts.list.Store(&next)
+}
+
+// participants are the participants, in the order they joined.
+func (m *Manager) participants() []Participant {
+	if l := m.parts.list.Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // each calls f for every participant, in the order they joined.
 func (m *Manager) each(f func(Participant)) {
-	m.parts.mu.Lock()
-	list := m.parts.list
-	m.parts.mu.Unlock()
-	for _, p := range list {
+	for _, p := range m.participants() {
 		f(p)
 	}
 }

@@ -40,7 +40,6 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 		s.queueChanged()
 	}
 	s.reportLost()
-	s.reportInterruptedChildren(ctx)
 	m.each(func(p Participant) { p.Resumed(s, rec) })
 	m.log.Info("session resumed", "sessionId", rec.ID, "messages", rec.MessageCount, "lastSeq", rec.LastSeq)
 	return s, nil

@@ -91,16 +91,11 @@ type Session struct {
 	mu    sync.Mutex
 	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs *background.Table // its background processes, once one started
-	// Sub-agents: the lineage of a session a task started (parent is
-	// the live parent, nil once it is gone), and the children this one
-	// started (tasks.go).
+	// The tree (tree.go): the lineage of a session a task started and
+	// its live parent (nil once it is gone).
 	lineage     protocol.Lineage
 	description string
-	parent      atomic.Pointer[Session] // read on every event (tellParent): no lock
-	children    map[string]*child
-	// starting counts the children being started (counted as running
-	// by the max_concurrent check until they are in children).
-	starting int
+	parent      atomic.Pointer[Session] // read on every event (Emitted): no lock
 	// forwards are the approvals of children shown here: requestId to
 	// the child that asks.
 	forwards map[string]*Session
@@ -261,7 +256,11 @@ var closeWait = tool.KillGrace + 3*time.Second
 // that still run are left running (the manager keeps them for the
 // session's next load); else they end.
 func (s *Session) close(keep bool) {
-	s.stopChildren() // their turns end with the parent's session
+	// What the participants hold of it ends with it (its children's
+	// turns).
+	for _, p := range s.m.participants() {
+		p.Closing(s)
+	}
 	s.drain()
 	s.t.cancelTurn(nil)
 	running, done := s.t.state()
