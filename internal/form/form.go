@@ -399,84 +399,111 @@ func (f *Field) pick(w string) (string, error) {
 func (f *Field) check(v any) (any, error) {
 	switch f.Kind {
 	case Integer, Number:
-		n, ok := v.(float64)
-		if s, isStr := v.(string); isStr {
-			var err error
-			if n, err = strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
-				return nil, fmt.Errorf("%q is not a number", s)
-			}
-			ok = true
-		}
-		if !ok {
-			return nil, fmt.Errorf("a %s is asked, not %s", f.Kind, jsonType(v))
-		}
-		if f.Kind == Integer && n != math.Trunc(n) {
-			return nil, fmt.Errorf("%s is not a whole number", num(n))
-		}
-		if f.Min != nil && n < *f.Min {
-			return nil, fmt.Errorf("%s is below the minimum, %s", num(n), num(*f.Min))
-		}
-		if f.Max != nil && n > *f.Max {
-			return nil, fmt.Errorf("%s is above the maximum, %s", num(n), num(*f.Max))
-		}
-		if f.Kind == Integer {
-			return int64(n), nil
-		}
-		return n, nil
+		return f.checkNumber(v)
 	case Boolean:
-		switch v := v.(type) {
-		case bool:
-			return v, nil
-		case string:
-			switch strings.ToLower(v) {
-			case "true":
-				return true, nil
-			case "false":
-				return false, nil
-			}
-		}
-		return nil, fmt.Errorf("a boolean is asked, not %s", jsonType(v))
+		return checkBoolean(v)
 	case Choice:
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("one of the choices is asked, not %s", jsonType(v))
-		}
-		for _, o := range f.Options {
-			if o.Value == s {
-				return s, nil
-			}
-		}
-		return nil, fmt.Errorf("%q is not one of the choices", s)
+		return f.checkChoice(v)
 	case Choices:
-		list, ok := v.([]any)
-		if ss, isStrs := v.([]string); isStrs {
-			for _, s := range ss {
-				list = append(list, s)
-			}
-			ok = true
-		}
-		if !ok {
-			return nil, fmt.Errorf("a list of choices is asked, not %s", jsonType(v))
-		}
-		out := []string{}
-		for _, e := range list {
-			s, ok := e.(string)
-			if !ok {
-				return nil, fmt.Errorf("a list of choices is asked, and %s is not one", jsonType(e))
-			}
-			if !f.has(s) {
-				return nil, fmt.Errorf("%q is not one of the choices", s)
-			}
-			out = append(out, s)
-		}
-		if f.MinLen != nil && len(out) < *f.MinLen {
-			return nil, fmt.Errorf("pick at least %d", *f.MinLen)
-		}
-		if f.MaxLen != nil && len(out) > *f.MaxLen {
-			return nil, fmt.Errorf("pick at most %d", *f.MaxLen)
-		}
-		return out, nil
+		return f.checkChoices(v)
 	}
+	return f.checkText(v)
+}
+
+// checkNumber takes a number, or a string that reads as one, within the
+// field's bounds; an Integer field's is whole and sent as an int64.
+func (f *Field) checkNumber(v any) (any, error) {
+	n, ok := v.(float64)
+	if s, isStr := v.(string); isStr {
+		var err error
+		if n, err = strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		ok = true
+	}
+	if !ok {
+		return nil, fmt.Errorf("a %s is asked, not %s", f.Kind, jsonType(v))
+	}
+	if f.Kind == Integer && n != math.Trunc(n) {
+		return nil, fmt.Errorf("%s is not a whole number", num(n))
+	}
+	if f.Min != nil && n < *f.Min {
+		return nil, fmt.Errorf("%s is below the minimum, %s", num(n), num(*f.Min))
+	}
+	if f.Max != nil && n > *f.Max {
+		return nil, fmt.Errorf("%s is above the maximum, %s", num(n), num(*f.Max))
+	}
+	if f.Kind == Integer {
+		return int64(n), nil
+	}
+	return n, nil
+}
+
+// checkBoolean takes a boolean, or the string "true" or "false" in any
+// case.
+func checkBoolean(v any) (any, error) {
+	switch v := v.(type) {
+	case bool:
+		return v, nil
+	case string:
+		switch strings.ToLower(v) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return nil, fmt.Errorf("a boolean is asked, not %s", jsonType(v))
+}
+
+// checkChoice takes the value of one of the field's options.
+func (f *Field) checkChoice(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("one of the choices is asked, not %s", jsonType(v))
+	}
+	if !f.has(s) {
+		return nil, fmt.Errorf("%q is not one of the choices", s)
+	}
+	return s, nil
+}
+
+// checkChoices takes a list of the field's options' values, as many as
+// the field's bounds allow; it is sent as a list of strings.
+func (f *Field) checkChoices(v any) (any, error) {
+	list, ok := v.([]any)
+	if ss, isStrs := v.([]string); isStrs {
+		for _, s := range ss {
+			list = append(list, s)
+		}
+		ok = true
+	}
+	if !ok {
+		return nil, fmt.Errorf("a list of choices is asked, not %s", jsonType(v))
+	}
+	out := []string{}
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("a list of choices is asked, and %s is not one", jsonType(e))
+		}
+		if !f.has(s) {
+			return nil, fmt.Errorf("%q is not one of the choices", s)
+		}
+		out = append(out, s)
+	}
+	if f.MinLen != nil && len(out) < *f.MinLen {
+		return nil, fmt.Errorf("pick at least %d", *f.MinLen)
+	}
+	if f.MaxLen != nil && len(out) > *f.MaxLen {
+		return nil, fmt.Errorf("pick at most %d", *f.MaxLen)
+	}
+	return out, nil
+}
+
+// checkText takes a string as long as the field's bounds allow (counted
+// in characters) and in its format, if it names one.
+func (f *Field) checkText(v any) (any, error) {
 	s, ok := v.(string)
 	if !ok {
 		return nil, fmt.Errorf("text is asked, not %s", jsonType(v))
