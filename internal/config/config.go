@@ -566,25 +566,49 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Approvals: def.Approvals, Source: path, Origins: map[string]string{}}
-	md, err := toml.Decode(string(text), c)
+	md, err := decode(path, string(text), c)
+	if err != nil {
+		return nil, err
+	}
+	c.noteOrigins(path, string(text), md)
+	if err := c.agentsOrDefault(def); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.fillAgents()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.warnUnsetKeys(getenv)
+	return c, nil
+}
+
+// decode reads text, the file at path, into c: a parse error names its
+// line, and so does the first key c has no place for.
+func decode(path, text string, c *Config) (toml.MetaData, error) {
+	md, err := toml.Decode(text, c)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+			return md, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return md, fmt.Errorf("%s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		key := und[0].String()
-		return nil, fmt.Errorf("%s:%d: unknown key %s", path, lineOf(string(text), und[0]), key)
+		return md, fmt.Errorf("%s:%d: unknown key %s", path, lineOf(text, und[0]), key)
 	}
+	return md, nil
+}
+
+// noteOrigins records where in the file each key it sets is set.
+func (c *Config) noteOrigins(path, text string, md toml.MetaData) {
 	for _, k := range md.Keys() {
-		c.Origins[k.String()] = fmt.Sprintf("%s:%d", filepath.Base(path), lineOf(string(text), k))
+		c.Origins[k.String()] = fmt.Sprintf("%s:%d", filepath.Base(path), lineOf(text, k))
 	}
 	// Each entry of an array of tables ([[permissions]], [[hooks]]) by
 	// its header's line: "permissions.0", "hooks.1", ...
 	seen := map[string]int{}
-	for i, l := range strings.Split(string(text), "\n") {
+	for i, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
 		if !strings.HasPrefix(l, "[[") {
 			continue
@@ -597,10 +621,14 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		c.Origins[fmt.Sprintf("%s.%d", name, seen[name])] = fmt.Sprintf("%s:%d", filepath.Base(path), i+1)
 		seen[name]++
 	}
-	// An agents table given in the file replaces the built-in one. With no
-	// agents, the one provider the file configures is the default agent's
-	// (a file that names a provider means to use it); with none, the
-	// environment's; with several, which one is the file's to say.
+}
+
+// agentsOrDefault gives a file with no agents table its default agent.
+// An agents table given in the file replaces the built-in one. With no
+// agents, the one provider the file configures is the default agent's
+// (a file that names a provider means to use it); with none, the
+// environment's (def's); with several, which one is the file's to say.
+func (c *Config) agentsOrDefault(def *Config) error {
 	if len(c.Agents) == 0 && len(c.Providers) == 1 {
 		for name := range c.Providers {
 			c.Agents = map[string]Agent{"default": defaultAgent(name)}
@@ -608,7 +636,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		}
 	}
 	if len(c.Agents) == 0 && len(c.Providers) > 1 {
-		return nil, fmt.Errorf("%s: %d providers and no [agents.default]: add one that names its provider (known: %s)", path, len(c.Providers), strings.Join(c.ProviderNames(), ", "))
+		return fmt.Errorf("%d providers and no [agents.default]: add one that names its provider (known: %s)", len(c.Providers), strings.Join(c.ProviderNames(), ", "))
 	}
 	if len(c.Agents) == 0 {
 		c.Agents = def.Agents
@@ -623,6 +651,12 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 			}
 		}
 	}
+	return nil
+}
+
+// fillAgents gives each agent the defaults of what it leaves out: the
+// supervised risk level, the built-in tools, 50 model requests a turn.
+func (c *Config) fillAgents() {
 	for alias, a := range c.Agents {
 		if a.Risk == "" {
 			a.Risk = protocol.RiskSupervised
@@ -635,16 +669,16 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 		}
 		c.Agents[alias] = a
 	}
-	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// Mistakes that still run, said at load rather than at the first turn.
+}
+
+// warnUnsetKeys warns of providers whose API key variable is not set:
+// a mistake that still runs, said at load rather than at the first turn.
+func (c *Config) warnUnsetKeys(getenv func(string) string) {
 	for _, name := range c.ProviderNames() {
 		if p := c.Providers[name]; p.APIKeyEnv != "" && getenv(p.APIKeyEnv) == "" {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("providers.%s.api_key_env = %q: the variable is not set, so requests go without a key", name, p.APIKeyEnv))
 		}
 	}
-	return c, nil
 }
 
 // lineOf finds the line that sets key (a table header or a key = value
