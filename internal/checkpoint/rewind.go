@@ -93,36 +93,12 @@ func (s *Store) journalPath() string { return filepath.Join(s.dir, "rewind.journ
 func (s *Store) Rewind(to int, o RewindOptions) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	force := o.Force
-	if len(s.turns) == 0 || to > s.turns[len(s.turns)-1].N || to < 1 {
-		return Result{}, fmt.Errorf("%w: %d", ErrNoTurn, to)
-	}
-	if to < s.turns[0].N {
-		return Result{}, fmt.Errorf("%w: turn %d (the oldest kept is %d)", ErrPruned, to, s.turns[0].N)
+	if err := s.rewindable(to); err != nil {
+		return Result{}, err
 	}
 	rec := &Rewind{To: to, Files: o.Files, Extra: o.Extra, Objects: o.Objects}
-	target, expect, last := map[string]State{}, map[string]State{}, map[string]int{}
-	var order []string
-	dirs := map[string]bool{}
-	for _, t := range s.turns {
-		if t.N < to || (t.Rewound && o.Files) {
-			continue
-		}
-		rec.Turns = append(rec.Turns, t.N)
-		if !o.Files {
-			continue
-		}
-		for _, c := range t.Changes {
-			if _, seen := target[c.Path]; !seen {
-				target[c.Path] = c.Before
-				order = append(order, c.Path)
-			}
-			expect[c.Path], last[c.Path] = c.After, t.N
-		}
-		for _, d := range t.Dirs {
-			dirs[d] = true
-		}
-	}
+	var p *rewindPlan
+	rec.Turns, p = s.undone(to, o.Files)
 	if !o.Files {
 		res, err := s.apply(&journal{Record: rec})
 		return res, err
@@ -132,22 +108,93 @@ func (s *Store) Rewind(to int, o RewindOptions) (Result, error) {
 		// at that point.
 		return Result{Rewound: true, Noop: true}, nil
 	}
-	sort.Strings(order)
+	ops, conflicts := s.rewindOps(p, o.Force)
+	if len(conflicts) > 0 && !o.Force {
+		return Result{Conflicts: conflicts}, nil
+	}
+	rec.Replaced = ops
+	rec.Dirs = s.existingDirs(p.dirs)
+	if len(ops) == 0 && len(rec.Dirs) == 0 && o.Extra == nil {
+		// The directory is at that point already.
+		return Result{Rewound: true, Noop: true, Conflicts: conflicts}, nil
+	}
+	res, err := s.apply(&journal{Record: rec, Ops: ops})
+	res.Conflicts = conflicts
+	return res, err
+}
+
+// rewindable refuses a rewind to a turn there is no checkpoint of: one
+// not taken yet, or pruned.
+func (s *Store) rewindable(to int) error {
+	if len(s.turns) == 0 || to > s.turns[len(s.turns)-1].N || to < 1 {
+		return fmt.Errorf("%w: %d", ErrNoTurn, to)
+	}
+	if to < s.turns[0].N {
+		return fmt.Errorf("%w: turn %d (the oldest kept is %d)", ErrPruned, to, s.turns[0].N)
+	}
+	return nil
+}
+
+// rewindPlan is what the turns a rewind undoes changed: for each path,
+// the state before the first of them (target), the state the last of
+// them left (expect) and which turn that was; and the directories they
+// created.
+type rewindPlan struct {
+	target, expect map[string]State
+	last           map[string]int
+	order          []string // the paths, sorted
+	dirs           map[string]bool
+}
+
+// undone is the turns a rewind to `to` undoes (with files, those not
+// rewound already) and, with files, what they changed.
+func (s *Store) undone(to int, files bool) ([]int, *rewindPlan) {
+	var turns []int
+	p := &rewindPlan{target: map[string]State{}, expect: map[string]State{}, last: map[string]int{}, dirs: map[string]bool{}}
+	for _, t := range s.turns {
+		if t.N < to || (t.Rewound && files) {
+			continue
+		}
+		turns = append(turns, t.N)
+		if !files {
+			continue
+		}
+		for _, c := range t.Changes {
+			if _, seen := p.target[c.Path]; !seen {
+				p.target[c.Path] = c.Before
+				p.order = append(p.order, c.Path)
+			}
+			p.expect[c.Path], p.last[c.Path] = c.After, t.N
+		}
+		for _, d := range t.Dirs {
+			p.dirs[d] = true
+		}
+	}
+	sort.Strings(p.order)
+	return turns, p
+}
+
+// rewindOps is what a rewind by p writes, each path from its present
+// state to its target, and the conflicts found on the way: a path that
+// cannot be read, whose target or present content was not or cannot be
+// kept, or that was changed since the turns (written all the same with
+// force).
+func (s *Store) rewindOps(p *rewindPlan, force bool) ([]Change, []Conflict) {
 	var ops []Change
 	var conflicts []Conflict
-	for _, rel := range order {
+	for _, rel := range p.order {
 		cur, err := s.capture(rel)
 		if err != nil {
 			conflicts = append(conflicts, Conflict{rel, "unreadable: " + err.Error()})
 			continue
 		}
-		want := target[rel]
+		want := p.target[rel]
 		if want.Exists && want.Hash == "" {
 			conflicts = append(conflicts, Conflict{rel, "its earlier content was not kept (larger than max_file_bytes, or unreadable)"})
 			continue
 		}
-		if !cur.same(expect[rel]) {
-			conflicts = append(conflicts, Conflict{rel, changedSince(cur, expect[rel], last[rel])})
+		if !cur.same(p.expect[rel]) {
+			conflicts = append(conflicts, Conflict{rel, changedSince(cur, p.expect[rel], p.last[rel])})
 			if !force {
 				continue
 			}
@@ -161,22 +208,19 @@ func (s *Store) Rewind(to int, o RewindOptions) (Result, error) {
 		}
 		ops = append(ops, Change{Path: rel, Before: cur, After: want})
 	}
-	if len(conflicts) > 0 && !force {
-		return Result{Conflicts: conflicts}, nil
-	}
-	rec.Replaced = ops
+	return ops, conflicts
+}
+
+// existingDirs is those of dirs that are still directories, for the
+// rewind to remove.
+func (s *Store) existingDirs(dirs map[string]bool) []string {
+	var out []string
 	for d := range dirs {
 		if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
-			rec.Dirs = append(rec.Dirs, d)
+			out = append(out, d)
 		}
 	}
-	if len(ops) == 0 && len(rec.Dirs) == 0 && o.Extra == nil {
-		// The directory is at that point already.
-		return Result{Rewound: true, Noop: true, Conflicts: conflicts}, nil
-	}
-	res, err := s.apply(&journal{Record: rec, Ops: ops})
-	res.Conflicts = conflicts
-	return res, err
+	return out
 }
 
 // changedSince says how cur differs from what the agent left.
