@@ -146,16 +146,13 @@ func (x *exportBuilder) item(kind string) *exportItem {
 var exportLeavesOut = []string{protocol.EventToolProgress, protocol.EventQueueUpdate, protocol.EventInputUpdate, protocol.EventTurnInterrupted}
 
 // add takes one event into the document: every event type is either
-// shown or named in exportLeavesOut.
+// shown or named in exportLeavesOut. Each case is one event type; what
+// takes more than a line is a method of its own, or a function that says
+// the event in a line.
 func (x *exportBuilder) add(u protocol.SessionUpdate) {
 	switch e := u.Event.(type) {
 	case protocol.UserMessageEvent:
-		if e.Steered {
-			x.item("steer").Text = "steered: " + e.Text
-			return
-		}
-		x.turn = &exportTurn{N: len(x.doc.Turns) + 1, Seq: u.Seq, StartedMs: x.started[u.Seq], Prompt: e.Text}
-		x.doc.Turns = append(x.doc.Turns, x.turn)
+		x.userMessage(u.Seq, e)
 	case protocol.AgentMessageChunkEvent:
 		x.item("text").Text += e.Text
 	case protocol.AgentThoughtChunkEvent:
@@ -165,9 +162,7 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it.Tool, it.ToolKind, it.Title, it.CallID, it.Input = e.Name, e.Kind, e.Title, e.ToolCallID, e.RawInput
 		x.calls[e.ToolCallID] = it
 	case protocol.ToolResultEvent:
-		if it := x.calls[e.ToolCallID]; it != nil {
-			it.Output, it.IsError = e.RawOutput, e.IsError
-		}
+		x.toolResult(e)
 	case protocol.ToolProgressEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent:
 		// How far a call was, what waited, what became of an input
 		// (the turn's own events say it): live state, not the
@@ -179,20 +174,9 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it := x.item("approval")
 		it.Decision, it.Text = e.Decision, "by "+e.By
 	case protocol.PlanEvent:
-		if e.Text != "" {
-			// A plan-mode plan, whole, and where it was written.
-			x.item("plan").Text = e.Text + "\n\n(" + e.Path + ")\n"
-			return
-		}
-		var b strings.Builder
-		for _, e := range e.Entries {
-			fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
-		}
-		x.item("plan").Text = b.String()
+		x.item("plan").Text = planText(e)
 	case protocol.ContextUsageEvent:
-		if x.turn != nil {
-			x.turn.InputTokens, x.turn.SessionCostUSD = e.InputTokens, e.SessionCostUSD
-		}
+		x.contextUsage(e)
 	case protocol.HistoryTrimmedEvent:
 		x.item("note").Text = fmt.Sprintf("%d earlier messages were summarised out of the model's view (%s)", e.DroppedMessages, e.Reason)
 	case protocol.HookEvent:
@@ -202,52 +186,21 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 	case protocol.RewindEvent:
 		x.item("rewind").Text = rewindLine(e)
 	case protocol.SubagentUpdateEvent:
-		a := e.Subagent
-		text := fmt.Sprintf("sub-agent %s (%s, agent %s) %s", a.SessionID, a.Description, a.Agent, a.State)
-		if a.State != protocol.SubagentRunning && a.Summary != "" {
-			text += ": " + a.Summary
-		}
-		x.item("subagent").Text = text
+		x.item("subagent").Text = subagentLine(e)
 	case protocol.ProcessUpdateEvent:
-		p := e.Process
-		text := fmt.Sprintf("background process %s (%s) %s", p.ID, p.Command, p.State)
-		if p.ExitCode != nil {
-			text += fmt.Sprintf(", exit code %d", *p.ExitCode)
-		}
-		x.item("process").Text = text
+		x.item("process").Text = processLine(e)
 	case protocol.TurnCompleteEvent:
-		if t := x.turn; t != nil {
-			t.Outcome, t.StopReason, t.Notice = e.Outcome, e.StopReason, e.Notice
-			if e.Error != nil {
-				t.Error = e.Error.Message
-			}
-		}
+		x.turnComplete(e)
 	case protocol.TurnResumedEvent:
 		x.item("note").Text = fmt.Sprintf("the daemon restarted during this turn; it went on (attempt %d)", e.Attempt)
 	case protocol.ApprovalReviewedEvent:
-		text := fmt.Sprintf("reviewed by %s: %s", e.Reviewer, e.Decision)
-		if e.Risk != "" {
-			text += " (" + e.Risk + " risk)"
-		}
-		if e.Rationale+e.Error != "" {
-			text += ": " + e.Rationale + e.Error
-		}
 		it := x.item("approval")
-		it.Text, it.CallID, it.Tool = text, e.ToolCallID, e.ToolName
+		it.Text, it.CallID, it.Tool = reviewLine(e), e.ToolCallID, e.ToolName
 	case protocol.GoalUpdateEvent:
-		g := e.Goal
-		text := fmt.Sprintf("goal %s after %d turns: %s", g.State, g.Turns, firstLine(g.Objective))
-		if g.Summary != "" || g.Reason != "" {
-			text += " (" + g.Summary + g.Reason + ")"
-		}
-		x.item("goal").Text = text
+		x.item("goal").Text = goalLine(e)
 	case protocol.ScheduleUpdateEvent:
-		text := fmt.Sprintf("schedule %s: run due %s %s", e.ScheduleID, time.UnixMilli(e.Run.DueMs).UTC().Format(time.RFC3339), e.Run.State)
-		if e.Run.Reason != "" {
-			text += ": " + e.Run.Reason
-		}
 		it := x.item("schedule")
-		it.Text, it.IsError = text, e.Run.State == protocol.RunFailed
+		it.Text, it.IsError = scheduleLine(e), e.Run.State == protocol.RunFailed
 	case protocol.UndecodableEvent:
 		// A stored event that does not read: said, and the export goes on.
 		it := x.item("note")
@@ -255,6 +208,110 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 	case protocol.UnknownEvent: // a newer daemon's event: said, not lost
 		x.item("note").Text = "event " + u.Type
 	}
+}
+
+// userMessage begins a turn with its prompt; a message steered into a
+// running turn is an item of that turn instead.
+func (x *exportBuilder) userMessage(seq int64, e protocol.UserMessageEvent) {
+	if e.Steered {
+		x.item("steer").Text = "steered: " + e.Text
+		return
+	}
+	x.turn = &exportTurn{N: len(x.doc.Turns) + 1, Seq: seq, StartedMs: x.started[seq], Prompt: e.Text}
+	x.doc.Turns = append(x.doc.Turns, x.turn)
+}
+
+// toolResult completes the item of the call it answers.
+func (x *exportBuilder) toolResult(e protocol.ToolResultEvent) {
+	if it := x.calls[e.ToolCallID]; it != nil {
+		it.Output, it.IsError = e.RawOutput, e.IsError
+	}
+}
+
+// contextUsage keeps the turn's last usage: the tokens in the model's
+// view and the session's cost so far.
+func (x *exportBuilder) contextUsage(e protocol.ContextUsageEvent) {
+	if x.turn != nil {
+		x.turn.InputTokens, x.turn.SessionCostUSD = e.InputTokens, e.SessionCostUSD
+	}
+}
+
+// turnComplete says how the turn ended.
+func (x *exportBuilder) turnComplete(e protocol.TurnCompleteEvent) {
+	if t := x.turn; t != nil {
+		t.Outcome, t.StopReason, t.Notice = e.Outcome, e.StopReason, e.Notice
+		if e.Error != nil {
+			t.Error = e.Error.Message
+		}
+	}
+}
+
+// planText is a plan as the export shows it: a plan-mode plan whole, and
+// where it was written; a task list an entry a line.
+func planText(e protocol.PlanEvent) string {
+	if e.Text != "" {
+		return e.Text + "\n\n(" + e.Path + ")\n"
+	}
+	var b strings.Builder
+	for _, e := range e.Entries {
+		fmt.Fprintf(&b, "[%s] %s\n", e.Status, e.Content)
+	}
+	return b.String()
+}
+
+// subagentLine says what became of a sub-agent, with its summary once it
+// has stopped running.
+func subagentLine(e protocol.SubagentUpdateEvent) string {
+	a := e.Subagent
+	text := fmt.Sprintf("sub-agent %s (%s, agent %s) %s", a.SessionID, a.Description, a.Agent, a.State)
+	if a.State != protocol.SubagentRunning && a.Summary != "" {
+		text += ": " + a.Summary
+	}
+	return text
+}
+
+// processLine says what became of a background process, with its exit
+// code once it has one.
+func processLine(e protocol.ProcessUpdateEvent) string {
+	p := e.Process
+	text := fmt.Sprintf("background process %s (%s) %s", p.ID, p.Command, p.State)
+	if p.ExitCode != nil {
+		text += fmt.Sprintf(", exit code %d", *p.ExitCode)
+	}
+	return text
+}
+
+// reviewLine says what a reviewer decided about a call, at what risk,
+// and why (or why it could not).
+func reviewLine(e protocol.ApprovalReviewedEvent) string {
+	text := fmt.Sprintf("reviewed by %s: %s", e.Reviewer, e.Decision)
+	if e.Risk != "" {
+		text += " (" + e.Risk + " risk)"
+	}
+	if e.Rationale+e.Error != "" {
+		text += ": " + e.Rationale + e.Error
+	}
+	return text
+}
+
+// goalLine says where a goal stands, and its summary or the reason it
+// ended.
+func goalLine(e protocol.GoalUpdateEvent) string {
+	g := e.Goal
+	text := fmt.Sprintf("goal %s after %d turns: %s", g.State, g.Turns, firstLine(g.Objective))
+	if g.Summary != "" || g.Reason != "" {
+		text += " (" + g.Summary + g.Reason + ")"
+	}
+	return text
+}
+
+// scheduleLine says what became of a scheduled run, and why.
+func scheduleLine(e protocol.ScheduleUpdateEvent) string {
+	text := fmt.Sprintf("schedule %s: run due %s %s", e.ScheduleID, time.UnixMilli(e.Run.DueMs).UTC().Format(time.RFC3339), e.Run.State)
+	if e.Run.Reason != "" {
+		text += ": " + e.Run.Reason
+	}
+	return text
 }
 
 // rewindLine says what a rewind did.

@@ -30,13 +30,9 @@ func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionFork
 	if err != nil {
 		return nil, err
 	}
-	id := p.NewSessionID
-	if id == "" {
-		id = protocol.NewID("ses_", 8)
-	} else if !protocol.ValidID(id) {
-		return nil, &protocol.ParamsError{Field: "newSessionId", Reason: "1-128 of [A-Za-z0-9._-]"}
-	} else if _, err := m.Store.GetSession(ctx, id); err == nil {
-		return nil, &protocol.ParamsError{Field: "newSessionId", Reason: fmt.Sprintf("a session %s exists already", id)}
+	id, err := m.forkID(ctx, p.NewSessionID)
+	if err != nil {
+		return nil, err
 	}
 	if err := m.Store.Sync(); err != nil { // what the source wrote is readable
 		return nil, err
@@ -44,20 +40,80 @@ func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionFork
 	if src, err = m.Store.GetSession(ctx, p.SessionID); err != nil {
 		return nil, err
 	}
-	at := src.LastSeq
-	if p.AtSeq != 0 {
-		if p.AtSeq < 0 || p.AtSeq > src.LastSeq {
-			return nil, &protocol.ParamsError{Field: "atSeq", Reason: fmt.Sprintf("%d: the session's events run from 1 to %d", p.AtSeq, src.LastSeq)}
-		}
-		at = p.AtSeq
+	at, err := forkAt(src, p.AtSeq)
+	if err != nil {
+		return nil, err
 	}
-	// Where the fork ends: at, or the start of the turn at is inside.
-	end, turns := at, 0
+	end, turns, err := m.forkEnd(ctx, src.ID, at)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := m.forkMessages(ctx, src, end, turns)
+	if err != nil {
+		return nil, err
+	}
+	rec := &store.Session{ID: id, AgentAlias: src.AgentAlias, Mode: src.Mode, Cwd: src.Cwd, Owner: owner, Title: src.Title,
+		Model: src.Model, Risk: src.Risk, Reasoning: src.Reasoning, ForkedFrom: src.ID, ForkedSeq: at}
+	if err := m.Store.CreateSession(rec); err != nil {
+		return nil, err
+	}
+	var werr error
+	written := func(err error) {
+		if err != nil && werr == nil {
+			werr = err
+		}
+	}
+	if err := m.forkEvents(ctx, src.ID, id, end, written); err != nil {
+		werr = errors.Join(werr, err)
+	}
+	for i, b := range msgs {
+		m.Store.AppendMessage(id, int64(i), b, written)
+	}
+	if err := m.Store.Sync(); err != nil || werr != nil {
+		m.Store.DeleteSession(id)
+		return nil, fmt.Errorf("fork: %w", errors.Join(err, werr))
+	}
+	m.Changed(id)
+	m.Log.Info("session forked", "sessionId", id, "from", src.ID, "atSeq", at, "events", end, "messages", len(msgs))
+	return &protocol.SessionForkResult{SessionID: id}, nil
+}
+
+// forkID is the new session's id: the one asked for, valid and not
+// taken, or a new one.
+func (m *Archive) forkID(ctx context.Context, asked string) (string, error) {
+	if asked == "" {
+		return protocol.NewID("ses_", 8), nil
+	}
+	if !protocol.ValidID(asked) {
+		return "", &protocol.ParamsError{Field: "newSessionId", Reason: "1-128 of [A-Za-z0-9._-]"}
+	}
+	if _, err := m.Store.GetSession(ctx, asked); err == nil {
+		return "", &protocol.ParamsError{Field: "newSessionId", Reason: fmt.Sprintf("a session %s exists already", asked)}
+	}
+	return asked, nil
+}
+
+// forkAt is the seq a fork is asked at: atSeq, one of the source's
+// events, or its last when 0.
+func forkAt(src *store.Session, atSeq int64) (int64, error) {
+	if atSeq == 0 {
+		return src.LastSeq, nil
+	}
+	if atSeq < 0 || atSeq > src.LastSeq {
+		return 0, &protocol.ParamsError{Field: "atSeq", Reason: fmt.Sprintf("%d: the session's events run from 1 to %d", atSeq, src.LastSeq)}
+	}
+	return atSeq, nil
+}
+
+// forkEnd is where the fork ends, at or the start of the turn at is
+// inside, and the number of turns begun by then.
+func (m *Archive) forkEnd(ctx context.Context, srcID string, at int64) (end int64, turns int, err error) {
+	end = at
 	open := int64(0) // the user_message of a turn not complete by at
 	for since := int64(0); since < at; {
-		evs, err := m.Store.Events(ctx, src.ID, since, forkPage, 0)
+		evs, err := m.Store.Events(ctx, srcID, since, forkPage, 0)
 		if err != nil {
-			return nil, err
+			return 0, 0, err
 		}
 		if len(evs) == 0 {
 			break
@@ -84,57 +140,44 @@ func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionFork
 	if open != 0 {
 		end, turns = open-1, turns-1
 	}
-	msgs, err := m.forkMessages(ctx, src, end, turns)
-	if err != nil {
-		return nil, err
-	}
-	rec := &store.Session{ID: id, AgentAlias: src.AgentAlias, Mode: src.Mode, Cwd: src.Cwd, Owner: owner, Title: src.Title,
-		Model: src.Model, Risk: src.Risk, Reasoning: src.Reasoning, ForkedFrom: src.ID, ForkedSeq: at}
-	if err := m.Store.CreateSession(rec); err != nil {
-		return nil, err
-	}
-	// The events, as the source has them, under the new id.
-	var werr error
-	written := func(err error) {
-		if err != nil && werr == nil {
-			werr = err
-		}
-	}
-	from, to := []byte(`{"sessionId":`+string(marshal(src.ID))), []byte(`{"sessionId":`+string(marshal(id)))
+	return end, turns, nil
+}
+
+// forkEvents queues the source's events up to end, as the source has
+// them, under the new id; written gets each write's error. The error
+// returned is reading the source's.
+func (m *Archive) forkEvents(ctx context.Context, srcID, id string, end int64, written func(error)) error {
+	from, to := []byte(`{"sessionId":`+string(marshal(srcID))), []byte(`{"sessionId":`+string(marshal(id)))
 	for since := int64(0); since < end; {
-		evs, err := m.Store.Events(ctx, src.ID, since, forkPage, 0)
+		evs, err := m.Store.Events(ctx, srcID, since, forkPage, 0)
 		if err != nil || len(evs) == 0 {
-			werr = errors.Join(werr, err)
-			break
+			return err
 		}
 		for _, ev := range evs {
 			if ev.Seq > end {
 				break
 			}
-			body := ev.Body
-			if bytes.HasPrefix(body, from) {
-				body = append(append([]byte(nil), to...), body[len(from):]...)
-			} else {
-				var fields map[string]json.RawMessage
-				if json.Unmarshal(body, &fields) == nil {
-					fields["sessionId"] = marshal(id)
-					body = marshal(fields)
-				}
-			}
-			m.Store.AppendEvent(id, store.Event{Seq: ev.Seq, Type: ev.Type, Body: body}, written)
+			m.Store.AppendEvent(id, store.Event{Seq: ev.Seq, Type: ev.Type, Body: reowned(ev.Body, from, to, id)}, written)
 		}
 		since = evs[len(evs)-1].Seq
 	}
-	for i, b := range msgs {
-		m.Store.AppendMessage(id, int64(i), b, written)
+	return nil
+}
+
+// reowned is an event's body with the new session's id: its opening
+// member swapped as bytes (the way the daemon writes them), else the
+// body decoded and written again; one that does not decode is kept as
+// it is.
+func reowned(body, from, to []byte, id string) []byte {
+	if bytes.HasPrefix(body, from) {
+		return append(append([]byte(nil), to...), body[len(from):]...)
 	}
-	if err := m.Store.Sync(); err != nil || werr != nil {
-		m.Store.DeleteSession(id)
-		return nil, fmt.Errorf("fork: %w", errors.Join(err, werr))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) == nil {
+		fields["sessionId"] = marshal(id)
+		return marshal(fields)
 	}
-	m.Changed(id)
-	m.Log.Info("session forked", "sessionId", id, "from", src.ID, "atSeq", at, "events", end, "messages", len(msgs))
-	return &protocol.SessionForkResult{SessionID: id}, nil
+	return body
 }
 
 // forkMessages is the source's transcript as the model saw it before
