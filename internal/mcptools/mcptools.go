@@ -1276,98 +1276,137 @@ func (t *mcpTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	if env != nil {
 		defer t.srv.calling(env)()
 		if env.Progress != nil {
-			// A token per call: the server's progress reaches it.
-			t.srv.mu.Lock()
-			t.srv.tokens++
-			tok := fmt.Sprintf("zc-%d", t.srv.tokens)
-			if t.srv.progress == nil {
-				t.srv.progress = map[string]func(float64, float64, string){}
-			}
-			// The SDK hands notifications over in goroutines of their
-			// own: one may come after the call's answer, and is
-			// dropped then, never said after the call's end.
-			sink := &progressSink{f: env.Progress}
-			t.srv.progress[tok] = sink.say
-			t.srv.mu.Unlock()
-			defer func() {
-				t.srv.mu.Lock()
-				delete(t.srv.progress, tok)
-				t.srv.mu.Unlock()
-				sink.close()
-			}()
-			params.SetProgressToken(tok)
+			defer t.srv.progressOf(params, env.Progress)()
 		}
 	}
 	res, err := cs.CallTool(cctx, params)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		metrics.MCPCall(t.srv.name, "cancelled")
-		return tool.Result{Output: fmt.Sprintf("%s: cancelled", t.name), IsError: true}
-	case err != nil && cctx.Err() != nil:
-		metrics.MCPCall(t.srv.name, "timeout")
-		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s gave no answer within %s (the call was cancelled)", t.srv.name, t.remote, timeout), IsError: true}
-	case err != nil:
+	if err != nil {
+		return t.unanswered(ctx, cctx, cs, err, timeout)
+	}
+	if res.IsError {
 		metrics.MCPCall(t.srv.name, "error")
-		if why := t.srv.loginLost(cs); why != nil {
-			return tool.Result{Output: why.Error(), IsError: true}
-		}
-		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s: %v", t.srv.name, t.remote, err), IsError: true}
-	case res.IsError:
-		metrics.MCPCall(t.srv.name, "error")
-	default:
+	} else {
 		metrics.MCPCall(t.srv.name, "ok")
 	}
-	var b strings.Builder
-	var images []tool.Image
-	imageBytes := 0
+	return callResult(res)
+}
+
+// progressOf gives the call a progress token of its own, so that the
+// server's progress for it reaches f; the function returned ends that,
+// once the call has.
+func (srv *Server) progressOf(params *mcp.CallToolParams, f func(progress, total float64, message string)) (end func()) {
+	srv.mu.Lock()
+	srv.tokens++
+	tok := fmt.Sprintf("zc-%d", srv.tokens)
+	if srv.progress == nil {
+		srv.progress = map[string]func(float64, float64, string){}
+	}
+	// The SDK hands notifications over in goroutines of their own: one
+	// may come after the call's answer, and is dropped then, never said
+	// after the call's end.
+	sink := &progressSink{f: f}
+	srv.progress[tok] = sink.say
+	srv.mu.Unlock()
+	params.SetProgressToken(tok)
+	return func() {
+		srv.mu.Lock()
+		delete(srv.progress, tok)
+		srv.mu.Unlock()
+		sink.close()
+	}
+}
+
+// unanswered is the result of a call that failed (err) before the
+// server answered it: cancelled by the turn, past its timeout, the
+// server's login lost, or the error itself.
+func (t *mcpTool) unanswered(ctx, cctx context.Context, cs *mcp.ClientSession, err error, timeout time.Duration) tool.Result {
+	switch {
+	case ctx.Err() != nil:
+		metrics.MCPCall(t.srv.name, "cancelled")
+		return tool.Result{Output: fmt.Sprintf("%s: cancelled", t.name), IsError: true}
+	case cctx.Err() != nil:
+		metrics.MCPCall(t.srv.name, "timeout")
+		return tool.Result{Output: fmt.Sprintf("MCP server %s: %s gave no answer within %s (the call was cancelled)", t.srv.name, t.remote, timeout), IsError: true}
+	}
+	metrics.MCPCall(t.srv.name, "error")
+	if why := t.srv.loginLost(cs); why != nil {
+		return tool.Result{Output: why.Error(), IsError: true}
+	}
+	return tool.Result{Output: fmt.Sprintf("MCP server %s: %s: %v", t.srv.name, t.remote, err), IsError: true}
+}
+
+// callResult is the server's answer as the model reads it: its content
+// blocks as text, apart and cut at outputMax, the images it may see, or
+// the structured content when there is no other.
+func callResult(res *mcp.CallToolResult) tool.Result {
+	var out callOutput
 	for i, c := range res.Content {
 		if i > 0 {
-			b.WriteString("\n\n") // several blocks: kept apart
+			out.b.WriteString("\n\n") // several blocks: kept apart
 		}
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			b.WriteString(c.Text)
-		case *mcp.ImageContent:
-			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
-			// The image itself goes to the model too, in the formats
-			// models take, within a bound.
-			if seeable[c.MIMEType] && imageBytes+len(c.Data) <= imagesMax {
-				images = append(images, tool.Image{MimeType: c.MIMEType, Data: c.Data})
-				imageBytes += len(c.Data)
-			} else if seeable[c.MIMEType] {
-				b.WriteString(" (not shown to the model: past the 5 MiB of images a call may give it)")
-			} else {
-				b.WriteString(" (not shown to the model: not a format models take)")
-			}
-		case *mcp.AudioContent:
-			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
-		case *mcp.EmbeddedResource:
-			switch r := c.Resource; {
-			case r == nil:
-			case r.Blob != nil:
-				fmt.Fprintf(&b, "[resource %s: %s, %d bytes]", r.URI, cmp.Or(r.MIMEType, "application/octet-stream"), len(r.Blob))
-			default:
-				fmt.Fprintf(&b, "[resource %s]\n%s", r.URI, r.Text)
-			}
-		case *mcp.ResourceLink:
-			fmt.Fprintf(&b, "[resource link %s] %s", c.URI, c.Name)
-		default:
-			raw, _ := json.Marshal(c)
-			b.Write(raw)
-		}
-		if b.Len() > outputMax {
+		out.block(c)
+		if out.b.Len() > outputMax {
 			break
 		}
 	}
-	out := b.String()
-	if len(out) > outputMax {
-		out = out[:outputMax] + "\n[... cut]"
+	text := out.b.String()
+	if len(text) > outputMax {
+		text = text[:outputMax] + "\n[... cut]"
 	}
-	if out == "" && res.StructuredContent != nil {
+	if text == "" && res.StructuredContent != nil {
 		raw, _ := json.Marshal(res.StructuredContent)
-		out = string(raw)
+		text = string(raw)
 	}
-	return tool.Result{Output: out, IsError: res.IsError, Images: images}
+	return tool.Result{Output: text, IsError: res.IsError, Images: out.images}
+}
+
+// callOutput is a call's answer being written out: its text, and the
+// images that go to the model with it.
+type callOutput struct {
+	b          strings.Builder
+	images     []tool.Image
+	imageBytes int
+}
+
+// block writes one content block: text as it is, anything else as a line
+// that says what it is.
+func (o *callOutput) block(c mcp.Content) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		o.b.WriteString(c.Text)
+	case *mcp.ImageContent:
+		o.image(c)
+	case *mcp.AudioContent:
+		fmt.Fprintf(&o.b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcp.EmbeddedResource:
+		switch r := c.Resource; {
+		case r == nil:
+		case r.Blob != nil:
+			fmt.Fprintf(&o.b, "[resource %s: %s, %d bytes]", r.URI, cmp.Or(r.MIMEType, "application/octet-stream"), len(r.Blob))
+		default:
+			fmt.Fprintf(&o.b, "[resource %s]\n%s", r.URI, r.Text)
+		}
+	case *mcp.ResourceLink:
+		fmt.Fprintf(&o.b, "[resource link %s] %s", c.URI, c.Name)
+	default:
+		raw, _ := json.Marshal(c)
+		o.b.Write(raw)
+	}
+}
+
+// image says an image block; the image itself goes to the model too, in
+// the formats models take, within a bound.
+func (o *callOutput) image(c *mcp.ImageContent) {
+	fmt.Fprintf(&o.b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+	switch {
+	case seeable[c.MIMEType] && o.imageBytes+len(c.Data) <= imagesMax:
+		o.images = append(o.images, tool.Image{MimeType: c.MIMEType, Data: c.Data})
+		o.imageBytes += len(c.Data)
+	case seeable[c.MIMEType]:
+		o.b.WriteString(" (not shown to the model: past the 5 MiB of images a call may give it)")
+	default:
+		o.b.WriteString(" (not shown to the model: not a format models take)")
+	}
 }
 
 // seeable are the image formats models take.
