@@ -182,22 +182,23 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the browser script: %v\n%s", err, stderr.String())
 	}
 	var out struct {
-		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                 string
-		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                string
-		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                 []string
-		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                    string
-		Queued, Steers, FormLabels, FormValues, FormReplies                                                                 []string
-		FormRefusesOutOfBounds                                                                                              bool
-		ProcOutput, ProcState                                                                                               string
-		ProcStopHidden                                                                                                      bool
-		SubagentNote, ChildListed, ChildOpened                                                                              string
-		ChildAfterParent                                                                                                    bool
-		ReplayStatuses                                                                                                      []int
-		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie                                      bool
-		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                   bool
-		CodeTokens, Images, Bold, JSLinks, WebhookStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop, AttachedAfterSend int
-		OwnLabelled                                                                                                         int
-		Events                                                                                                              []struct {
+		Error, SessionID, WaitingChip, ApprovalCommand, DoneChip, ToolOutput, DiffDel, DiffAdd, RefusedChip                  string
+		CodeLang, Copied, LiveRegion, Title, RelativeTime, SearchHit, FromOtherOrigin, Banner, AttachedShown                 string
+		Agents, Models, Unlabelled, PageErrors, Steps, Shortcuts, StrayText                                                  []string
+		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                     string
+		Queued, Steers, FormLabels, FormValues, FormReplies                                                                  []string
+		FormRefusesOutOfBounds                                                                                               bool
+		ProcOutput, ProcState                                                                                                string
+		ProcStopHidden                                                                                                       bool
+		SubagentNote, ChildListed, ChildOpened                                                                               string
+		ChildAfterParent                                                                                                     bool
+		ReplayStatuses                                                                                                       []int
+		CookieVisibleToScript, KeyStored, ApprovalShownOnce, Pwned, OtherPortGotCookie, RenameKeptFocus                      bool
+		SendDisabledWhileOffline, SendEnabledAfter, PhonePromptVisible, PhoneListHidden, PhoneDrawerOpens                    bool
+		CodeTokens, Images, Bold, JSLinks, WebhookStatus, WebhookAgainStatus, APIRequestsWhileLive, AfterReload, PhoneLogTop int
+		AttachedAfterSend                                                                                                    int
+		OwnLabelled                                                                                                          int
+		Events                                                                                                               []struct {
 			Type           string
 			Shown, LeftOut bool
 			Threw          string
@@ -286,6 +287,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(strings.HasPrefix(out.ListCost, "$0.") && len(out.ListCost) == len("$0.0000") && strings.Contains(out.Footer, "so far"),
 		"the session's cost: %q in the list, footer %q", out.ListCost, out.Footer)
 	check(out.WebhookStatus == 200 && out.RelativeTime == "just now", "another client's session: webhook %d, time %q", out.WebhookStatus, out.RelativeTime)
+	check(out.WebhookAgainStatus == 200 && out.RenameKeptFocus, "a title edited while the list changed: webhook %d, the edit kept its input: %v", out.WebhookAgainStatus, out.RenameKeptFocus)
 	check(out.SearchHit == "made by a script", "search found %q", out.SearchHit)
 	check(out.APIRequestsWhileLive == 0, "%d REST requests while the list followed changes (it should not poll)", out.APIRequestsWhileLive)
 	// Reconnection.

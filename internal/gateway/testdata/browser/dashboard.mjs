@@ -41,6 +41,15 @@ try {
   page.on('pageerror', (e) => errors.push(String(e)));
   const apiRequests = [];
   page.on('request', (r) => { if (new URL(r.url()).pathname.startsWith('/api/')) apiRequests.push(r.url()); });
+  const wsFrames = []; // what the dashboard's WebSocket received
+  const frameWaiters = new Set();
+  page.on('websocket', (ws) => ws.on('framereceived', (f) => { wsFrames.push(String(f.payload)); for (const w of frameWaiters) w(); }));
+  // frameAfter resolves once a frame received after the from-th matches ok.
+  const frameAfter = (from, ok) => new Promise((resolve) => {
+    const w = () => { if (wsFrames.slice(from).some(ok)) { frameWaiters.delete(w); resolve(); } };
+    frameWaiters.add(w);
+    w();
+  });
   const text = (sel) => page.$eval(sel, (e) => e.textContent);
 
   step('login');
@@ -213,6 +222,15 @@ try {
   await page.waitForFunction(() => [...document.querySelectorAll('#sessions .title')].some((t) => t.textContent === 'made by a script'));
   out.relativeTime = await page.$eval('#sessions li[data-id="from-a-script"] time', (t) => t.textContent);
   await page.click('#sessions li.current .rename');
+  // The list changes while the title is edited (another client's turn
+  // in another session): the edit goes on, its input still there.
+  const listed = frameAfter(wsFrames.length, (f) => f.includes('"from-a-script"') && f.includes('"idle"'));
+  const again = await fetch(gateway + '/webhook?wait=true', { method: 'POST', headers: { Authorization: 'Bearer ' + token },
+    body: JSON.stringify({ prompt: 'again', sessionId: 'from-a-script', cwd }) });
+  out.webhookAgainStatus = again.status;
+  await listed;
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 0))); // the page has handled what it received
+  out.renameKeptFocus = await page.evaluate(() => document.activeElement && document.activeElement.classList.contains('rename-input'));
   await page.fill('#sessions .rename-input', 'Renamed in the browser');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelector('#session-title').textContent === 'Renamed in the browser');

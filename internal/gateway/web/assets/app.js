@@ -353,6 +353,10 @@ function costOf(u) { return u && typeof u.costUsd === 'number' ? '$' + u.costUsd
 function renderList() {
   const list = document.getElementById('sessions');
   if (!list) return;
+  // A title being edited in the list keeps its input: drawing the list
+  // again would take the input away (its blur would end the edit in the
+  // middle of the redraw); the list is drawn when the edit ends.
+  if (app.renaming) return;
   const items = nestChildren(app.found || [...app.sessions.values()].sort((a, b) => b.updatedMs - a.updatedMs || (a.sessionId < b.sessionId ? 1 : -1)));
   if (items.length === 0) {
     list.replaceChildren(el('li', { class: 'empty muted', text: app.found ? 'No session matches.' : 'No sessions yet.' }));
@@ -406,6 +410,7 @@ function rename(id, host) {
   const finish = async (save) => {
     if (done) return;
     done = true;
+    if (!host) app.renaming = false;
     if (save && input.value.trim() !== (s.title || '')) {
       try { changed({ sessionId: id, session: await app.conn.call('session/rename', { sessionId: id, title: input.value }) }); } catch (e) { alert('Rename failed: ' + e.message); }
     }
@@ -415,6 +420,7 @@ function rename(id, host) {
   input.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') { ev.preventDefault(); finish(true); } else if (ev.key === 'Escape') { ev.preventDefault(); ev.stopPropagation(); finish(false); } });
   input.addEventListener('blur', () => finish(true));
   if (!item) return;
+  if (!host) app.renaming = true;
   item.replaceChildren(input);
   input.focus();
   input.select();
