@@ -105,6 +105,13 @@ func (t shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	if env.Terminal != nil {
 		return inTerminal(ctx, env, a.Command, secs)
 	}
+	return runPiped(ctx, env, a, secs)
+}
+
+// runPiped runs a foreground command with its output to a pipe, for secs:
+// until it ends, is cancelled, times out, or (given no timeout, in a
+// session that keeps background processes) moves to the background.
+func runPiped(ctx context.Context, env *Env, a shellArgs, secs int) Result {
 	// The command's own context: the call's cancellation ends it, and
 	// an explicit timeout; a command moved to the background leaves
 	// both behind (a context the call's end would cancel cannot be it).
@@ -131,20 +138,10 @@ func (t shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	defer pc.close()
 	cmd, sb := pc.cmd, env.Commands.Sandbox
 	out := &tailBuffer{max: shellOutputCap}
-	// Our own pipe, not exec's: Wait then returns when bash exits even if
-	// a background child still holds the pipe; the group is killed after,
-	// and the output read to its end.
-	r, w, err := os.Pipe()
+	r, err := startPiped(cmd)
 	if err != nil {
 		return errorf("%v", err)
 	}
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return errorf("%v", err)
-	}
-	w.Close()
 	startedAt := time.Now()
 	untrack := pc.started(env)
 	sink := &switchWriter{w: out}
@@ -172,6 +169,33 @@ func (t shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 		err = <-waited
 	}
 	timer.Stop()
+	endPiped(cmd, r, copied)
+	untrack()
+	return pipedResult(ctx, out, err, timedOut, secs, sb)
+}
+
+// startPiped starts cmd with its output (stdout and stderr together) to
+// our own pipe, not exec's: Wait then returns when bash exits even if a
+// background child still holds the pipe; the group is killed after, and
+// the output read to its end. It returns the pipe's end to read.
+func startPiped(cmd *exec.Cmd) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	w.Close()
+	return r, nil
+}
+
+// endPiped ends what an exited command left: its process group, then the
+// reading of its pipe r (copied is closed when that is done).
+func endPiped(cmd *exec.Cmd, r *os.File, copied <-chan struct{}) {
 	// Nothing the command started outlives it.
 	killGroup(cmd.Process.Pid)
 	select {
@@ -182,7 +206,11 @@ func (t shell) Run(ctx context.Context, env *Env, input json.RawMessage) Result 
 	}
 	r.Close()
 	<-copied
-	untrack()
+}
+
+// pipedResult is what the model reads of a command that ended (with
+// err, from Wait): its output, the part dropped said, and how it ended.
+func pipedResult(ctx context.Context, out *tailBuffer, err error, timedOut bool, secs int, sb *Sandbox) Result {
 	text := out.String()
 	if runtime.GOOS == "windows" {
 		text = strings.ReplaceAll(text, "\r\n", "\n") // cmd's line ends, as the model reads every other text
