@@ -1,0 +1,274 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/background"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
+	"github.com/zeroclaw/zeroclaw/internal/metrics"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
+)
+
+// The session side of its background processes (internal/background
+// runs them): the table made on first use, their starts and ends told
+// to the clients (process_update) and an end to the model (Notices),
+// those a dead daemon left reported lost, and the process methods
+// (list, output, kill, write) as a client calls them.
+
+// processes is the session's table of background processes, made on
+// first use.
+func (s *Session) processes() *background.Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.procs == nil {
+		dir := ""
+		if s.m.procDir != "" && protocol.ValidID(s.id) {
+			dir = filepath.Join(s.m.procDir, s.id)
+		}
+		t := s.m.conf().cfg.Tools
+		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, s.processChanged)
+	}
+	return s.procs
+}
+
+// processChanged tells every client of a background process that
+// started or ended (process_update), and the model of one that ended on
+// its own: at its next call (Notices).
+func (s *Session) processChanged(p *background.Process) {
+	info := wireProcess(p.Info())
+	ev := protocol.ProcessUpdateEvent{Process: info}
+	if info.State == background.Running {
+		metrics.ProcessStarted()
+		p.SetSeq(s.emit(ev))
+		return
+	}
+	metrics.ProcessEnded(info.State)
+	s.nmu.Lock()
+	s.procsEnded = true
+	s.nmu.Unlock()
+	if info.State != background.Exited || p.Killed() {
+		s.emit(ev)
+		return
+	}
+	how := "exited"
+	switch {
+	case info.ExitCode != nil:
+		how = fmt.Sprintf("exited with exit code %d", *info.ExitCode)
+	case info.Signal != "":
+		how = "ended by " + info.Signal
+	}
+	text := fmt.Sprintf("[background process %s (%s) %s", info.ID, info.Command, how)
+	if tail := strings.TrimRight(p.Tail(2048), "\n"); tail != "" {
+		text += "; its last output:\n" + tail + "\n"
+	}
+	text += "]"
+	if s.m.conf().cfg.Tools.WakeOnExit && s.t.idle() {
+		// An idle session wakes: a turn of its own tells the model.
+		s.emit(ev)
+		j := &job{id: protocol.NewID("q_", 6), prompt: text, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
+		if s.enqueue(j) != nil {
+			s.addNotice(notice{text: text, process: p}) // it closes: the notice waits
+		}
+		return
+	}
+	// The model's notice is kept before the clients hear of the exit: a
+	// prompt sent on hearing it finds the notice.
+	s.addNotice(notice{text: text, process: p})
+	s.emit(ev)
+}
+
+func (s *Session) addNotice(n notice) {
+	s.nmu.Lock()
+	s.notices = append(s.notices, n)
+	s.nmu.Unlock()
+}
+
+// reportLost reports lost, as a stored session is loaded, the
+// background processes a previous daemon left running (it died without
+// ending them: a kill -9, a crash); the reaper or the sandbox's shim
+// ended them. Those that ran on while the session was closed (kept) are
+// not lost.
+func (s *Session) reportLost() {
+	if s.m.procDir == "" || !protocol.ValidID(s.id) {
+		return
+	}
+	dir := filepath.Join(s.m.procDir, s.id)
+	if _, err := os.Stat(dir); err != nil {
+		return // none ever ran
+	}
+	s.m.mu.Lock()
+	kept := s.m.kept[s.id]
+	s.m.mu.Unlock()
+	for _, i := range background.LostIn(dir, kept) {
+		metrics.ProcessEnded(background.Lost)
+		s.emit(protocol.ProcessUpdateEvent{Process: wireProcess(i)})
+	}
+}
+
+// notice is what the model is told before its next call: a background
+// process that ended, unless a tool's read already showed it the end.
+type notice struct {
+	text    string
+	process *background.Process
+}
+
+// Notices implements agent.Host: what the model must hear before its
+// next call (a background process that ended), taken once each.
+func (s *Session) Notices() []provider.Message {
+	s.nmu.Lock()
+	ns := s.notices
+	s.notices = nil
+	s.nmu.Unlock()
+	var out []provider.Message
+	for _, n := range ns {
+		if n.process != nil && n.process.Seen() {
+			continue
+		}
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: n.text})
+	}
+	return out
+}
+
+// wireProcess is a process as the wire describes it.
+func wireProcess(i background.Info) protocol.ProcessInfo {
+	w := protocol.ProcessInfo{ID: i.ID, Command: i.Command, Pid: i.Pid, TTY: i.TTY, State: i.State, ExitCode: i.ExitCode,
+		Signal: i.Signal, StartedAt: i.StartedAt.Format(time.RFC3339Nano), OutputBytes: i.OutputBytes}
+	if i.EndedAt != nil {
+		w.EndedAt = i.EndedAt.Format(time.RFC3339Nano)
+	}
+	return w
+}
+
+// process finds a background process of session id (c's).
+func (m *Manager) process(c *Client, id, pid string) (*background.Process, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	var p *background.Process
+	if t != nil {
+		p = t.Get(pid)
+	}
+	if p == nil {
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no process %s in this session (process/list lists them)", pid)}
+	}
+	return p, nil
+}
+
+// ProcessList serves process/list.
+func (m *Manager) ProcessList(c *Client, id string) (*protocol.ProcessListResult, error) {
+	s, err := m.lookup(c, id)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ProcessListResult{Processes: s.processInfos()}, nil
+}
+
+// processInfos describes the session's background processes.
+func (s *Session) processInfos() []protocol.ProcessInfo {
+	s.mu.Lock()
+	t := s.procs
+	s.mu.Unlock()
+	out := []protocol.ProcessInfo{}
+	if t != nil {
+		for _, i := range t.List() {
+			out = append(out, wireProcess(i))
+		}
+	}
+	return out
+}
+
+// processOutputMax bounds a read of process/output.
+const processOutputMax = 64 << 10
+
+// ProcessOutput serves process/output.
+func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
+	bp, err := m.processToRead(c, p)
+	if err != nil {
+		return nil, err
+	}
+	return readOutput(bp, p), nil
+}
+
+// ProcessOutputWait is process/output with waitMs: the process is found
+// now, and the wait (up to waitMs, or ctx) is the function returned.
+func (m *Manager) ProcessOutputWait(c *Client, p protocol.ProcessOutputParams) (func(ctx context.Context) *protocol.ProcessOutputResult, error) {
+	bp, err := m.processToRead(c, p)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) *protocol.ProcessOutputResult {
+		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(p.WaitMs, processOutputWaitMax))*time.Millisecond)
+		bp.WaitOutput(wctx, p.Since)
+		cancel()
+		return readOutput(bp, p)
+	}, nil
+}
+
+// processOutputWaitMax bounds process/output's waitMs.
+const processOutputWaitMax = 30000
+
+func (m *Manager) processToRead(c *Client, p protocol.ProcessOutputParams) (*background.Process, error) {
+	if p.Since < 0 || p.MaxBytes < 0 || p.WaitMs < 0 {
+		return nil, &protocol.ParamsError{Field: "since", Reason: "since, maxBytes and waitMs may not be negative"}
+	}
+	return m.process(c, p.SessionID, p.ID)
+}
+
+func readOutput(bp *background.Process, p protocol.ProcessOutputParams) *protocol.ProcessOutputResult {
+	max := p.MaxBytes
+	if max == 0 || max > processOutputMax {
+		max = processOutputMax
+	}
+	o := bp.Output(p.Since, max)
+	out := string(o.Data)
+	if p.PlainText {
+		out = background.Plain(o.Data)
+	}
+	return &protocol.ProcessOutputResult{Output: out, Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}
+}
+
+// ProcessKill serves process/kill: TERM (or the signal named) to its
+// group, then KILL after the shell tool's grace; it answers once the
+// process has ended.
+func (m *Manager) ProcessKill(c *Client, p protocol.ProcessKillParams) (*protocol.ProcessKillResult, error) {
+	bp, err := m.process(c, p.SessionID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := tool.SignalNamed(p.Signal)
+	if err != nil {
+		return nil, &protocol.ParamsError{Field: "signal", Reason: err.Error()}
+	}
+	if !bp.Running() {
+		return &protocol.ProcessKillResult{Killed: false}, nil
+	}
+	bp.Kill(sig, tool.KillGrace)
+	return &protocol.ProcessKillResult{Killed: true}, nil
+}
+
+// ProcessWrite serves process/write: a client types into a process.
+func (m *Manager) ProcessWrite(c *Client, p protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
+	bp, err := m.process(c, p.SessionID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Action: gate.Action{Kind: gate.ProcessWrite, Name: protocol.MethodProcessWrite}})); err != nil {
+		return nil, err
+	}
+	n, err := bp.Write(p.Input)
+	if err != nil {
+		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("%s: %v", p.ID, err)}
+	}
+	return &protocol.ProcessWriteResult{Written: n}, nil
+}
