@@ -154,145 +154,25 @@ var forwardLeavesOut = []string{protocol.EventHistoryTrimmed, protocol.EventRewi
 
 // forward sends one daemon event to the editor; replay is true while
 // session/load replays history (the user's own messages are sent then).
+// The events are translated in groups (the conversation, tool calls,
+// what a tool started, approvals, the session's state), each by a
+// helper that returns no update for an event the editor is not sent.
 func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
-	if u.Seq > 0 {
-		b.mu.Lock()
-		if u.Seq > b.seen[u.SessionID] {
-			b.seen[u.SessionID] = u.Seq
-		}
-		b.mu.Unlock()
-	}
+	b.sawSeq(u)
 	var update map[string]any
 	meta := map[string]any{"zeroclaw": map[string]any{"seq": u.Seq}}
-	switch ev := u.Event.(type) {
-	case protocol.AgentMessageChunkEvent:
-		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(ev.Text)}
-	case protocol.AgentThoughtChunkEvent:
-		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(ev.Text)}
-	case protocol.UserMessageEvent:
-		if !replay && b.sentByUs(ev.ClientID) {
-			return // the editor sent it
-		}
-		update = map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}
-	case protocol.ToolCallEvent:
-		// The daemon says whether it will ask: pending exactly then.
-		status := "in_progress"
-		if ev.NeedsApproval {
-			status = "pending"
-		}
-		input := ev.RawInput
-		if len(input) == 0 {
-			input = json.RawMessage(`{}`)
-		}
-		update = map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": ev.Title,
-			"kind": ev.Kind, "status": status, "rawInput": input}
-		b.mu.Lock()
-		b.calls[ev.ToolCallID] = toolCall{title: ev.Title, kind: ev.Kind}
-		if ev.Kind == protocol.KindExecute && !replay {
-			b.shells[u.SessionID] = ev.ToolCallID
-		}
-		b.mu.Unlock()
-	case protocol.ToolResultEvent:
-		b.mu.Lock()
-		delete(b.calls, ev.ToolCallID)
-		b.mu.Unlock()
-		status := "completed"
-		if ev.IsError {
-			status = "failed"
-		}
-		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID, "status": status,
-			"content": []any{map[string]any{"type": "content", "content": textContent(ev.RawOutput)}}, "rawOutput": ev.RawOutput}
-	case protocol.PlanEvent:
-		entries := ev.Entries
-		if entries == nil {
-			entries = []protocol.PlanEntry{}
-		}
-		update = map[string]any{"sessionUpdate": "plan", "entries": entries}
-	case protocol.ApprovalRequestEvent:
-		b.mu.Lock()
-		b.approvals[ev.RequestID] = ev.ToolCallID
-		b.mu.Unlock()
-		if replay {
-			return // history: nothing to answer
-		}
-		go b.askPermission(u.SessionID, ev)
-		return
-	case protocol.ApprovalResolvedEvent:
-		id := b.toolOf(ev.RequestID) // answered: forgotten, whatever the answer
-		if id == "" || !strings.HasPrefix(ev.Decision, "allow_") {
-			return
-		}
-		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress"}
-	case protocol.ContextUsageEvent:
-		if replay {
-			return
-		}
-		update = map[string]any{"sessionUpdate": "usage_update", "used": max(ev.InputTokens, 0), "size": max(ev.MaxContextTokens, 0)}
-		if c := ev.SessionCostUSD; c != nil {
-			update["cost"] = map[string]any{"amount": *c, "currency": "USD"}
-		}
-	case protocol.TurnCompleteEvent:
-		if ev.Notice == "" {
-			return // the prompt's answer says how it ended
-		}
-		// What the person can do about a turn that ended short (a
-		// budget reached, the reply's token limit): ACP's stop reasons
-		// cannot say it, so it is said in the reply.
-		update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}
-	case protocol.SubagentUpdateEvent:
-		// A task's tool call says its child (the session an editor can
-		// load); a background child's end is said in the conversation.
-		a := ev.Subagent
-		sub := map[string]any{"sessionId": a.SessionID, "description": a.Description, "agent": a.Agent, "state": a.State}
-		switch {
-		case a.State == protocol.SubagentRunning && !a.Background && a.ToolCallID != "":
-			update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": a.ToolCallID,
-				"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent %s (agent %s) is working on it", a.SessionID, a.Agent))}}}
-			meta = withSubagent(meta, sub)
-		case a.State != protocol.SubagentRunning && a.Background:
-			text := fmt.Sprintf("\n\n(sub-agent %s (%s) %s)\n\n", a.SessionID, a.Description, a.State)
-			update = map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(text)}
-			meta = withSubagent(meta, sub)
-		default:
-			return
-		}
-	case protocol.ProcessUpdateEvent:
-		if replay {
-			return
-		}
-		// A background process is a tool call of its own, whose content
-		// is its output (followed while it runs) and whose end is the
-		// process's.
-		b.followProcess(u.SessionID, ev.Process)
-		return
-	case protocol.ToolProgressEvent:
-		// A task's progress (what its child does now) is the call's
-		// content; other tools' progress ACP has no update for.
-		b.mu.Lock()
-		call, ok := b.calls[ev.ToolCallID]
-		b.mu.Unlock()
-		if replay || !ok || call.kind != protocol.KindThink || ev.Message == "" {
-			return
-		}
-		update = map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID,
-			"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent, step %d: %s", int(ev.Progress), ev.Message))}}}
-	case protocol.TurnResumedEvent:
-		// A turn a daemon's end cut goes on: said as a thought (ACP
-		// has no update for it), so the editor shows why the turn
-		// paused, and named in _meta.
-		update = map[string]any{"sessionUpdate": "agent_thought_chunk",
-			"content": textContent(fmt.Sprintf("(the daemon restarted during this turn; it goes on, attempt %d)\n", ev.Attempt))}
-		meta = withZeroclaw(meta, "turnResumed", map[string]any{"attempt": ev.Attempt})
-	case protocol.GoalUpdateEvent:
-		// The goal extension: a line the editor shows, the goal whole
-		// in _meta.
-		g := ev.Goal
-		text := fmt.Sprintf("(goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
-		if g.Summary+g.Reason != "" {
-			text += ": " + g.Summary + g.Reason
-		}
-		update = map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(text + ")\n")}
-		meta["goal"] = g
+	switch u.Event.(type) {
+	case protocol.AgentMessageChunkEvent, protocol.AgentThoughtChunkEvent, protocol.UserMessageEvent,
+		protocol.TurnCompleteEvent, protocol.TurnResumedEvent:
+		update, meta = b.conversationUpdate(u, replay, meta)
+	case protocol.ToolCallEvent, protocol.ToolResultEvent, protocol.ToolProgressEvent:
+		update = b.toolUpdate(u, replay)
+	case protocol.SubagentUpdateEvent, protocol.ProcessUpdateEvent:
+		update, meta = b.startedUpdate(u, replay, meta)
+	case protocol.ApprovalRequestEvent, protocol.ApprovalResolvedEvent:
+		update = b.approvalUpdate(u, replay)
+	case protocol.PlanEvent, protocol.ContextUsageEvent, protocol.GoalUpdateEvent:
+		update = stateUpdate(u, replay, meta)
 	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
 		protocol.TurnInterruptedEvent, protocol.ScheduleUpdateEvent, protocol.ApprovalReviewedEvent,
 		protocol.UnknownEvent, protocol.UndecodableEvent:
@@ -304,6 +184,188 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 	}
 	update["_meta"] = meta
 	b.acp.Notify("session/update", map[string]any{"sessionId": u.SessionID, "update": update})
+}
+
+// sawSeq notes the newest event forwarded of a session: a reattach to
+// another daemon shows what it wrote after it.
+func (b *Bridge) sawSeq(u protocol.SessionUpdate) {
+	if u.Seq <= 0 {
+		return
+	}
+	b.mu.Lock()
+	if u.Seq > b.seen[u.SessionID] {
+		b.seen[u.SessionID] = u.Seq
+	}
+	b.mu.Unlock()
+}
+
+// conversationUpdate is the update for the conversation's own events:
+// the reply, its thoughts, another client's prompt, and a turn that
+// ended short or goes on after a restart.
+func (b *Bridge) conversationUpdate(u protocol.SessionUpdate, replay bool, meta map[string]any) (map[string]any, map[string]any) {
+	switch ev := u.Event.(type) {
+	case protocol.AgentMessageChunkEvent:
+		return map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(ev.Text)}, meta
+	case protocol.AgentThoughtChunkEvent:
+		return map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(ev.Text)}, meta
+	case protocol.UserMessageEvent:
+		if !replay && b.sentByUs(ev.ClientID) {
+			return nil, meta // the editor sent it
+		}
+		return map[string]any{"sessionUpdate": "user_message_chunk", "content": textContent(ev.Text)}, meta
+	case protocol.TurnCompleteEvent:
+		if ev.Notice == "" {
+			return nil, meta // the prompt's answer says how it ended
+		}
+		// What the person can do about a turn that ended short (a
+		// budget reached, the reply's token limit): ACP's stop reasons
+		// cannot say it, so it is said in the reply.
+		return map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent("\n\n(" + ev.Notice + ")")}, meta
+	case protocol.TurnResumedEvent:
+		// A turn a daemon's end cut goes on: said as a thought (ACP
+		// has no update for it), so the editor shows why the turn
+		// paused, and named in _meta.
+		update := map[string]any{"sessionUpdate": "agent_thought_chunk",
+			"content": textContent(fmt.Sprintf("(the daemon restarted during this turn; it goes on, attempt %d)\n", ev.Attempt))}
+		return update, withZeroclaw(meta, "turnResumed", map[string]any{"attempt": ev.Attempt})
+	}
+	return nil, meta
+}
+
+// toolUpdate is the update for a tool call's events: opened, ended, and
+// a task's progress. The bridge keeps each open call's title and kind
+// (for the permission request that may follow, and the progress shown)
+// and the shell call a terminal run is shown in.
+func (b *Bridge) toolUpdate(u protocol.SessionUpdate, replay bool) map[string]any {
+	switch ev := u.Event.(type) {
+	case protocol.ToolCallEvent:
+		// The daemon says whether it will ask: pending exactly then.
+		status := "in_progress"
+		if ev.NeedsApproval {
+			status = "pending"
+		}
+		input := ev.RawInput
+		if len(input) == 0 {
+			input = json.RawMessage(`{}`)
+		}
+		b.mu.Lock()
+		b.calls[ev.ToolCallID] = toolCall{title: ev.Title, kind: ev.Kind}
+		if ev.Kind == protocol.KindExecute && !replay {
+			b.shells[u.SessionID] = ev.ToolCallID
+		}
+		b.mu.Unlock()
+		return map[string]any{"sessionUpdate": "tool_call", "toolCallId": ev.ToolCallID, "title": ev.Title,
+			"kind": ev.Kind, "status": status, "rawInput": input}
+	case protocol.ToolResultEvent:
+		b.mu.Lock()
+		delete(b.calls, ev.ToolCallID)
+		b.mu.Unlock()
+		status := "completed"
+		if ev.IsError {
+			status = "failed"
+		}
+		return map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID, "status": status,
+			"content": []any{map[string]any{"type": "content", "content": textContent(ev.RawOutput)}}, "rawOutput": ev.RawOutput}
+	case protocol.ToolProgressEvent:
+		// A task's progress (what its child does now) is the call's
+		// content; other tools' progress ACP has no update for.
+		b.mu.Lock()
+		call, ok := b.calls[ev.ToolCallID]
+		b.mu.Unlock()
+		if replay || !ok || call.kind != protocol.KindThink || ev.Message == "" {
+			return nil
+		}
+		return map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": ev.ToolCallID,
+			"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent, step %d: %s", int(ev.Progress), ev.Message))}}}
+	}
+	return nil
+}
+
+// startedUpdate is the update for what a tool started and runs beside
+// the turn: a sub-agent, a background process.
+func (b *Bridge) startedUpdate(u protocol.SessionUpdate, replay bool, meta map[string]any) (map[string]any, map[string]any) {
+	switch ev := u.Event.(type) {
+	case protocol.SubagentUpdateEvent:
+		// A task's tool call says its child (the session an editor can
+		// load); a background child's end is said in the conversation.
+		a := ev.Subagent
+		sub := map[string]any{"sessionId": a.SessionID, "description": a.Description, "agent": a.Agent, "state": a.State}
+		switch {
+		case a.State == protocol.SubagentRunning && !a.Background && a.ToolCallID != "":
+			update := map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": a.ToolCallID,
+				"content": []any{map[string]any{"type": "content", "content": textContent(fmt.Sprintf("sub-agent %s (agent %s) is working on it", a.SessionID, a.Agent))}}}
+			return update, withSubagent(meta, sub)
+		case a.State != protocol.SubagentRunning && a.Background:
+			text := fmt.Sprintf("\n\n(sub-agent %s (%s) %s)\n\n", a.SessionID, a.Description, a.State)
+			return map[string]any{"sessionUpdate": "agent_message_chunk", "content": textContent(text)}, withSubagent(meta, sub)
+		}
+	case protocol.ProcessUpdateEvent:
+		if replay {
+			return nil, meta
+		}
+		// A background process is a tool call of its own, whose content
+		// is its output (followed while it runs) and whose end is the
+		// process's.
+		b.followProcess(u.SessionID, ev.Process)
+	}
+	return nil, meta
+}
+
+// approvalUpdate handles an approval's events: a request is asked in
+// the editor (session/request_permission, from its own goroutine), and
+// an allowed call's resolution sets it going again.
+func (b *Bridge) approvalUpdate(u protocol.SessionUpdate, replay bool) map[string]any {
+	switch ev := u.Event.(type) {
+	case protocol.ApprovalRequestEvent:
+		b.mu.Lock()
+		b.approvals[ev.RequestID] = ev.ToolCallID
+		b.mu.Unlock()
+		if replay {
+			return nil // history: nothing to answer
+		}
+		go b.askPermission(u.SessionID, ev)
+	case protocol.ApprovalResolvedEvent:
+		id := b.toolOf(ev.RequestID) // answered: forgotten, whatever the answer
+		if id == "" || !strings.HasPrefix(ev.Decision, "allow_") {
+			return nil
+		}
+		return map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress"}
+	}
+	return nil
+}
+
+// stateUpdate is the update for the session's state: its plan, its
+// context's use and cost, its goal (a line the editor shows, the goal
+// whole in meta, which it sets).
+func stateUpdate(u protocol.SessionUpdate, replay bool, meta map[string]any) map[string]any {
+	switch ev := u.Event.(type) {
+	case protocol.PlanEvent:
+		entries := ev.Entries
+		if entries == nil {
+			entries = []protocol.PlanEntry{}
+		}
+		return map[string]any{"sessionUpdate": "plan", "entries": entries}
+	case protocol.ContextUsageEvent:
+		if replay {
+			return nil
+		}
+		update := map[string]any{"sessionUpdate": "usage_update", "used": max(ev.InputTokens, 0), "size": max(ev.MaxContextTokens, 0)}
+		if c := ev.SessionCostUSD; c != nil {
+			update["cost"] = map[string]any{"amount": *c, "currency": "USD"}
+		}
+		return update
+	case protocol.GoalUpdateEvent:
+		// The goal extension: a line the editor shows, the goal whole
+		// in _meta.
+		g := ev.Goal
+		text := fmt.Sprintf("(goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+		if g.Summary+g.Reason != "" {
+			text += ": " + g.Summary + g.Reason
+		}
+		meta["goal"] = g
+		return map[string]any{"sessionUpdate": "agent_thought_chunk", "content": textContent(text + ")\n")}
+	}
+	return nil
 }
 
 // toolCall is what the bridge keeps of a call until its result: its
