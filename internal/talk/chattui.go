@@ -284,24 +284,7 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ta.SetWidth(max(msg.Width-1, 10))
 		return m, nil
 	case startedMsg:
-		if msg.err != nil {
-			m.quitErr = msg.err
-			return m, tea.Quit
-		}
-		m.ready = true
-		m.out.print(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Ctrl-S steers a running turn · Esc cancels a turn"))
-		ns, _ := m.ch.session()
-		m.dq, m.dqOf, m.me = ns.Queue, ns.SessionID, m.ch.cv.c.Init.ClientID
-		m.follow()
-		m.ch.cv.mu.Lock()
-		m.ch.cv.onMCP = func(sid string) {
-			if cur, _ := m.ch.session(); cur.SessionID == sid {
-				go m.fetchMCP(sid) // not on the connection's reader
-			}
-		}
-		m.ch.cv.mu.Unlock()
-		go m.fetchMCP(ns.SessionID)
-		return m, nil
+		return m, m.started(msg)
 	case spinner.TickMsg:
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
@@ -313,58 +296,103 @@ func (m *tui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case elicitMsg:
 		return m, m.startElicit(msg)
 	case turnDoneMsg:
-		// The turn's turn_complete printed its reply; what streams now
-		// is the next turn's (another client's, queued behind it).
-		if msg.err != nil {
-			m.flush()
-		}
-		m.busy, m.waiting = false, false
-		for _, v := range m.heldSteers {
-			m.out.print(m.ch.dim("(not steered: the turn ended before it began) " + v))
-		}
-		m.heldSteers = nil
-		var ee *console.ExitError
-		switch {
-		case errors.As(msg.err, &ee) && ee.Code == exitCancelled:
-		case msg.err != nil:
-			m.out.print("error: " + console.HumanError(msg.err))
-		default:
-			if note := stopNote(msg.res); note != "" {
-				m.out.print(m.ch.dim(note))
-			}
-		}
-		return m, m.next()
+		return m, m.turnDone(msg)
 	case mcpMsg:
-		for _, name := range msg.logins {
-			if !m.loginSaid[name] {
-				if m.loginSaid == nil {
-					m.loginSaid = map[string]bool{}
-				}
-				m.loginSaid[name] = true
-				m.out.print(m.ch.dim(fmt.Sprintf("MCP server %s needs a login: run zeroclaw mcp login %s (in another terminal); its tools answer an error until then", name, name)))
-			}
-		}
-		same := slices.Equal(m.mcpCommands, msg.commands) && slices.Equal(m.mcpResources, msg.resources)
-		m.mcpCommands, m.mcpResources = msg.commands, msg.resources
-		if !same && len(msg.commands)+len(msg.resources) > 0 {
-			m.out.print(m.ch.dim(fmt.Sprintf("MCP: %d prompt(s) as /mcp__ commands, %d resource(s) to mention as @SERVER:URI (attached when sent); Tab completes them",
-				len(msg.commands), len(msg.resources))))
-		}
+		m.mcpOffered(msg)
 		return m, nil
 	case cmdDoneMsg:
-		m.busy = false
-		if msg.quit {
-			return m, tea.Quit
-		}
-		if ns, _ := m.ch.session(); ns.SessionID != m.dqOf {
-			m.dq, m.dqOf = ns.Queue, ns.SessionID // a /resume or /new attached another session
-			m.children = nil
-		}
-		return m, m.next()
+		return m, m.cmdDone(msg)
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
 	return m, nil
+}
+
+// started takes the chat's start: its session attached (the follower
+// shows its events, its MCP servers' offers are asked for, again when
+// they change), or the error the program quits with.
+func (m *tui) started(msg startedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.quitErr = msg.err
+		return tea.Quit
+	}
+	m.ready = true
+	m.out.print(m.ch.dim("type /help for commands · Enter sends · Alt-Enter adds a line · Ctrl-S steers a running turn · Esc cancels a turn"))
+	ns, _ := m.ch.session()
+	m.dq, m.dqOf, m.me = ns.Queue, ns.SessionID, m.ch.cv.c.Init.ClientID
+	m.follow()
+	m.ch.cv.mu.Lock()
+	m.ch.cv.onMCP = func(sid string) {
+		if cur, _ := m.ch.session(); cur.SessionID == sid {
+			go m.fetchMCP(sid) // not on the connection's reader
+		}
+	}
+	m.ch.cv.mu.Unlock()
+	go m.fetchMCP(ns.SessionID)
+	return nil
+}
+
+// turnDone takes this chat's turn's end: the steers it never saw are
+// said, and how it ended when not as it should, and what was queued
+// starts.
+func (m *tui) turnDone(msg turnDoneMsg) tea.Cmd {
+	// The turn's turn_complete printed its reply; what streams now
+	// is the next turn's (another client's, queued behind it).
+	if msg.err != nil {
+		m.flush()
+	}
+	m.busy, m.waiting = false, false
+	for _, v := range m.heldSteers {
+		m.out.print(m.ch.dim("(not steered: the turn ended before it began) " + v))
+	}
+	m.heldSteers = nil
+	var ee *console.ExitError
+	switch {
+	case errors.As(msg.err, &ee) && ee.Code == exitCancelled:
+	case msg.err != nil:
+		m.out.print("error: " + console.HumanError(msg.err))
+	default:
+		if note := stopNote(msg.res); note != "" {
+			m.out.print(m.ch.dim(note))
+		}
+	}
+	return m.next()
+}
+
+// mcpOffered takes what the session's MCP servers offer: a login one
+// wants is said once, and the prompts and resources Tab completes are
+// said when they change.
+func (m *tui) mcpOffered(msg mcpMsg) {
+	for _, name := range msg.logins {
+		if !m.loginSaid[name] {
+			if m.loginSaid == nil {
+				m.loginSaid = map[string]bool{}
+			}
+			m.loginSaid[name] = true
+			m.out.print(m.ch.dim(fmt.Sprintf("MCP server %s needs a login: run zeroclaw mcp login %s (in another terminal); its tools answer an error until then", name, name)))
+		}
+	}
+	same := slices.Equal(m.mcpCommands, msg.commands) && slices.Equal(m.mcpResources, msg.resources)
+	m.mcpCommands, m.mcpResources = msg.commands, msg.resources
+	if !same && len(msg.commands)+len(msg.resources) > 0 {
+		m.out.print(m.ch.dim(fmt.Sprintf("MCP: %d prompt(s) as /mcp__ commands, %d resource(s) to mention as @SERVER:URI (attached when sent); Tab completes them",
+			len(msg.commands), len(msg.resources))))
+	}
+}
+
+// cmdDone takes a command's end: the chat quits, or starts what was
+// queued (the session's queue is another's when the command attached
+// another session).
+func (m *tui) cmdDone(msg cmdDoneMsg) tea.Cmd {
+	m.busy = false
+	if msg.quit {
+		return tea.Quit
+	}
+	if ns, _ := m.ch.session(); ns.SessionID != m.dqOf {
+		m.dq, m.dqOf = ns.Queue, ns.SessionID // a /resume or /new attached another session
+		m.children = nil
+	}
+	return m.next()
 }
 
 // key handles a key press.
@@ -386,24 +414,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	case "ctrl+s":
 		return m.steer()
 	case "ctrl+c":
-		switch {
-		case m.asking != nil && !m.busy:
-			return m.answerElicit(form.CancelWord)
-		case m.ta.Value() != "" && m.asking == nil:
-			// What was typed goes first (while a turn runs too); the
-			// next Ctrl-C cancels the turn.
-			m.ta.Reset()
-			m.ta.SetHeight(1)
-			return nil
-		case m.busy && !m.cancelled:
-			return m.cancelTurn()
-		case m.busy:
-			return tea.Quit // a second Ctrl-C while it stops
-		case !armed:
-			m.quitArmed = true
-			return nil
-		}
-		return tea.Quit
+		return m.interrupt(armed)
 	case "esc":
 		if m.asking != nil {
 			return m.answerElicit(form.CancelWord)
@@ -417,39 +428,12 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 			return tea.Quit
 		}
 	case "enter":
-		v := m.ta.Value()
-		if strings.HasSuffix(v, "\\") && m.ta.Line() == m.ta.LineCount()-1 {
-			m.ta.SetValue(strings.TrimSuffix(v, "\\") + "\n")
-			m.fitInput()
-			return nil
-		}
-		m.ta.Reset()
-		m.ta.SetHeight(1)
-		if m.asking != nil {
-			return m.answerElicit(v)
-		}
-		return m.submit(v)
+		return m.enter()
 	case "up":
-		if m.ta.Line() == 0 && m.hpos > 0 {
-			m.hpos--
-			m.ta.SetValue(m.history[m.hpos])
-			m.fitInput()
-			return nil
-		}
-		m.ta.CursorUp()
+		m.historyBack()
 		return nil
 	case "down":
-		if m.ta.Line() == m.ta.LineCount()-1 && m.hpos < len(m.history) {
-			m.hpos++
-			v := ""
-			if m.hpos < len(m.history) {
-				v = m.history[m.hpos]
-			}
-			m.ta.SetValue(v)
-			m.fitInput()
-			return nil
-		}
-		m.ta.CursorDown()
+		m.historyForward()
 		return nil
 	}
 	if k.Paste {
@@ -461,6 +445,76 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 	m.ta, cmd = m.ta.Update(k)
 	m.fitInput()
 	return cmd
+}
+
+// interrupt is Ctrl-C: it cancels a question, clears what was typed,
+// cancels the running turn, or (pressed twice, armed by the first)
+// leaves.
+func (m *tui) interrupt(armed bool) tea.Cmd {
+	switch {
+	case m.asking != nil && !m.busy:
+		return m.answerElicit(form.CancelWord)
+	case m.ta.Value() != "" && m.asking == nil:
+		// What was typed goes first (while a turn runs too); the
+		// next Ctrl-C cancels the turn.
+		m.ta.Reset()
+		m.ta.SetHeight(1)
+		return nil
+	case m.busy && !m.cancelled:
+		return m.cancelTurn()
+	case m.busy:
+		return tea.Quit // a second Ctrl-C while it stops
+	case !armed:
+		m.quitArmed = true
+		return nil
+	}
+	return tea.Quit
+}
+
+// enter sends what is typed (a prompt, a command, a question's answer);
+// a last line that ends in a backslash continues on a new line instead.
+func (m *tui) enter() tea.Cmd {
+	v := m.ta.Value()
+	if strings.HasSuffix(v, "\\") && m.ta.Line() == m.ta.LineCount()-1 {
+		m.ta.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+		m.fitInput()
+		return nil
+	}
+	m.ta.Reset()
+	m.ta.SetHeight(1)
+	if m.asking != nil {
+		return m.answerElicit(v)
+	}
+	return m.submit(v)
+}
+
+// historyBack is the up key: on the input's first line, the prompt
+// before in the history; elsewhere, the line above.
+func (m *tui) historyBack() {
+	if m.ta.Line() == 0 && m.hpos > 0 {
+		m.hpos--
+		m.ta.SetValue(m.history[m.hpos])
+		m.fitInput()
+		return
+	}
+	m.ta.CursorUp()
+}
+
+// historyForward is the down key: on the input's last line, the prompt
+// after in the history (past the newest, an empty input); elsewhere, the
+// line below.
+func (m *tui) historyForward() {
+	if m.ta.Line() == m.ta.LineCount()-1 && m.hpos < len(m.history) {
+		m.hpos++
+		v := ""
+		if m.hpos < len(m.history) {
+			v = m.history[m.hpos]
+		}
+		m.ta.SetValue(v)
+		m.fitInput()
+		return
+	}
+	m.ta.CursorDown()
 }
 
 // complete completes a /command, or an @ mention of an MCP server's
@@ -773,13 +827,38 @@ func (m *tui) Elicit(p *protocol.ElicitationParams) protocol.ElicitationResult {
 	}
 }
 
-// event shows one session event.
+// event shows one session event. The events are shown in groups (the
+// conversation, tool calls and the sub-agents they start, the session's
+// state, lines of their own), each by a helper of its own.
 func (m *tui) event(u update) tea.Cmd {
-	ch := m.ch
 	if u.TurnID != "" && m.busy && !m.begun {
 		m.begun = true
 		m.sendHeldSteers()
 	}
+	switch u.Event.(type) {
+	case protocol.UserMessageEvent, protocol.AgentMessageChunkEvent, protocol.AgentThoughtChunkEvent, protocol.TurnCompleteEvent:
+		m.conversationEvent(u)
+	case protocol.ToolCallEvent, protocol.ToolResultEvent, protocol.ToolProgressEvent, protocol.SubagentUpdateEvent:
+		m.toolEvent(u)
+	case protocol.QueueUpdateEvent, protocol.ContextUsageEvent, protocol.PlanEvent:
+		m.stateEvent(u)
+	case protocol.ApprovalResolvedEvent, protocol.ApprovalReviewedEvent, protocol.HistoryTrimmedEvent, protocol.HookEvent,
+		protocol.ProcessUpdateEvent, protocol.TurnResumedEvent, protocol.ScheduleUpdateEvent, protocol.GoalUpdateEvent,
+		protocol.UndecodableEvent:
+		m.noteEvent(u)
+	case protocol.ApprovalRequestEvent:
+		// Asked through Approve (the renderer's toUI), never here.
+	case protocol.RewindEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent, protocol.UnknownEvent:
+		// tuiLeavesOut (a newer daemon's event too).
+	}
+	return nil
+}
+
+// conversationEvent shows the conversation itself: a prompt (this
+// chat's, or another client's, whose turn it then is), a steer, the
+// reply and its thoughts as they stream, and a turn's end.
+func (m *tui) conversationEvent(u update) {
+	ch := m.ch
 	switch e := u.Event.(type) {
 	case protocol.UserMessageEvent:
 		m.flush()
@@ -796,8 +875,6 @@ func (m *tui) event(u update) tea.Cmd {
 		default:
 			m.out.print(ch.promptLine(e.Text))
 		}
-	case protocol.QueueUpdateEvent:
-		m.dq = e.Items
 	case protocol.AgentMessageChunkEvent:
 		m.waiting = false
 		m.flushThought()
@@ -806,6 +883,23 @@ func (m *tui) event(u update) tea.Cmd {
 	case protocol.AgentThoughtChunkEvent:
 		m.waiting = false
 		m.thought.WriteString(e.Text)
+	case protocol.TurnCompleteEvent:
+		m.flush()
+		if m.other != "" {
+			if note := stopNote(protocol.SessionPromptResult{StopReason: e.StopReason, Notice: e.Notice, Error: e.Error}); note != "" {
+				m.out.print(ch.dim(note))
+			}
+		}
+		m.other = ""
+	}
+}
+
+// toolEvent shows a tool call, its result and its progress (a task's in
+// its sub-agent's live line, another's in the status), and a sub-agent
+// started or ended.
+func (m *tui) toolEvent(u update) {
+	ch := m.ch
+	switch e := u.Event.(type) {
 	case protocol.ToolCallEvent:
 		m.waiting = false
 		m.flush()
@@ -817,6 +911,30 @@ func (m *tui) event(u update) tea.Cmd {
 		if !m.childProgress(e) {
 			m.progress = progressLine(e)
 		}
+	case protocol.SubagentUpdateEvent:
+		m.out.print(ch.dim(subagentNote(e)))
+		if e.Subagent.State == protocol.SubagentRunning {
+			m.childStarted(e.Subagent)
+		} else {
+			m.childEnded(e.Subagent.SessionID)
+		}
+	}
+}
+
+// stateEvent keeps the session's state the view shows: its queue, its
+// context's use and cost (the footer), and its plan.
+func (m *tui) stateEvent(u update) {
+	ch := m.ch
+	switch e := u.Event.(type) {
+	case protocol.QueueUpdateEvent:
+		m.dq = e.Items
+	case protocol.ContextUsageEvent:
+		ch.mu.Lock()
+		ch.tokens = [2]int64{e.InputTokens, e.MaxContextTokens}
+		if c := e.SessionCostUSD; c != nil {
+			ch.cost = fmt.Sprintf("$%.4f", *c)
+		}
+		ch.mu.Unlock()
 	case protocol.PlanEvent:
 		m.flush()
 		if e.Text != "" {
@@ -825,6 +943,16 @@ func (m *tui) event(u update) tea.Cmd {
 			break
 		}
 		m.out.print(ch.tuiStyle().planLines(e.Entries))
+	}
+}
+
+// noteEvent says, dimmed, what is a line of its own: an approval
+// answered elsewhere or reviewed, a summary, a hook that did not pass, a
+// background process, a turn resumed, a schedule's run, the goal, and an
+// event that could not be read.
+func (m *tui) noteEvent(u update) {
+	ch := m.ch
+	switch e := u.Event.(type) {
 	case protocol.ApprovalResolvedEvent:
 		// Answered here: the ask is closed already. Elsewhere (another
 		// client first, the timeout, a cancel): withdrawn, and said.
@@ -836,13 +964,9 @@ func (m *tui) event(u update) tea.Cmd {
 				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(e.ClientID, e.ClientName), e.Decision)))
 			}
 		}
-	case protocol.ContextUsageEvent:
-		ch.mu.Lock()
-		ch.tokens = [2]int64{e.InputTokens, e.MaxContextTokens}
-		if c := e.SessionCostUSD; c != nil {
-			ch.cost = fmt.Sprintf("$%.4f", *c)
-		}
-		ch.mu.Unlock()
+	case protocol.ApprovalReviewedEvent:
+		m.flush()
+		m.out.print(ch.dim(reviewNote(e)))
 	case protocol.HistoryTrimmedEvent:
 		m.out.print(ch.dim("(earlier turns were summarised out of the model's view to fit its context)"))
 	case protocol.HookEvent:
@@ -857,33 +981,10 @@ func (m *tui) event(u update) tea.Cmd {
 		m.out.print(ch.dim(scheduleNote(e)))
 	case protocol.GoalUpdateEvent:
 		m.out.print(ch.dim(goalNote(e)))
-	case protocol.ApprovalReviewedEvent:
-		m.flush()
-		m.out.print(ch.dim(reviewNote(e)))
-	case protocol.SubagentUpdateEvent:
-		m.out.print(ch.dim(subagentNote(e)))
-		if e.Subagent.State == protocol.SubagentRunning {
-			m.childStarted(e.Subagent)
-		} else {
-			m.childEnded(e.Subagent.SessionID)
-		}
-	case protocol.TurnCompleteEvent:
-		m.flush()
-		if m.other != "" {
-			if note := stopNote(protocol.SessionPromptResult{StopReason: e.StopReason, Notice: e.Notice, Error: e.Error}); note != "" {
-				m.out.print(ch.dim(note))
-			}
-		}
-		m.other = ""
 	case protocol.UndecodableEvent:
 		m.flush()
 		m.out.print(ch.dim(fmt.Sprintf("(event %d could not be read: %s)", u.Seq, mdterm.Safe(e.Err))))
-	case protocol.ApprovalRequestEvent:
-		// Asked through Approve (the renderer's toUI), never here.
-	case protocol.RewindEvent, protocol.InputUpdateEvent, protocol.TurnInterruptedEvent, protocol.UnknownEvent:
-		// tuiLeavesOut (a newer daemon's event too).
 	}
-	return nil
 }
 
 // tuiLeavesOut are the event types the full-screen chat does not show: a
@@ -1221,7 +1322,36 @@ func (m *tui) answerElicit(line string) tea.Cmd {
 	return nil
 }
 
+// View is, top to bottom: the thought and the reply streaming, an
+// approval asked, the running sub-agents, the status, the queues, the
+// question asked, the input, a hint and the footer.
 func (m *tui) View() string {
+	var b strings.Builder
+	b.WriteString(m.streamingView())
+	b.WriteString(m.approvalView())
+	b.WriteString(m.childLines())
+	b.WriteString(m.statusView())
+	b.WriteString(m.queueView())
+	switch a := m.asking; {
+	case a != nil && a.url:
+		b.WriteString(m.ch.dim("y and Enter once done there; Enter alone declines, Esc cancels") + "\n")
+	case a != nil && a.fill != nil && a.fill.Field() != nil:
+		b.WriteString(m.ch.dim(mdterm.Safe(a.fill.Field().Label()+" ("+a.fill.Field().Hint()+")")+"; /decline, Esc cancels") + "\n")
+	}
+	b.WriteString(m.ta.View() + "\n")
+	switch {
+	case m.quitArmed:
+		b.WriteString(m.ch.dim("press Ctrl-C again to leave (Ctrl-D too); the session stays: zeroclaw chat -c") + "\n")
+	case m.hint != "":
+		b.WriteString(m.ch.dim(m.hint) + "\n")
+	}
+	b.WriteString(m.footer())
+	return b.String()
+}
+
+// streamingView is what streams and is not printed yet: the end of the
+// thought so far, and the reply's last lines that fit above the input.
+func (m *tui) streamingView() string {
 	var b strings.Builder
 	avail := max(m.height-m.ta.Height()-4, 3)
 	if m.thought.Len() > 0 {
@@ -1244,35 +1374,56 @@ func (m *tui) View() string {
 		}
 		b.WriteString(strings.Join(lines, "\n") + "\n")
 	}
-	if a := m.asking; a != nil && a.approval != nil {
-		u := a.approval
-		who := ""
-		if u.Subagent != nil {
-			who = " (sub-agent: " + mdterm.Safe(cut(u.Subagent.Description, 40)) + ")"
-		}
-		b.WriteString(m.ch.sgr("\x1b[1;33m", "╭ allow "+u.ToolName+"?"+who) + " " + mdterm.Safe(cut(u.Summary, max(m.width-20, 20))) + "\n")
-		for _, l := range strings.Split(a.detail, "\n") {
-			b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
-		}
-		if u.Kind == protocol.KindPlan {
-			b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] proceed, asking  [a] proceed, accepting edits  [n] keep planning (then say what to change)\n")
-		} else {
-			b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
-		}
+	return b.String()
+}
+
+// approvalView is the approval asked ("" when none): the call, its
+// detail and the keys that answer it.
+func (m *tui) approvalView() string {
+	a := m.asking
+	if a == nil || a.approval == nil {
+		return ""
 	}
-	b.WriteString(m.childLines())
+	var b strings.Builder
+	u := a.approval
+	who := ""
+	if u.Subagent != nil {
+		who = " (sub-agent: " + mdterm.Safe(cut(u.Subagent.Description, 40)) + ")"
+	}
+	b.WriteString(m.ch.sgr("\x1b[1;33m", "╭ allow "+u.ToolName+"?"+who) + " " + mdterm.Safe(cut(u.Summary, max(m.width-20, 20))) + "\n")
+	for _, l := range strings.Split(a.detail, "\n") {
+		b.WriteString(m.ch.sgr("\x1b[33m", "│ ") + l + "\n")
+	}
+	if u.Kind == protocol.KindPlan {
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] proceed, asking  [a] proceed, accepting edits  [n] keep planning (then say what to change)\n")
+	} else {
+		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+	}
+	return b.String()
+}
+
+// statusView is the spinner's line ("" when nothing runs): connecting,
+// thinking, a tool's progress, working, or another client's turn.
+func (m *tui) statusView() string {
 	switch {
 	case !m.ready:
-		b.WriteString(m.spin.View() + " connecting to the daemon…\n")
+		return m.spin.View() + " connecting to the daemon…\n"
 	case m.busy && m.waiting:
-		b.WriteString(m.spin.View() + " thinking… " + m.ch.dim("(esc to cancel)") + "\n")
+		return m.spin.View() + " thinking… " + m.ch.dim("(esc to cancel)") + "\n"
 	case m.busy && m.asking == nil && m.progress != "":
-		b.WriteString(m.spin.View() + " " + m.ch.dim(cut(m.progress, max(m.width-30, 20))+" (esc to cancel · Ctrl-S steers)") + "\n")
+		return m.spin.View() + " " + m.ch.dim(cut(m.progress, max(m.width-30, 20))+" (esc to cancel · Ctrl-S steers)") + "\n"
 	case m.busy && m.asking == nil:
-		b.WriteString(m.spin.View() + m.ch.dim(" working (esc to cancel · Ctrl-S steers)") + "\n")
+		return m.spin.View() + m.ch.dim(" working (esc to cancel · Ctrl-S steers)") + "\n"
 	case m.other != "" && m.asking == nil:
-		b.WriteString(m.spin.View() + m.ch.dim(" "+cut(m.other, 40)+"'s turn is running (Ctrl-S steers it; Enter queues a prompt behind it)") + "\n")
+		return m.spin.View() + m.ch.dim(" "+cut(m.other, 40)+"'s turn is running (Ctrl-S steers it; Enter queues a prompt behind it)") + "\n"
 	}
+	return ""
+}
+
+// queueView lists what waits: the daemon's queue of the session (its
+// first three), then this chat's own prompts queued behind its turn.
+func (m *tui) queueView() string {
+	var b strings.Builder
 	if n := len(m.dq); n > 0 {
 		b.WriteString(m.ch.dim(fmt.Sprintf("the session's queue (%d; /queue lists, /queue rm N removes):", n)) + "\n")
 		for i, it := range m.dq[:min(n, 3)] {
@@ -1289,20 +1440,6 @@ func (m *tui) View() string {
 	for _, q := range m.queue {
 		b.WriteString(m.ch.dim("queued: "+cut(strings.ReplaceAll(q, "\n", " ⏎ "), max(m.width-10, 20))) + "\n")
 	}
-	switch a := m.asking; {
-	case a != nil && a.url:
-		b.WriteString(m.ch.dim("y and Enter once done there; Enter alone declines, Esc cancels") + "\n")
-	case a != nil && a.fill != nil && a.fill.Field() != nil:
-		b.WriteString(m.ch.dim(mdterm.Safe(a.fill.Field().Label()+" ("+a.fill.Field().Hint()+")")+"; /decline, Esc cancels") + "\n")
-	}
-	b.WriteString(m.ta.View() + "\n")
-	switch {
-	case m.quitArmed:
-		b.WriteString(m.ch.dim("press Ctrl-C again to leave (Ctrl-D too); the session stays: zeroclaw chat -c") + "\n")
-	case m.hint != "":
-		b.WriteString(m.ch.dim(m.hint) + "\n")
-	}
-	b.WriteString(m.footer())
 	return b.String()
 }
 

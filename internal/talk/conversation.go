@@ -239,29 +239,12 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 		if e.By == "timeout" {
 			r.note("%s\n", timedOut)
 		}
-	case protocol.HookEvent:
-		if e.Outcome != "ok" {
+	case protocol.HookEvent, protocol.ProcessUpdateEvent, protocol.SubagentUpdateEvent, protocol.TurnResumedEvent,
+		protocol.ScheduleUpdateEvent, protocol.GoalUpdateEvent, protocol.ApprovalReviewedEvent:
+		if note := eventNote(e); note != "" {
 			r.endLine()
-			r.note("%s\n", hookNote(e))
+			r.note("%s\n", note)
 		}
-	case protocol.ProcessUpdateEvent:
-		r.endLine()
-		r.note("%s\n", processNote(e))
-	case protocol.SubagentUpdateEvent:
-		r.endLine()
-		r.note("%s\n", subagentNote(e))
-	case protocol.TurnResumedEvent:
-		r.endLine()
-		r.note("%s\n", resumedNote(e))
-	case protocol.ScheduleUpdateEvent:
-		r.endLine()
-		r.note("%s\n", scheduleNote(e))
-	case protocol.GoalUpdateEvent:
-		r.endLine()
-		r.note("%s\n", goalNote(e))
-	case protocol.ApprovalReviewedEvent:
-		r.endLine()
-		r.note("%s\n", reviewNote(e))
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true
@@ -616,123 +599,149 @@ func (cv *conversation) open(ctx context.Context, p protocol.SessionNewParams) (
 // connection is redialled, reattached and replayed from the last seq.
 func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Signal) (protocol.SessionPromptResult, error) {
 	r := cv.r
-	sid := r.sessionID
-	// A call's answer, with the connection it came on: an old
-	// connection's end is not the current one's.
-	type answer struct {
-		c   *client.Client
-		res protocol.SessionPromptResult
-		err error
-	}
-	results := make(chan answer, 4)
 	// The prompt has an id: sent again after a reconnect, the daemon
 	// runs it only if it never took it, else answers with its result
 	// (or, while it runs, says so: then its result is awaited).
-	cmid := protocol.NewID("cm_", 8)
-	send := func(c *client.Client) {
-		go func() {
-			var res protocol.SessionPromptResult
-			p, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: sid, Prompt: &text, Attachments: cv.mentioned(text), ClientMessageID: cmid})
-			if err == nil && p.Duplicate && p.StopReason == "" {
-				p, err = c.Await(context.Background(), sid, cmid)
-			}
-			if p != nil {
-				res = *p
-			}
-			results <- answer{c, res, err}
-		}()
-	}
-	var res protocol.SessionPromptResult
-	r.mine, r.mineInput, r.done = "", cmid, map[string]*protocol.TurnCompleteEvent{}
-	send(cv.c)
+	t := &promptRun{cv: cv, sid: r.sessionID, text: text, cmid: protocol.NewID("cm_", 8), results: make(chan promptAnswer, 4)}
+	r.mine, r.mineInput, r.done = "", t.cmid, map[string]*protocol.TurnCompleteEvent{}
+	t.send(cv.c)
 	interrupted := false
-	gotResult, reconnected := false, false
-	// finished: the prompt's answer came and its turn's turn_complete
-	// was shown (the turn that another client's prompt started before
-	// this one ends first, and is not this one's end). An answer with
-	// no turn (the prompt was removed from the queue) has no events.
-	finished := func() bool {
-		return gotResult && (res.TurnID == "" || r.done[res.TurnID] != nil)
-	}
-	complete := false // the prompt's own turn was seen to complete
-	lost := func() error {
-		fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
-		// A daemon that died is started again on demand; while it
-		// starts (or another client starts it), a few tries.
-		again, err := cv.reconnect(ctx, sid)
-		for try := 1; err != nil && try < 20; try++ {
-			select {
-			case <-time.After(250 * time.Millisecond):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			again, err = cv.reconnect(ctx, sid)
-		}
-		if err != nil {
-			return err
-		}
-		nc := cv.c
-		reconnected = true
-		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if _, err := nc.Replay(rctx, sid, r.lastSeq, 0, func(e json.RawMessage, _ protocol.SessionUpdate) error {
-			r.handle(ctx, event{update: e})
-			complete = r.mine != "" && r.done[r.mine] != nil
-			return nil
-		}); err != nil {
-			return fmt.Errorf("replay: %w", err)
-		}
-		if !complete && again.Interrupted {
-			return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", sid)
-		}
-		if !complete {
-			send(nc) // under its id: never run twice
-		}
-		return nil
-	}
-	for !finished() {
+	for !t.finished() {
 		select {
 		case ev := <-cv.events:
-			r.handle(ctx, ev)
-			complete = r.mine != "" && r.done[r.mine] != nil
-		case a := <-results:
+			t.handle(ctx, ev)
+		case a := <-t.results:
 			if a.c != cv.c {
 				continue // a connection already replaced
 			}
 			if errors.Is(a.err, jsonrpc.ErrClosed) {
-				if err := lost(); err != nil {
-					return res, err
+				if err := t.lost(ctx); err != nil {
+					return t.res, err
 				}
 				continue
 			}
 			if a.err != nil {
-				return res, a.err
+				return t.res, a.err
 			}
-			res, gotResult = a.res, true
+			t.res, t.gotResult = a.res, true
 		case <-sigs:
 			if interrupted {
-				return res, console.Exitf(exitCancelled, "")
+				return t.res, console.Exitf(exitCancelled, "")
 			}
 			interrupted = true
 			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
-			go cv.c.Cancel(ctx, sid)
+			go cv.c.Cancel(ctx, t.sid)
 		case <-cv.c.Done():
-			if gotResult {
-				r.done[res.TurnID] = &protocol.TurnCompleteEvent{} // the answer came: what is missing is gone with the connection
+			if t.gotResult {
+				r.done[t.res.TurnID] = &protocol.TurnCompleteEvent{} // the answer came: what is missing is gone with the connection
 				continue
 			}
-			if err := lost(); err != nil {
-				return res, err
+			if err := t.lost(ctx); err != nil {
+				return t.res, err
 			}
 		}
-		if complete && !gotResult && reconnected {
+		if t.complete && !t.gotResult && t.reconnected {
 			// After a reconnect the turn_complete is the answer.
 			last := r.done[r.mine]
-			res = protocol.SessionPromptResult{SessionID: sid, TurnID: r.mine, StopReason: last.StopReason, Content: last.Content, Error: last.Error, Notice: last.Notice}
-			gotResult = true
+			t.res = protocol.SessionPromptResult{SessionID: t.sid, TurnID: r.mine, StopReason: last.StopReason, Content: last.Content, Error: last.Error, Notice: last.Notice}
+			t.gotResult = true
 		}
 	}
-	return res, nil
+	return t.res, nil
+}
+
+// promptRun is one prompt that turn runs: what it sends, and what is
+// known of its answer and its turn so far.
+type promptRun struct {
+	cv        *conversation
+	sid, text string
+	cmid      string // the prompt's id, the same each time it is sent
+	results   chan promptAnswer
+
+	res         protocol.SessionPromptResult
+	gotResult   bool // the prompt's answer came (res)
+	complete    bool // the prompt's own turn was seen to complete
+	reconnected bool
+}
+
+// promptAnswer is a prompt call's answer, with the connection it came
+// on: an old connection's end is not the current one's.
+type promptAnswer struct {
+	c   *client.Client
+	res protocol.SessionPromptResult
+	err error
+}
+
+// send sends the prompt on c, from a goroutine of its own: its answer
+// comes on results (a prompt the daemon took before is awaited).
+func (t *promptRun) send(c *client.Client) {
+	go func() {
+		var res protocol.SessionPromptResult
+		p, err := c.Prompt(context.Background(), protocol.SessionPromptParams{SessionID: t.sid, Prompt: &t.text, Attachments: t.cv.mentioned(t.text), ClientMessageID: t.cmid})
+		if err == nil && p.Duplicate && p.StopReason == "" {
+			p, err = c.Await(context.Background(), t.sid, t.cmid)
+		}
+		if p != nil {
+			res = *p
+		}
+		t.results <- promptAnswer{c, res, err}
+	}()
+}
+
+// finished says whether the prompt's answer came and its turn's
+// turn_complete was shown (the turn that another client's prompt started
+// before this one ends first, and is not this one's end). An answer with
+// no turn (the prompt was removed from the queue) has no events.
+func (t *promptRun) finished() bool {
+	r := t.cv.r
+	return t.gotResult && (t.res.TurnID == "" || r.done[t.res.TurnID] != nil)
+}
+
+// handle renders an event and notes whether it completed the prompt's
+// own turn.
+func (t *promptRun) handle(ctx context.Context, ev event) {
+	r := t.cv.r
+	r.handle(ctx, ev)
+	t.complete = r.mine != "" && r.done[r.mine] != nil
+}
+
+// lost takes a dropped connection: the daemon is dialled again (a few
+// tries), the session reattached, the events missed replayed, and the
+// prompt sent again unless its turn completed meanwhile.
+func (t *promptRun) lost(ctx context.Context) error {
+	cv, r := t.cv, t.cv.r
+	fmt.Fprintln(cv.env.Stderr, "\n(connection to the daemon lost; reconnecting)")
+	// A daemon that died is started again on demand; while it
+	// starts (or another client starts it), a few tries.
+	again, err := cv.reconnect(ctx, t.sid)
+	for try := 1; err != nil && try < 20; try++ {
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		again, err = cv.reconnect(ctx, t.sid)
+	}
+	if err != nil {
+		return err
+	}
+	nc := cv.c
+	t.reconnected = true
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := nc.Replay(rctx, t.sid, r.lastSeq, 0, func(e json.RawMessage, _ protocol.SessionUpdate) error {
+		t.handle(ctx, event{update: e})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if !t.complete && again.Interrupted {
+		return fmt.Errorf("the daemon stopped during the turn; it was interrupted (session %s)", t.sid)
+	}
+	if !t.complete {
+		t.send(nc) // under its id: never run twice
+	}
+	return nil
 }
 
 // exitFor maps a turn's stop reason to the command's exit.

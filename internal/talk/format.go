@@ -68,6 +68,31 @@ func (st eventStyle) planLines(entries []protocol.PlanEntry) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// eventNote is the line an event said as a note of its own shows (the
+// line renderer writes it as it is): "" for a hook that passed, which
+// is not said.
+func eventNote(ev protocol.EventBody) string {
+	switch e := ev.(type) {
+	case protocol.HookEvent:
+		if e.Outcome != "ok" {
+			return hookNote(e)
+		}
+	case protocol.ProcessUpdateEvent:
+		return processNote(e)
+	case protocol.SubagentUpdateEvent:
+		return subagentNote(e)
+	case protocol.TurnResumedEvent:
+		return resumedNote(e)
+	case protocol.ScheduleUpdateEvent:
+		return scheduleNote(e)
+	case protocol.GoalUpdateEvent:
+		return goalNote(e)
+	case protocol.ApprovalReviewedEvent:
+		return reviewNote(e)
+	}
+	return ""
+}
+
 // hookNote says what a hook that did not simply pass did.
 func hookNote(e protocol.HookEvent) string {
 	s := fmt.Sprintf("  hook %s (%s) %s", e.Event, mdterm.Safe(firstLines(e.Command, 1, 60)), e.Outcome)
