@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
 // Every operation that takes two of the package's locks at once, run
@@ -24,12 +25,25 @@ import (
 // reloading, the list and its followers, status, spend), under the race
 // detector: a lock taken out of the written order (session.go) deadlocks
 // here, and the deadline below says so with every goroutine's stack.
-func TestLockOrderUnderStress(t *testing.T) {
+func TestLockOrderUnderStress(t *testing.T) { stress(t, nil, nil, nil) }
+
+// StressOp is one more operation of the stress (a participant's, from a
+// test outside the package): what succeeded ("": nothing counted), and
+// its error.
+type StressOp func(ctx context.Context, r *rand.Rand, m *Manager, cl *Client, id, cwd string) (string, error)
+
+// stress runs the stress with join's participants joined to the
+// manager and ops among the operations; each of must has to succeed at
+// least once.
+func stress(t *testing.T, join func(*Manager, *store.Store), ops []StressOp, must []string) {
 	h := newHarness(t, func(cfg *config.Config) {
 		supervised(cfg)
 		cfg.Daemon.ApprovalTimeoutSecs = 1
 		cfg.Daemon.MaxSessions = 3 // so that opening one unloads another
 	})
+	if join != nil {
+		join(h.m, h.st)
+	}
 	ctx := context.Background()
 	cwd := t.TempDir()
 	os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a"), 0o644)
@@ -93,7 +107,7 @@ func TestLockOrderUnderStress(t *testing.T) {
 			}()
 			for range rounds {
 				id := ids[r.IntN(len(ids))]
-				switch r.IntN(12) {
+				switch n := r.IntN(12 + len(ops)); n {
 				case 0, 1:
 					_, err := h.m.New(ctx, cl, protocol.SessionNewParams{SessionID: id, Cwd: cwd, KeepSiblings: r.IntN(4) > 0})
 					count("new", err)
@@ -152,6 +166,11 @@ func TestLockOrderUnderStress(t *testing.T) {
 				case 11:
 					h.m.Configure(ctx, cl, protocol.SessionConfigureParams{SessionID: id})
 					h.m.Archive().History(ctx, protocol.SessionHistoryParams{SessionID: id, Limit: 5}, 1<<20)
+				default:
+					what, err := ops[n-12](ctx, r, h.m, cl, id, cwd)
+					if what != "" {
+						count(what, err)
+					}
 				}
 			}
 		}()
@@ -161,7 +180,7 @@ func TestLockOrderUnderStress(t *testing.T) {
 	select {
 	case <-done:
 		t.Logf("succeeded: %v", did)
-		for _, what := range []string{"new", "prompt", "steer", "approve", "close"} {
+		for _, what := range append([]string{"new", "prompt", "steer", "approve", "close"}, must...) {
 			if did[what] == 0 {
 				t.Errorf("no %s succeeded (%v): the stress does not reach it", what, did)
 			}

@@ -1,0 +1,100 @@
+package session_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/zeroclaw/zeroclaw/internal/goals"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/session"
+	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/subagents"
+)
+
+// The lock-order stress with every feature at once: besides the
+// package's own operations, goals set, paused, resumed and cleared (their
+// turns starting when nothing else waits), sub-agents in the foreground
+// and the background (their progress told to parents that close under
+// them), background processes started, read, written and killed, a
+// schedule's notes and the approval it waits for, and the mode switched,
+// all on the same few sessions, under the race detector.
+func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
+	var gs *goals.Goals
+	join := func(m *session.Manager, st *store.Store) {
+		gs = goals.New(m, st, nil, nil)
+		subagents.New(m, st, nil)
+	}
+	ops := []session.StressOp{
+		// A goal set, then paused, resumed or cleared (its turns start
+		// when nothing else waits).
+		func(_ context.Context, r *rand.Rand, _ *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			turns := 2
+			if _, err := gs.Set(cl, protocol.SessionGoalParams{SessionID: id, Objective: "stress the locks", Budget: &protocol.GoalBudget{Turns: &turns}}); err != nil {
+				return "goal", err
+			}
+			var err error
+			switch r.IntN(3) {
+			case 0:
+				_, err = gs.Pause(cl, id)
+			case 1:
+				_, err = gs.Resume(cl, id)
+			default:
+				_, err = gs.Clear(cl, id)
+			}
+			if err == nil {
+				return "goal changed", nil
+			}
+			return "goal", nil
+		},
+		// A sub-agent, in the foreground or the background.
+		func(_ context.Context, r *rand.Rand, m *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			line := `/tool task {"description":"look","prompt":"/tool list_dir {}\n/chunks 5"}`
+			if r.IntN(2) == 0 {
+				line = `/tool task {"description":"behind","prompt":"/chunks 10","background":true}`
+			}
+			p, err := m.Submit(cl, id, session.Input{Text: line})
+			if err == nil {
+				go func() { <-p.Done }()
+			}
+			return "task", err
+		},
+		// A background process, and the calls about it.
+		func(_ context.Context, r *rand.Rand, m *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			if r.IntN(2) == 0 {
+				p, err := m.Submit(cl, id, session.Input{Text: `/tool shell {"command":"read -r x; echo $x","background":true}`})
+				if err == nil {
+					go func() { <-p.Done }()
+				}
+				return "process start", err
+			}
+			list, err := m.ProcessList(cl, id)
+			if err != nil || len(list.Processes) == 0 {
+				return "", err
+			}
+			pid := list.Processes[0].ID
+			switch r.IntN(3) {
+			case 0:
+				_, err = m.ProcessOutput(cl, protocol.ProcessOutputParams{SessionID: id, ID: pid})
+			case 1:
+				_, err = m.ProcessWrite(cl, protocol.ProcessWriteParams{SessionID: id, ID: pid, Input: "x\n"})
+			default:
+				_, err = m.ProcessKill(cl, protocol.ProcessKillParams{SessionID: id, ID: pid})
+			}
+			return "process call", err
+		},
+		// What a schedule does to a session: a note, the approval it
+		// waits for.
+		func(_ context.Context, _ *rand.Rand, m *session.Manager, _ *session.Client, id, _ string) (string, error) {
+			m.Waiting(id)
+			return "schedule note", m.Note(id, protocol.ScheduleUpdateEvent{ScheduleID: "sch_stress", Run: protocol.ScheduleRun{SessionID: id}})
+		},
+		// The mode switched, a turn running or not.
+		func(ctx context.Context, r *rand.Rand, m *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			risk := []string{protocol.RiskSupervised, protocol.RiskPlan, protocol.RiskFull}[r.IntN(3)]
+			_, err := m.Configure(ctx, cl, protocol.SessionConfigureParams{SessionID: id, Risk: &risk})
+			return "mode", err
+		},
+	}
+	session.Stress(t, join, ops, []string{"goal changed", "task", "process start", "schedule note", "mode"})
+}
