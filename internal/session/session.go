@@ -44,15 +44,28 @@ import (
 // changed" signal; subMu the attached clients and the recent events;
 // turns.mu (turns.go) the turn slot, the queue, the running turn and its
 // approvals; a Client's mu its subscriptions; watchers.mu the list's
-// followers; pmu the providers. A participant's own locks (a goal's,
-// internal/goals) come before all of these: it is called with none of
-// them held and may emit; kmu (what participants keep) and the
-// others the comments below call "taken alone" are never held with
-// another. None is held while waiting on a client,
+// followers; pmu the providers. kmu, imu and nmu are taken alone,
+// never with another.
+//
+// Across sessions: no lock of one session is held while a lock of
+// another is taken. The tree's walks (a child's cost charged to its
+// ancestors, its approval shown in them, the budget of the whole tree)
+// take each ancestor's lock in turn, child to root, one at a time.
+//
+// The participants' locks (internal/goals: a goal's box.mu;
+// internal/subagents: a parent's family.mu, then a child's mu) come
+// before all of these: a participant is called with none of the
+// session's locks held, and may emit or queue a turn while it holds its
+// own; it never takes its own while holding a session's, nor one
+// session's participant lock while holding another's (the sub-agents
+// read a child's status under its parent's family lock, and that is the
+// one nesting). None is held while waiting on a client,
 // a provider or a tool; emitMu is held around the store's enqueue, which
 // waits only while the store's queue is full (the disk's pace), never
 // for a commit. TestLockOrderUnderStress runs every operation that takes
-// two of them at once, concurrently, under the race detector.
+// two of them at once, concurrently, under the race detector, and
+// TestLockOrderUnderStressWithEveryFeature the same with the real
+// participants joined (goals, sub-agents) and their operations too.
 type Session struct {
 	m        *Manager
 	id       string
@@ -88,29 +101,13 @@ type Session struct {
 	// approvals (turns.go).
 	t turns
 
-	mu    sync.Mutex
-	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
-	procs *background.Table // its background processes, once one started
-	// The tree (tree.go): the lineage of a session a task started and
-	// its live parent (nil once it is gone).
-	lineage     protocol.Lineage
-	description string
-	parent      atomic.Pointer[Session] // read on every event (Emitted): no lock
-	// forwards are the approvals of children shown here: requestId to
-	// the child that asks.
-	forwards map[string]*Session
-	// cutCalls are the tool calls the transcript's repair answered
-	// interrupted (a continued turn's clients are told); mu guards it.
-	cutCalls []provider.ToolCall
-	// asked are the calls a cut turn left waiting for an approval (by
-	// tool call id), set before its transcript is loaded: the repair
-	// leaves them open (held) for the continuation to ask again; mu
-	// guards both.
-	asked map[string]bool
-	held  []provider.ToolCall
+	// parent is the live parent of a session a task started (nil once
+	// it is gone; tree.go); read on every event (Emitted): no lock.
+	parent atomic.Pointer[Session]
 	// resumed is how many times the running turn was continued (its
 	// attempt - 1; 0 between turns).
 	resumed atomic.Int32
+
 	// kmu guards kept: what participants keep with the session (Keep),
 	// by their key; taken alone.
 	kmu  sync.Mutex
@@ -125,9 +122,33 @@ type Session struct {
 	// procsEnded: one of them ended since the last turn began.
 	procsEnded bool
 	notices    []notice // for the model's next call (Notices)
-	model      string   // the session's own model and risk ("": the agent's)
-	risk       string
-	reasoning  string // the session's own reasoning level ("": the agent's)
+
+	// mu guards the rest, and only the rest: the session's settings
+	// (model, risk, reasoning, sandbox), its tree (lineage, description,
+	// forwards), its transcript (history, unloaded, storedMessages,
+	// cutCalls, asked, held), what it spent, its standing answers
+	// (always, never), and what it opened on first use (mcp, procs,
+	// cp).
+	mu    sync.Mutex
+	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
+	procs *background.Table // its background processes, once one started
+	// The tree (tree.go): the lineage of a session a task started.
+	lineage     protocol.Lineage
+	description string
+	// forwards are the approvals of children shown here: requestId to
+	// the child that asks.
+	forwards map[string]*Session
+	// cutCalls are the tool calls the transcript's repair answered
+	// interrupted (a continued turn's clients are told).
+	cutCalls []provider.ToolCall
+	// asked are the calls a cut turn left waiting for an approval (by
+	// tool call id), set before its transcript is loaded: the repair
+	// leaves them open (held) for the continuation to ask again.
+	asked     map[string]bool
+	held      []provider.ToolCall
+	model     string // the session's own model and risk ("": the agent's)
+	risk      string
+	reasoning string // the session's own reasoning level ("": the agent's)
 	// sbMode and noNetwork tighten the config's sandbox for this session.
 	sbMode    string
 	noNetwork bool
