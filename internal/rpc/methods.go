@@ -326,9 +326,11 @@ func (t *ticket) leave() {
 }
 
 // call runs one call of m with its decoded params p: on the read loop
-// when m says so (a cheap call about a session only when this connection
-// attached it, so that the session is live and the call's errors need
-// not read the store to say whether it is stored, and when nothing waits
+// when m says so (a cheap call about a session only while this
+// connection is attached to it, so that the session is live and the
+// call's errors need not read the store to say whether it is stored: a
+// session another client closed has detached it, and the call goes off
+// the loop; and only when nothing waits
 // in its lane), else on its own goroutine, after the calls before it in
 // its lane (its session's, unless m names another).
 func (b *binding) call(ctx context.Context, m *method, p any, sid string) (any, error) {
@@ -340,7 +342,7 @@ func (b *binding) call(ctx context.Context, m *method, p any, sid string) (any, 
 	if m.lane != nil {
 		key = m.lane(p)
 	}
-	if m.cheap && (sid == "" || (b.attached(sid) && !b.lanes.busy(key))) {
+	if m.cheap && (sid == "" || (b.client.Attached(sid) && !b.lanes.busy(key))) {
 		// Its lane is held while it runs: should the preempter give the
 		// read loop away meanwhile, its session's next calls wait.
 		t := b.lanes.enter(key)

@@ -216,10 +216,6 @@ type binding struct {
 	clientID    string
 	caps        protocol.ClientCapabilities
 	uploads     map[string]*attach.Upload // file/upload in progress
-	// live: the sessions this connection attached (session/new) and has
-	// not closed or deleted since; a cheap call about one of them runs
-	// on the read loop.
-	live map[string]bool
 
 	lanes lanes // the calls about each session, in order
 }

@@ -25,36 +25,7 @@ func (b *binding) sessionNew(ctx context.Context, p *protocol.SessionNewParams) 
 			}
 		}
 	}
-	res, err := b.srv.sessions.New(ctx, b.client, *p)
-	if err == nil {
-		b.setLive(res.SessionID, true)
-	}
-	return res, err
-}
-
-// setLive records whether this connection is attached to session id.
-func (b *binding) setLive(id string, live bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !live {
-		delete(b.live, id)
-		return
-	}
-	if b.live == nil {
-		b.live = map[string]bool{}
-	}
-	b.live[id] = true
-}
-
-// attached reports whether this connection attached session id (and has
-// not closed or deleted it since). Another client may have closed it
-// meanwhile: a call about it then finds it not live, and its error reads
-// the store; should that take long, the preempter gives the read loop
-// to another goroutine.
-func (b *binding) attached(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.live[id]
+	return b.srv.sessions.New(ctx, b.client, *p)
 }
 
 // sessionPrompt serves session/prompt: it checks and queues the prompt
@@ -198,7 +169,6 @@ func (b *binding) sessionCancel(_ context.Context, p *protocol.SessionRef) (*pro
 
 // sessionClose serves session/close: it waits for a running turn to stop.
 func (b *binding) sessionClose(_ context.Context, p *protocol.SessionRef) (*protocol.SessionCloseResult, error) {
-	b.setLive(p.SessionID, false)
 	if err := b.srv.sessions.Close(b.client, p.SessionID); err != nil {
 		return nil, err
 	}
@@ -207,7 +177,6 @@ func (b *binding) sessionClose(_ context.Context, p *protocol.SessionRef) (*prot
 
 // sessionDelete serves session/delete.
 func (b *binding) sessionDelete(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionDeleteResult, error) {
-	b.setLive(p.SessionID, false)
 	if err := b.srv.sessions.Delete(ctx, p.SessionID); err != nil {
 		return nil, err
 	}

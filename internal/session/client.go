@@ -184,6 +184,20 @@ func (c *Client) onClose(f func()) {
 	f()
 }
 
+// Attached says whether the client is attached to live session id now
+// (closed, deleted or unloaded, a session is no longer): a call about it
+// finds it live.
+func (c *Client) Attached(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for s := range c.subs {
+		if s.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Client) attached(s *Session) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
