@@ -94,30 +94,16 @@ func Run(ctx context.Context, o Options) error {
 
 // Serve is Run on a listener the caller made; it closes ln when it returns.
 func Serve(ctx context.Context, ln net.Listener, o Options) error {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	grace := o.Grace
-	if grace <= 0 {
-		grace = time.Second
-	}
+	log, grace := o.logger(), o.gracePeriod()
 	// Every file from here on is private: the database and its journal,
 	// uploads, the records of running commands.
-	umask := ""
-	if prev := userUmask(); prev >= 0 {
-		umask = fmt.Sprintf("%04o", prev)
-	}
+	umask := replacedUmask()
 	// One daemon per data directory, whatever socket it listens on: two
 	// would both fire the schedules and resume the turns.
-	unlock, err := transport.LockDir(o.Dirs.DataDir)
+	unlock, err := lockDataDir(o.Dirs.DataDir)
 	if err != nil {
 		ln.Close()
-		var le *transport.LockedError
-		if errors.As(err, &le) {
-			return fmt.Errorf("another daemon (pid %d) uses the data directory %s; stop it first (zeroclaw daemon stop), or give this one another ZEROCLAW_DATA_DIR", le.PID, le.Path)
-		}
-		return fmt.Errorf("lock the data directory: %w", err)
+		return err
 	}
 	defer unlock()
 	stopCtx, stop := context.WithCancel(ctx)
@@ -139,20 +125,14 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	if n := reaper.Reap(); n > 0 {
 		log.Warn("killed commands a daemon that died had left running", "groups", n)
 	}
-	var gwURL atomic.Pointer[string]
-	gatewayURL := func() string {
-		if u := gwURL.Load(); u != nil {
-			return *u
-		}
-		return ""
-	}
+	var gwURL gatewayURL
 	perms, err := permission.OpenStore(filepath.Join(o.Dirs.DataDir, "permissions.json"))
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
-		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gatewayURL, Now: o.Now,
+		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gwURL.get, Now: o.Now,
 		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), ProcessDir: filepath.Join(o.Dirs.DataDir, "processes"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
 		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate})
 	if err != nil {
@@ -186,18 +166,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		log.Error("the schedules could not be read", "err", err)
 	}
 	defer func() { stop(); sched.Wait() }()
-	metrics.CountSessions(func() (live, running, stored int) {
-		for _, s := range sessions.Summaries() {
-			live++
-			if s.State == store.StateRunning {
-				running++
-			}
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		stored, _ = db.CountSessions(cctx)
-		return live, running, stored
-	})
+	metrics.CountSessions(sessionCounts(sessions, db))
 	tokenTTL, sessionTTL := o.Config.Gateway.Lifetimes()
 	keeper, err := pairing.New(ctx, db, pairing.Options{TokenTTL: tokenTTL, SessionTTL: sessionTTL})
 	if err != nil {
@@ -213,7 +182,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
 		Logger: log, Shutdown: stop, Sessions: sessions, Goals: goalsRun, Schedules: sched, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
-		Keeper: keeper, GatewayURL: gatewayURL,
+		Keeper: keeper, GatewayURL: gwURL.get,
 	})
 	life := newLifetime(grace)
 	if addr := o.Config.Gateway.MetricsListen; addr != "" {
@@ -239,8 +208,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 			ln.Close()
 			return err
 		}
-		u := gw.URL()
-		gwURL.Store(&u)
+		gwURL.set(gw.URL())
 		// The gateway stops before the connections: its WebSockets get a
 		// close frame after the prompts' answers went out.
 		defer gw.Close(context.Background())
@@ -253,9 +221,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	released := make(chan struct{})
 	go func() { defer close(released); releaseMemory(stopCtx) }()
 	defer func() { stop(); <-released }()
-	var conns sync.WaitGroup
 	connCtx, cancelConns := context.WithCancel(context.Background())
 	defer cancelConns()
+	acc := &acceptor{ln: ln, srv: srv, life: life, log: log, ctx: connCtx}
 
 	acceptErr := make(chan error, 1) // the accept loop's end, and why
 	// Said before the first connection is taken (the socket listens
@@ -265,76 +233,19 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	log.Info("daemon ready", "endpoint", o.Dirs.Endpoint, "pid", os.Getpid(), "ephemeral", o.Ephemeral,
 		"config", configSource(o.Config))
-	go func() {
-		backoff := time.Duration(0)
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					acceptErr <- err
-					close(acceptErr)
-					return
-				}
-				// Out of descriptors (EMFILE), a connection aborted before
-				// it was taken, ...: no client can stop the daemon. Wait a
-				// little, longer each time, and go on.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				log.Warn("accept failed; retrying", "err", err, "in", backoff)
-				select {
-				case <-time.After(backoff):
-				case <-stopCtx.Done():
-				}
-				continue
-			}
-			backoff = 0
-			peer, err := transport.Authorize(nc)
-			if err != nil {
-				log.Warn("connection refused", "peer", peer.Label, "err", err)
-				nc.Close()
-				continue
-			}
-			nc = metrics.Counted("socket", nc)
-			life.connect()
-			conns.Add(1)
-			go func() {
-				defer conns.Done()
-				defer life.disconnect()
-				defer metrics.Connected("socket")()
-				log.Info("client connected", "peer", peer.Label)
-				err := srv.ServeConn(connCtx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID})
-				log.Info("client disconnected", "peer", peer.Label, "err", err)
-			}()
-		}
-	}()
+	go acc.run(stopCtx, acceptErr)
 	if o.Ready != nil {
 		o.Ready(o.Dirs.Endpoint)
 	}
 
 	if o.Reload != nil {
-		go func() {
-			for {
-				select {
-				case <-stopCtx.Done():
-					return
-				case <-o.Reload:
-					reload() // logged either way
-				}
-			}
-		}()
+		go reloadOn(stopCtx, o.Reload, reload)
 	}
 	var expired <-chan struct{}
 	if o.Ephemeral {
 		expired = life.expired
 	}
-	var runErr error
-	select {
-	case <-stopCtx.Done():
-		log.Info("daemon stopping")
-	case <-expired:
-		log.Info("ephemeral daemon: last client gone, stopping", "grace", grace)
-	case err := <-acceptErr:
-		runErr = fmt.Errorf("accept: %w", err)
-	}
+	runErr := awaitStop(stopCtx, expired, acceptErr, log, grace)
 	// Graceful stop: no new connections, end the open ones, wait (bounded).
 	// The accept loop is gone before we wait, so no connection is added to
 	// the group after the wait starts.
@@ -349,17 +260,186 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	turnsDone()
 	stopGateway()
 	cancelConns()
-	waited := make(chan struct{})
-	go func() { conns.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(StopTimeout):
-		log.Warn("connections still open after the stop timeout; exiting anyway")
-	}
+	acc.wait(StopTimeout)
 	if runErr != nil && errors.Is(runErr, net.ErrClosed) {
 		runErr = nil
 	}
 	return runErr
+}
+
+// logger is o.Logger, or one that discards (nil).
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// gracePeriod is o.Grace, or one second (0).
+func (o Options) gracePeriod() time.Duration {
+	if o.Grace <= 0 {
+		return time.Second
+	}
+	return o.Grace
+}
+
+// replacedUmask makes every file the daemon writes from here on private,
+// and returns the umask it replaced, in octal, for the commands it
+// starts ("" where there is no umask).
+func replacedUmask() string {
+	if prev := userUmask(); prev >= 0 {
+		return fmt.Sprintf("%04o", prev)
+	}
+	return ""
+}
+
+// lockDataDir takes the data directory's lock; another daemon that holds
+// it is named, with what to do about it.
+func lockDataDir(dir string) (unlock func(), err error) {
+	unlock, err = transport.LockDir(dir)
+	if err != nil {
+		var le *transport.LockedError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("another daemon (pid %d) uses the data directory %s; stop it first (zeroclaw daemon stop), or give this one another ZEROCLAW_DATA_DIR", le.PID, le.Path)
+		}
+		return nil, fmt.Errorf("lock the data directory: %w", err)
+	}
+	return unlock, nil
+}
+
+// sessionCounts counts the sessions for the metrics: live (in memory),
+// running a turn, and stored.
+func sessionCounts(sessions *session.Manager, db *store.Store) func() (live, running, stored int) {
+	return func() (live, running, stored int) {
+		for _, s := range sessions.Summaries() {
+			live++
+			if s.State == store.StateRunning {
+				running++
+			}
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		stored, _ = db.CountSessions(cctx)
+		return live, running, stored
+	}
+}
+
+// reloadOn reloads at each value of asks, until ctx ends.
+func reloadOn(ctx context.Context, asks <-chan struct{}, reload func() (*protocol.ReloadResult, error)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-asks:
+			reload() // logged either way
+		}
+	}
+}
+
+// gatewayURL is the gateway's URL once it listens ("" before, and
+// without a gateway); the sessions and the server read it from any
+// goroutine.
+type gatewayURL struct{ p atomic.Pointer[string] }
+
+func (g *gatewayURL) set(u string) { g.p.Store(&u) }
+
+func (g *gatewayURL) get() string {
+	if u := g.p.Load(); u != nil {
+		return *u
+	}
+	return ""
+}
+
+// awaitStop waits for what stops the daemon: ctx's end or a client's
+// shutdown (stopCtx), the last client gone for the grace period
+// (expired, nil unless ephemeral), or the accept loop's end, whose error
+// it returns.
+func awaitStop(stopCtx context.Context, expired <-chan struct{}, acceptErr <-chan error, log *slog.Logger, grace time.Duration) error {
+	select {
+	case <-stopCtx.Done():
+		log.Info("daemon stopping")
+	case <-expired:
+		log.Info("ephemeral daemon: last client gone, stopping", "grace", grace)
+	case err := <-acceptErr:
+		return fmt.Errorf("accept: %w", err)
+	}
+	return nil
+}
+
+// acceptor takes the socket's connections and serves each on a
+// goroutine of its own, until the listener closes.
+type acceptor struct {
+	ln   net.Listener
+	srv  *rpc.Server
+	life *lifetime
+	log  *slog.Logger
+	// ctx is the connections': cancelled at the stop, once the running
+	// turns answered their prompts.
+	ctx   context.Context
+	conns sync.WaitGroup
+}
+
+// run accepts connections until the listener closes, then sends why on
+// done and closes it.
+func (a *acceptor) run(stopCtx context.Context, done chan<- error) {
+	backoff := time.Duration(0)
+	for {
+		nc, err := a.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				done <- err
+				close(done)
+				return
+			}
+			// Out of descriptors (EMFILE), a connection aborted before
+			// it was taken, ...: no client can stop the daemon. Wait a
+			// little, longer each time, and go on.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			a.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-stopCtx.Done():
+			}
+			continue
+		}
+		backoff = 0
+		a.serve(nc)
+	}
+}
+
+// serve serves a connection the socket lets in (another is refused) on a
+// goroutine of its own, counted by the daemon's lifetime and the
+// metrics while it is open.
+func (a *acceptor) serve(nc net.Conn) {
+	peer, err := transport.Authorize(nc)
+	if err != nil {
+		a.log.Warn("connection refused", "peer", peer.Label, "err", err)
+		nc.Close()
+		return
+	}
+	nc = metrics.Counted("socket", nc)
+	a.life.connect()
+	a.conns.Add(1)
+	go func() {
+		defer a.conns.Done()
+		defer a.life.disconnect()
+		defer metrics.Connected("socket")()
+		a.log.Info("client connected", "peer", peer.Label)
+		err := a.srv.ServeConn(a.ctx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID})
+		a.log.Info("client disconnected", "peer", peer.Label, "err", err)
+	}()
+}
+
+// wait waits for the connections to end, at most d (one still open then
+// is abandoned, and said).
+func (a *acceptor) wait(d time.Duration) {
+	waited := make(chan struct{})
+	go func() { a.conns.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(d):
+		a.log.Warn("connections still open after the stop timeout; exiting anyway")
+	}
 }
 
 // reloader returns the reload: read the config, refuse a bad one (the
