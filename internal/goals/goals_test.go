@@ -82,10 +82,8 @@ func TestGoalDoneWithoutActiveGoal(t *testing.T) {
 	// Both calls ran in the one reply: the first met it, the second
 	// was refused.
 	r := of(t, c, sid, func(e protocol.ToolResultEvent) bool { return e.Name == "goal_blocked" })
-	done := of(t, c, sid, func(e protocol.TurnCompleteEvent) bool { return true })
-	if done.Outcome != protocol.OutcomeCompleted {
-		t.Fatalf("the goal's turn: %+v", done)
-	}
+	// The turn ended, counted.
+	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalMet && g.Turns == 1 })
 	if !r.IsError || !strings.Contains(r.RawOutput, "no active goal") {
 		t.Fatalf("goal_blocked after goal_done: %+v", r)
 	}
@@ -218,9 +216,8 @@ func TestDefaultBudget(t *testing.T) {
 	if b := res.Goal.Budget; b.USD == nil || *b.USD != 2.5 || b.Tokens != nil || b.Turns != nil || b.Minutes != nil {
 		t.Fatalf("the default budget: %+v", b)
 	}
-	goalUntil(t, c, sid, protocol.GoalMet)
-	of(t, c, sid, func(protocol.TurnCompleteEvent) bool { return true })
-	// A budget given is kept as given.
+	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalMet && g.Turns == 1 }) // its turn ended
+	// With the config's default 0, a goal set with no budget has none.
 	usd = 0
 	res, err = d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"again\"}"})
 	if err != nil {
@@ -229,12 +226,8 @@ func TestDefaultBudget(t *testing.T) {
 	if b := res.Goal.Budget; b != (protocol.GoalBudget{}) {
 		t.Fatalf("no default budget: %+v", b)
 	}
-	// (The first goal is told met twice: as goal_done is called, and
-	// with its turn counted once its turn ended.)
-	for g := goalUntil(t, c, sid, protocol.GoalMet); g.Summary != "again"; g = goalUntil(t, c, sid, protocol.GoalMet) {
-		if g.Summary != "quick" {
-			t.Fatalf("the second goal: %+v", g)
-		}
+	if g := goalUntil(t, c, sid, protocol.GoalMet); g.Summary != "again" || g.Turns != 0 {
+		t.Fatalf("the second goal: %+v", g)
 	}
 }
 
@@ -267,7 +260,7 @@ func TestPauseOfAMetGoal(t *testing.T) {
 		t.Fatal(err)
 	}
 	goalUntil(t, c, sid, protocol.GoalMet)
-	of(t, c, sid, func(protocol.TurnCompleteEvent) bool { return true })
+	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalMet && g.Turns == 1 }) // its turn ended
 	if res, err := d.gs.Pause(cl, sid); err == nil && res.Goal.State != protocol.GoalMet {
 		if _, err := d.gs.Resume(cl, sid); err == nil {
 			t.Fatalf("a met goal paused (%s) and resumed runs again", res.Goal.State)
@@ -482,8 +475,7 @@ func TestResumedSessionHasItsGoal(t *testing.T) {
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: objective, Budget: &protocol.GoalBudget{Turns: ptr(5)}}); err != nil {
 		t.Fatal(err)
 	}
-	goalUntil(t, c, sid, protocol.GoalBlocked)
-	of(t, c, sid, func(protocol.TurnCompleteEvent) bool { return true })
+	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalBlocked && g.Turns == 1 }) // its turn ended
 	if err := d.m.Close(cl, sid); err != nil {
 		t.Fatal(err)
 	}

@@ -151,6 +151,12 @@ func goalUntil(t *testing.T, c *conn, sid, state string) protocol.Goal {
 	return u.Event.(protocol.GoalUpdateEvent).Goal
 }
 
+// goalWith waits for the session's goal_update whose goal ok accepts.
+func goalWith(t *testing.T, c *conn, sid string, ok func(protocol.Goal) bool) protocol.Goal {
+	t.Helper()
+	return of(t, c, sid, func(e protocol.GoalUpdateEvent) bool { return ok(e.Goal) }).Goal
+}
+
 // of waits for the session's next event of type E that ok accepts.
 func of[E protocol.EventBody](t *testing.T, c *conn, sid string, ok func(E) bool) E {
 	t.Helper()
