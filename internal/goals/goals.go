@@ -169,9 +169,14 @@ func (gs *Goals) Set(c *session.Client, p protocol.SessionGoalParams) (*protocol
 	return &protocol.SessionGoalResult{SessionID: s.ID(), Goal: view(s)}, nil
 }
 
-// Pause pauses a session's goal (session/goal/pause).
+// Pause pauses a session's goal (session/goal/pause); a met goal has
+// nothing left to pause (a paused one could be resumed, and a met goal
+// may not be).
 func (gs *Goals) Pause(c *session.Client, id string) (*protocol.SessionGoalResult, error) {
 	return gs.change(c, id, func(g *state) error {
+		if g.State == protocol.GoalMet || g.State == protocol.GoalCleared {
+			return &protocol.ParamsError{Field: "sessionId", Reason: "the goal is " + g.State + ": nothing to pause"}
+		}
 		g.State, g.Reason = protocol.GoalPaused, "paused by "+who(c)
 		return nil
 	})

@@ -251,7 +251,6 @@ func TestPromptSaysTheBudgetLeft(t *testing.T) {
 // A met goal stays met: pausing it must not make it a goal that resume
 // brings back (resume refuses a met goal: set a new one).
 func TestPauseOfAMetGoal(t *testing.T) {
-	t.Skip("bug: session/goal/pause pauses a goal in any state; a met goal paused is resumed (active, its turns run again), though resume refuses a met goal (docs/protocol.md: set a new one)")
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
@@ -261,10 +260,15 @@ func TestPauseOfAMetGoal(t *testing.T) {
 	}
 	goalUntil(t, c, sid, protocol.GoalMet)
 	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalMet && g.Turns == 1 }) // its turn ended
-	if res, err := d.gs.Pause(cl, sid); err == nil && res.Goal.State != protocol.GoalMet {
-		if _, err := d.gs.Resume(cl, sid); err == nil {
-			t.Fatalf("a met goal paused (%s) and resumed runs again", res.Goal.State)
-		}
+	// A met goal has nothing to pause: refused, so it cannot be paused
+	// and then resumed into running again.
+	_, err := d.gs.Pause(cl, sid)
+	var pe *protocol.ParamsError
+	if !errors.As(err, &pe) || pe.Field != "sessionId" || !strings.Contains(pe.Reason, "met") {
+		t.Fatalf("pause of a met goal: %v", err)
+	}
+	if _, err := d.gs.Resume(cl, sid); err == nil {
+		t.Fatal("a met goal resumed")
 	}
 }
 
