@@ -614,16 +614,19 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			if a.c != cv.c {
 				continue // a connection already replaced
 			}
-			if errors.Is(a.err, jsonrpc.ErrClosed) {
+			switch {
+			case errors.Is(a.err, jsonrpc.ErrClosed):
+				// Reconnected, the turn may have completed meanwhile (seen
+				// in the replay): then its turn_complete is the answer
+				// (below), as when the connection's end is seen first.
 				if err := t.lost(ctx); err != nil {
 					return t.res, err
 				}
-				continue
-			}
-			if a.err != nil {
+			case a.err != nil:
 				return t.res, a.err
+			default:
+				t.res, t.gotResult = a.res, true
 			}
-			t.res, t.gotResult = a.res, true
 		case <-sigs:
 			if interrupted {
 				return t.res, console.Exitf(exitCancelled, "")
