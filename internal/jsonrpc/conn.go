@@ -71,9 +71,6 @@ type Conn struct {
 	stall    time.Duration
 	eofGrace time.Duration
 	peerMax  atomic.Int64 // the largest frame the peer accepts; 0: no limit known
-	// answerSize is the size of the last answer (up to 64 KiB): the next
-	// one's buffer starts that large.
-	answerSize atomic.Int64
 
 	out     outbox
 	writers sync.WaitGroup
@@ -153,11 +150,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	if errors.Is(err, errHandedOver) {
 		err = <-c.readEnd // from the reader that read last
 	}
-	c.watch.mu.Lock()
-	if c.watch.t != nil {
-		c.watch.t.Stop()
-	}
-	c.watch.mu.Unlock()
+	c.endWatch()
 	var tooLarge *FrameTooLargeError
 	if errors.As(err, &tooLarge) {
 		c.log.Warn("frame too large; closing connection", "limit", tooLarge.Limit)
@@ -298,7 +291,8 @@ func (c *Conn) serve(req *Request, epoch uint64) bool {
 		// peer's $/cancelRequest for its id; it carries the call's place
 		// (Waits).
 		cctx, cancel := context.WithCancelCause(c.ctx)
-		ctx := &callCtx{Context: cctx, s: s}
+		ls := &slot{f: s.f} // its own, on the heap: the read loop's stays on the stack
+		ctx := &callCtx{Context: cctx, s: ls}
 		var key string
 		if !req.IsNotification() {
 			key = req.ID.key()
@@ -320,7 +314,7 @@ func (c *Conn) serve(req *Request, epoch uint64) bool {
 			}
 			cancel(nil)
 			c.reply(req, res, err)
-			s.release()
+			ls.release()
 		}()
 		return reader
 	}
@@ -388,27 +382,26 @@ func (c *Conn) reply(req *Request, result any, err error) {
 		return
 	}
 	// The result is encoded in place, into the frame the outbox keeps:
-	// one copy of its bytes, in a buffer sized by the answer before.
-	buf := make([]byte, 0, max(int(c.answerSize.Load()), 256))
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	// one copy of its bytes, in a buffer of answerBufs'.
+	pb := answerBufs.Get().(*[]byte)
+	buf := append((*pb)[:0], `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, req.ID.Raw()...)
 	buf = append(buf, `,"result":`...)
 	buf, merr := appendJSON(buf, result)
 	if merr != nil {
+		giveBack(pb, buf)
 		_ = c.sendErrorThen(req.ID, &Error{Code: CodeInternalError, Message: "internal error: " + merr.Error()}, after)
 		return
 	}
 	buf = append(buf, '}')
 	if max := c.PeerMaxFrame(); max > 0 && len(buf) > max {
 		c.log.Warn("result over the peer's frame limit; answering an error instead", "method", req.Method, "bytes", len(buf), "limit", max)
+		giveBack(pb, buf)
 		_ = c.sendErrorThen(req.ID, NewError(CodeInternalError, map[string]any{"kind": "frame_too_large", "bytes": len(buf), "limit": max},
 			"the result of %s is %d bytes, over this client's frame limit of %d", req.Method, len(buf), max), after)
 		return
 	}
-	if n := len(buf) + 1; n <= 64<<10 {
-		c.answerSize.Store(int64(n))
-	}
-	_ = c.enqueueLine(append(buf, '\n'), after)
+	_ = c.enqueueLine(append(buf, '\n'), pb, after)
 }
 
 func (c *Conn) sendError(id ID, e *Error) error { return c.sendErrorThen(id, e, nil) }

@@ -82,11 +82,10 @@ type verdict struct {
 
 // kindOf returns the first significant byte of a JSON value.
 func kindOf(raw json.RawMessage) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
+	if i := skipSpace(raw, 0); i < len(raw) {
+		return raw[i]
 	}
-	return raw[0]
+	return 0
 }
 
 func validID(raw json.RawMessage) bool {
@@ -260,6 +259,10 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 // does is told what this endpoint speaks instead of "parse error".
 func lspHeader(line []byte) bool {
 	const h = "content-length:"
-	line = bytes.TrimLeft(line, " \t\r")
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+		i++
+	}
+	line = line[i:]
 	return len(line) >= len(h) && bytes.EqualFold(line[:len(h)], []byte(h))
 }

@@ -37,9 +37,10 @@ const (
 )
 
 type outItem struct {
-	frame []byte // with its "\n"
-	src   Source
-	after func() // runs once the frame is written or dropped
+	frame  []byte  // with its "\n"
+	pooled *[]byte // frame's buffer, answerBufs' (nil: not theirs)
+	src    Source
+	after  func() // runs once the frame is written or dropped
 }
 
 type outbox struct {
@@ -48,8 +49,8 @@ type outbox struct {
 	items   []outItem
 	head    int
 	bytes   int
-	writing bool // a writer goroutine is running
-	idle    chan struct{}
+	writing bool          // a writer goroutine is running
+	idle    chan struct{} // closed when writing stops; made only when asked for (flushed)
 	ended   bool
 }
 
@@ -59,12 +60,29 @@ func (c *Conn) initOutbox() { c.out.space = sync.NewCond(&c.out.mu) }
 // is over its bound; ErrClosed once the connection has ended.
 func (c *Conn) enqueue(frame []byte, after func()) error {
 	buf := make([]byte, 0, len(frame)+1)
-	return c.enqueueLine(append(append(buf, frame...), '\n'), after)
+	return c.enqueueLine(append(append(buf, frame...), '\n'), nil, after)
+}
+
+// answerBufs hold answers' frames between calls (an answer is encoded in
+// place, into the frame the outbox keeps): a call's answer allocates no
+// buffer of its own.
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
+
+// giveBack returns frame's buffer to answerBufs once nothing reads it
+// (pb nil: it is not theirs; a large one is left to the collector).
+func giveBack(pb *[]byte, frame []byte) {
+	if pb == nil || cap(frame) > writeChunk {
+		return
+	}
+	*pb = frame[:0]
+	answerBufs.Put(pb)
 }
 
 // enqueueLine is enqueue of a frame that ends with its "\n" already, and
-// that the outbox may keep as it is (an answer encoded in place).
-func (c *Conn) enqueueLine(buf []byte, after func()) error {
+// that the outbox may keep as it is (an answer encoded in place); pb,
+// when not nil, is the answerBufs buffer that holds it, given back once
+// the frame has been written (or dropped).
+func (c *Conn) enqueueLine(buf []byte, pb *[]byte, after func()) error {
 	o := &c.out
 	o.mu.Lock()
 	for !o.ended && o.bytes > 0 && o.bytes+len(buf) > c.maxQueue {
@@ -72,6 +90,7 @@ func (c *Conn) enqueueLine(buf []byte, after func()) error {
 	}
 	if o.ended {
 		o.mu.Unlock()
+		giveBack(pb, buf)
 		if after != nil {
 			after()
 		}
@@ -82,10 +101,10 @@ func (c *Conn) enqueueLine(buf []byte, after func()) error {
 		// writer's role, instead of handing it to a new goroutine (a
 		// round trip's answer on an idle connection, the common case).
 		o.writing = true
-		o.idle = make(chan struct{})
 		c.writers.Add(1)
 		o.mu.Unlock()
 		err := c.writeAll(buf)
+		giveBack(pb, buf)
 		if after != nil {
 			after()
 		}
@@ -98,9 +117,7 @@ func (c *Conn) enqueueLine(buf []byte, after func()) error {
 			go c.writeLoop() // frames queued meanwhile: a writer takes over
 			return nil
 		}
-		o.items, o.head = nil, 0
-		o.writing = false
-		close(o.idle)
+		o.stopWritingLocked()
 		o.mu.Unlock()
 		c.writers.Done()
 		if err != nil {
@@ -109,7 +126,7 @@ func (c *Conn) enqueueLine(buf []byte, after func()) error {
 		return nil
 	}
 	o.bytes += len(buf)
-	c.pushLocked(outItem{frame: buf, after: after})
+	c.pushLocked(outItem{frame: buf, pooled: pb, after: after})
 	o.mu.Unlock()
 	return nil
 }
@@ -132,9 +149,19 @@ func (c *Conn) pushLocked(it outItem) {
 	o.items = append(o.items, it)
 	if !o.writing {
 		o.writing = true
-		o.idle = make(chan struct{})
 		c.writers.Add(1)
 		go c.writeLoop()
+	}
+}
+
+// stopWritingLocked ends the writer's role (o.mu held): the queue is
+// dropped and whoever waits for it to be flushed is told.
+func (o *outbox) stopWritingLocked() {
+	o.items, o.head = nil, 0 // an idle connection keeps no queue
+	o.writing = false
+	if o.idle != nil {
+		close(o.idle)
+		o.idle = nil
 	}
 }
 
@@ -145,9 +172,7 @@ func (c *Conn) pop() (outItem, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.head == len(o.items) || o.ended {
-		o.items, o.head = nil, 0 // an idle connection keeps no queue
-		o.writing = false
-		close(o.idle)
+		o.stopWritingLocked()
 		return outItem{}, false
 	}
 	it := o.items[o.head]
@@ -167,12 +192,15 @@ func (c *Conn) flushed() <-chan struct{} {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.writing {
-		ch := make(chan struct{})
-		close(ch)
-		return ch
+		return closedChan
+	}
+	if o.idle == nil {
+		o.idle = make(chan struct{})
 	}
 	return o.idle
 }
+
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // endOutbox wakes every waiting producer and runs the callbacks of what
 // will never be written.
@@ -237,6 +265,7 @@ func (c *Conn) writeLoop() {
 		}
 		if it.src == nil {
 			buf = append(buf, it.frame...)
+			giveBack(it.pooled, it.frame)
 			if it.after != nil {
 				afters = append(afters, it.after)
 			}
@@ -321,6 +350,8 @@ func appendJSON(buf []byte, v any) ([]byte, error) {
 		return append(buf, "null"...), nil
 	case json.RawMessage:
 		return append(buf, r...), nil
+	case Appender:
+		return r.AppendJSON(buf)
 	}
 	b := bytes.NewBuffer(buf)
 	enc := json.NewEncoder(b)
@@ -330,6 +361,13 @@ func appendJSON(buf []byte, v any) ([]byte, error) {
 	}
 	out := b.Bytes()
 	return out[:len(out)-1], nil // Encode ends it with "\n"
+}
+
+// Appender is a result that appends its own JSON encoding to b, byte
+// for byte what encoding/json writes for it without HTML escaping: a hot
+// answer's (status's), written without reflection.
+type Appender interface {
+	AppendJSON(b []byte) ([]byte, error)
 }
 
 // Marshal is the connection's JSON encoding, for callers that build

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // The envelope scanner reads the top-level members of a frame that
 // json.Valid has already accepted, without building a map: it records the
@@ -56,13 +59,20 @@ func scanEnvelope(line []byte) (envelope, bool) {
 }
 
 func (e *envelope) set(key, val []byte) {
-	name, ok := jsonString(key)
-	if !ok {
+	if len(key) < 2 || key[0] != '"' || key[len(key)-1] != '"' {
 		return
+	}
+	name := key[1 : len(key)-1] // compared in place: no string made per member
+	if bytes.IndexByte(name, '\\') >= 0 {
+		s, ok := jsonString(key)
+		if !ok {
+			return
+		}
+		name = []byte(s)
 	}
 	var f field
 	var dst *json.RawMessage
-	switch name {
+	switch string(name) {
 	case "jsonrpc":
 		f, dst = fVersion, &e.version
 	case "method":
