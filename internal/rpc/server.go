@@ -319,15 +319,11 @@ func (b *binding) status() protocol.StatusResult {
 	if live := s.live.Load(); live != nil {
 		cfg = live
 	}
-	provider := ""
-	if a, ok := cfg.Agents["default"]; ok {
-		provider = cfg.Providers[a.Provider].Kind
-	}
+	agents := s.agentsOf(cfg)
 	sessions := s.sessions.Summaries()
-	info, _ := s.sessions.AgentInfo("default")
 	servers := s.sessions.MCPStatus() // mcptools.Status is the wire's
 	return protocol.StatusResult{
-		Agents:          s.agentsOf(cfg),
+		Agents:          agents.agents,
 		MCPServers:      servers,
 		ConfigWarnings:  cfg.Warnings,
 		ServerVersion:   s.version,
@@ -341,38 +337,45 @@ func (b *binding) status() protocol.StatusResult {
 		Clients:         s.Clients(),
 		ActiveSessions:  len(sessions),
 		Sessions:        sessions,
-		Provider:        provider,
-		Model:           info.Model,
-		ProviderURL:     info.URL,
+		Provider:        agents.provider,
+		Model:           agents.model,
+		ProviderURL:     agents.url,
 		Gateway:         s.gatewayURLOrEmpty(),
 		Today:           s.sessions.Today(),
 		Sandbox:         s.sessions.SandboxStatus(),
 	}
 }
 
-// agentList is status's list of agents, made once per config.
+// agentList is what status says of the agents, made from one config:
+// the list, and the default agent's provider kind, model and URL.
 type agentList struct {
-	cfg    *config.Config
-	agents []protocol.AgentStatus
+	cfg                  *config.Config
+	agents               []protocol.AgentStatus
+	provider, model, url string
 }
 
 // agentsOf describes cfg's agents; what they run on changes only with
-// the config, so the list is made once per config, not per status.
-func (s *Server) agentsOf(cfg *config.Config) []protocol.AgentStatus {
+// the config, so it is made once per config, not per status.
+func (s *Server) agentsOf(cfg *config.Config) *agentList {
 	if l := s.agents.Load(); l != nil && l.cfg == cfg {
-		return l.agents
+		return l
 	}
-	agents := []protocol.AgentStatus{}
+	l := &agentList{cfg: cfg, agents: []protocol.AgentStatus{}}
 	for _, alias := range cfg.AgentAliases() {
 		a := cfg.Agents[alias]
 		as := protocol.AgentStatus{Alias: alias, Provider: a.Provider, ProviderKind: cfg.Providers[a.Provider].Kind, Risk: a.Risk}
 		if ai, err := s.sessions.AgentInfo(alias); err == nil {
 			as.Model = ai.Model
 		}
-		agents = append(agents, as)
+		l.agents = append(l.agents, as)
 	}
-	s.agents.Store(&agentList{cfg: cfg, agents: agents})
-	return agents
+	if a, ok := cfg.Agents["default"]; ok {
+		l.provider = cfg.Providers[a.Provider].Kind
+	}
+	info, _ := s.sessions.AgentInfo("default")
+	l.model, l.url = info.Model, info.URL
+	s.agents.Store(l)
+	return l
 }
 
 func (s *Server) gatewayURLOrEmpty() string {
