@@ -242,17 +242,11 @@ func TestInterruptedInputsEndWhenNotContinued(t *testing.T) {
 	}
 }
 
-// The resume that ends a dead daemon's inputs (interruptInputs) only
-// queues their end's writes: a client that awaits one right after
-// session/new resumed the session can find the store's row still
-// "started" and be told it "has no result to wait for", though its
-// result is a moment from committed. (Await should find such an input
-// in memory until its end is stored, as it does a live one's, or the
-// resume wait for the writes.)
+// The resume that ends a dead daemon's inputs (interruptInputs) waits
+// for their ends to be stored: a client that awaits one right after
+// session/new resumed the session gets its result (interrupted), never
+// "it has no result to wait for" from a row not yet written.
 func TestAwaitRightAfterTheResumeThatEndsTheInputs(t *testing.T) {
-	if !runKnownBugs {
-		t.Skip("known bug: session/await right after the resume that ends a dead daemon's inputs can race their writes (see the comment)")
-	}
 	for range 20 {
 		h := newHarness(t, func(c *config.Config) { c.Daemon.ContinueInterrupted = false })
 		deadDaemon(t, h.st, 1)
@@ -263,7 +257,3 @@ func TestAwaitRightAfterTheResumeThatEndsTheInputs(t *testing.T) {
 		}
 	}
 }
-
-// runKnownBugs runs the tests of bugs not fixed yet (set to see them
-// fail).
-var runKnownBugs = false

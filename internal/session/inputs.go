@@ -300,6 +300,11 @@ func (s *Session) interruptInputs(ctx context.Context) {
 			Reason: reason}, &rec.TurnID, &store.Input{ID: rec.ID, ClientMessageID: rec.ClientMessageID, Kind: rec.Kind, State: state,
 			TurnID: rec.TurnID, Attempts: rec.Attempts, Result: rec.Result, CreatedMs: rec.CreatedMs})
 	}
+	if len(open) > 0 {
+		// Their ends are stored before the session is: a session/await
+		// right after this resume reads them.
+		s.m.store.Sync()
+	}
 }
 
 // queuedByClientID finds the queued prompt sent with clientMessageId
