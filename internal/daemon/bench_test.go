@@ -150,7 +150,7 @@ func throughput(b *testing.B, path string, init bool) {
 	var wg sync.WaitGroup
 	frame := []byte(statusFrame)
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for _, p := range peers {
 		wg.Add(1)
 		go func() {
@@ -169,6 +169,16 @@ func throughput(b *testing.B, path string, init bool) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "lines/s")
+	reportCPU(b, cpu0)
+}
+
+// reportCPU reports the process's CPU (client and server, both in it)
+// per call since cpu0: less moved than the wall clock by other work on
+// a shared machine.
+func reportCPU(b *testing.B, cpu0 int64) {
+	if cpu0 != 0 {
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/call")
+	}
 }
 
 // BenchmarkConnectInitialize: dial a warm daemon and complete the
@@ -208,6 +218,7 @@ func roundTrips(b *testing.B, path string, init bool) {
 	}
 	frame := []byte(statusFrame)
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		if _, err := c.Write(frame); err != nil {
 			b.Fatal(err)
@@ -216,4 +227,5 @@ func roundTrips(b *testing.B, path string, init bool) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0)
 }
