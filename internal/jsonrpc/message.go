@@ -99,6 +99,9 @@ func validID(raw json.RawMessage) bool {
 }
 
 func isJSONString(raw json.RawMessage, want string) bool {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == want // compared in place
+	}
 	s, ok := jsonString(raw)
 	return ok && s == want
 }
@@ -125,7 +128,7 @@ func classify(line []byte) (message, *verdict) {
 	if lspHeader(line) {
 		return message{}, &verdict{reply: &Error{Code: CodeParseError, Message: "parse error: this endpoint speaks NDJSON (one JSON object per line), not LSP framing (Content-Length headers)"}}
 	}
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
 		msg := "parse error"
