@@ -166,14 +166,10 @@ func (j *job) record(state, turnID string, attempts int, res *protocol.SessionPr
 	return rec
 }
 
-// queued says j waits in the queue.
-func (s *Session) inputQueued(j *job) {
-	s.inputUpdate(j.in, protocol.InputQueued, "", "", ptr(j.record(protocol.InputQueued, "", 0, nil)))
-}
-
 // neverRan answers a prompt that never ran (state cancelled or discarded):
 // its row and event, then its caller.
 func (s *Session) neverRan(j *job, state, reason string) {
+	j.waitListed()
 	res := cancelled(s.id)
 	res.InputID = j.input().id
 	seq := s.inputUpdate(j.in, state, "", reason, ptr(j.record(state, "", 0, &res)))

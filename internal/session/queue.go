@@ -21,17 +21,32 @@ import (
 // idle); it fails when the queue is full or the session is closing.
 func (s *Session) enqueue(j *job) error {
 	j.input()
+	// Its queued row is read now, before another goroutine can take
+	// it from the queue (and change it as its turn prepares); what
+	// takes it waits until it is said queued (listed), so no client sees
+	// it started, cancelled or steered before it was queued.
+	rec := j.record(protocol.InputQueued, "", 0, nil)
+	j.listed = make(chan struct{})
 	start, err := s.t.enqueue(j, s.m.conf().cfg.Daemon.PromptQueue)
 	if err != nil {
 		return err
 	}
 	if start {
+		close(j.listed)
 		go s.run(j)
 		return nil
 	}
-	s.inputQueued(j)
+	s.inputUpdate(j.in, protocol.InputQueued, "", "", &rec)
+	close(j.listed)
 	s.queueChanged()
 	return nil
+}
+
+// waitListed waits until j was said queued (enqueue), if it was to be.
+func (j *job) waitListed() {
+	if j.listed != nil {
+		<-j.listed
+	}
 }
 
 func firstLine(s string) string {
@@ -102,6 +117,7 @@ func (s *Session) borrow(ctx context.Context, wait bool, busy error) (release fu
 // turn's turn_complete is committed and queued on its connection, ahead
 // of the answer: the same road, so the order holds.
 func (s *Session) turn(j *job) protocol.SessionPromptResult {
+	j.waitListed()
 	ctx, cancel := context.WithCancelCause(s.m.ctx)
 	defer cancel(nil)
 	res := protocol.SessionPromptResult{SessionID: s.id, Usage: &protocol.Usage{}}
@@ -280,6 +296,7 @@ func (m *Manager) QueueSteer(ctx context.Context, c *Client, id, qid, cmid strin
 	if turn == "" {
 		return &protocol.SessionSteerResult{Outcome: protocol.SteerPromptRequired}, nil
 	}
+	j.waitListed()
 	in := j.input()
 	s.imu.Lock()
 	in.turnID, in.outcome = turn, protocol.SteerInjected

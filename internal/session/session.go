@@ -201,6 +201,9 @@ type job struct {
 	// noAsk: its turn asks no approval; what would ask is refused (a
 	// scheduled run with approve: rules).
 	noAsk bool
+	// listed is closed once the job was said queued (or ran at once):
+	// what takes it from the queue waits for it (enqueue).
+	listed chan struct{}
 }
 
 type approval struct {
