@@ -20,9 +20,13 @@ import (
 
 // ledger is the day's spend across the daemon's sessions.
 type ledger struct {
-	mu    sync.Mutex
-	day   string // YYYY-MM-DD, local time; "" before the first use
-	spent store.Usage
+	mu  sync.Mutex
+	day string // YYYY-MM-DD, local time; "" before the first use
+	// from and until bound the day (local midnights): a time between
+	// them is still day, told without formatting it (status asks on
+	// every call).
+	from, until time.Time
+	spent       store.Usage
 }
 
 // today returns the day and its spend so far, reading it from the store
@@ -34,7 +38,14 @@ func (m *Manager) today() (string, store.Usage) {
 }
 
 func (m *Manager) todayLocked() (string, store.Usage) {
-	day := m.now().Format(time.DateOnly)
+	now := m.now()
+	if m.spend.day != "" && !now.Before(m.spend.from) && now.Before(m.spend.until) {
+		return m.spend.day, m.spend.spent
+	}
+	day := now.Format(time.DateOnly)
+	y, mo, d := now.Date()
+	m.spend.from = time.Date(y, mo, d, 0, 0, 0, 0, now.Location())
+	m.spend.until = m.spend.from.AddDate(0, 0, 1)
 	if day != m.spend.day {
 		u, err := m.store.Spent(context.Background(), day)
 		if err != nil {
