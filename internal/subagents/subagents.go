@@ -81,13 +81,19 @@ type child struct {
 	answer string
 	done   chan struct{}
 	turn   *session.Pending // the turn running (or about to)
+	// cancelled: a cancel came while the turn was being submitted (no
+	// turn to withdraw yet): it is withdrawn once it is.
+	cancelled bool
 }
 
 // cancel cancels the child's turn: the one running, or the one about to
-// start (it then ends at once, cancelled).
+// start (it then ends at once, cancelled), or the one being submitted.
 func (c *child) cancel() {
 	c.mu.Lock()
 	p := c.turn
+	if p == nil {
+		c.cancelled = true
+	}
 	c.mu.Unlock()
 	if p != nil {
 		p.Withdraw()
@@ -313,7 +319,7 @@ func (sa *Subagents) start(parent *session.Session, alias string, t tool.TaskSta
 func (sa *Subagents) run(parent *session.Session, c *child, prompt string) error {
 	done := make(chan struct{})
 	c.mu.Lock()
-	c.info.State, c.info.Summary, c.answer, c.done, c.turn = protocol.SubagentRunning, "", "", done, nil
+	c.info.State, c.info.Summary, c.answer, c.done, c.turn, c.cancelled = protocol.SubagentRunning, "", "", done, nil, false
 	info := c.info
 	c.mu.Unlock()
 	// Said before the child's turn can start: what it does (its
@@ -331,7 +337,11 @@ func (sa *Subagents) run(parent *session.Session, c *child, prompt string) error
 	}
 	c.mu.Lock()
 	c.turn = p
+	cancelled := c.cancelled
 	c.mu.Unlock()
+	if cancelled {
+		p.Withdraw() // its parent closed, or its task was cancelled, meanwhile
+	}
 	go sa.watch(parent, c, p, done)
 	return nil
 }
