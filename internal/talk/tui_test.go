@@ -338,6 +338,9 @@ func TestChatTUIMore(t *testing.T) {
 
 	s = h.tui("ask", "", true)
 	s.expect("more-one") // the latest session here, continued
+	// Keys typed before the chat reads them (the resumed line is said
+	// before it starts) would be lost to the terminal's start.
+	s.expect("type /help for commands")
 	// The up arrow recalls the first chat's last line (/cancel), which
 	// answers that nothing runs.
 	s.typed(keyUp + keyDown + keyUp + keyEnter)
