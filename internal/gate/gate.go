@@ -237,7 +237,7 @@ func taskMessage(r Request) Verdict {
 		return deny(string(r.Actor) + " may not prompt a sub-agent")
 	}
 	if r.Action.ChildMode != "" && rank(r.Action.ChildMode) > rank(r.Mode) {
-		return deny("the sub-agent runs in the " + modeName(r.Action.ChildMode) + " mode, wider than this session's " + modeName(r.Mode) + " mode now")
+		return deny("the sub-agent runs in the " + ModeName(r.Action.ChildMode) + " mode, wider than this session's " + ModeName(r.Mode) + " mode now")
 	}
 	return allow
 }
@@ -321,7 +321,7 @@ func byMode(r Request, mode string) Verdict {
 		v = Verdict{Decision: Allow, Standing: true}
 	case !a.Asks:
 	case mode == protocol.RiskSupervised, mode == protocol.RiskPlan:
-		v = Verdict{Decision: Ask, Why: "the " + modeName(mode) + " mode asks before " + a.Name + " runs (no permission rule decides it)"}
+		v = Verdict{Decision: Ask, Why: "the " + ModeName(mode) + " mode asks before " + a.Name + " runs (no permission rule decides it)"}
 	case mode == protocol.RiskEdits:
 		if a.Class != EditsFiles || !a.InCwd {
 			v = Verdict{Decision: Ask, Why: "the accept-edits mode asks before " + a.Name + " runs (only file edits in the session's directory run unasked)"}
@@ -388,8 +388,8 @@ func Narrower(a, b string) string {
 	return a
 }
 
-// modeName is a mode's name as people say it.
-func modeName(mode string) string {
+// ModeName is a mode's name as people say it ("accept edits").
+func ModeName(mode string) string {
 	for _, r := range protocol.RiskLevels {
 		if r.ID == mode {
 			return strings.ToLower(r.Name)

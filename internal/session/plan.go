@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
@@ -59,7 +60,7 @@ func (h planHost) ExitPlan(ctx context.Context, callID, plan string) (string, er
 		if err := s.setRisk(mode); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("The user approved the plan (%s). The session is now in the %s mode: carry the plan out now, step by step.", rel, modeWord(mode)), nil
+		return fmt.Sprintf("The user approved the plan (%s). The session is now in the %s mode: carry the plan out now, step by step.", rel, gate.ModeName(mode)), nil
 	case protocol.DecisionKeepPlanning:
 		if fb := strings.TrimSpace(d.Feedback); fb != "" {
 			// Their words join this turn, answered before it ends.
@@ -112,13 +113,4 @@ func (s *Session) setRisk(risk string) error {
 	s.risk = risk
 	s.mu.Unlock()
 	return nil
-}
-
-func modeWord(risk string) string {
-	for _, r := range protocol.RiskLevels {
-		if r.ID == risk {
-			return strings.ToLower(r.Name)
-		}
-	}
-	return risk
 }
