@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -57,21 +58,35 @@ func (m *Archive) Fork(ctx context.Context, owner string, p protocol.SessionFork
 	if err := m.Store.CreateSession(rec); err != nil {
 		return nil, err
 	}
-	var werr error
+	// The first write that failed (told on the store's writer
+	// goroutine) and a read that failed (here) are both the fork's
+	// failure: wmu orders them.
+	var (
+		wmu  sync.Mutex
+		werr error
+	)
 	written := func(err error) {
+		wmu.Lock()
+		defer wmu.Unlock()
 		if err != nil && werr == nil {
 			werr = err
 		}
 	}
 	if err := m.forkEvents(ctx, src.ID, id, end, written); err != nil {
+		wmu.Lock()
 		werr = errors.Join(werr, err)
+		wmu.Unlock()
 	}
 	for i, b := range msgs {
 		m.Store.AppendMessage(id, int64(i), b, written)
 	}
-	if err := m.Store.Sync(); err != nil || werr != nil {
+	serr := m.Store.Sync()
+	wmu.Lock()
+	failed := werr
+	wmu.Unlock()
+	if serr != nil || failed != nil {
 		m.Store.DeleteSession(id)
-		return nil, fmt.Errorf("fork: %w", errors.Join(err, werr))
+		return nil, fmt.Errorf("fork: %w", errors.Join(serr, failed))
 	}
 	m.Changed(id)
 	m.Log.Info("session forked", "sessionId", id, "from", src.ID, "atSeq", at, "events", end, "messages", len(msgs))
