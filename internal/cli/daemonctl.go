@@ -62,13 +62,16 @@ func runDaemonStop(ctx context.Context, env console.Env, configDir, verb string)
 		if err != nil {
 			return err
 		}
-		// Gone when its socket no longer answers.
+		// Gone when its socket no longer answers and its process has let
+		// the data directory go (it closes the socket first, then the
+		// store, and its lock goes with its process): a daemon started
+		// right after finds the directory free.
 		for {
-			nc, err := transport.Dial(ctx, dirs.Endpoint)
-			if err != nil {
+			if nc, err := transport.Dial(ctx, dirs.Endpoint); err == nil {
+				nc.Close()
+			} else if transport.DirFree(dirs.DataDir) {
 				break
 			}
-			nc.Close()
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("the daemon (pid %d) did not stop within 30 s", was.PID)

@@ -42,3 +42,20 @@ func LockDir(dir string) (release func(), err error) {
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 1)
 	return func() { f.Close() }, nil
 }
+
+// DirFree says whether no process holds dir's daemon lock (a daemon that
+// stopped has let it go only when its process ended, after its pipe
+// closed). It takes the lock shared for an instant, never writing it.
+func DirFree(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "daemon.lock"))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	ol := new(windows.Overlapped)
+	if err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol); err != nil {
+		return false
+	}
+	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
+	return true
+}
