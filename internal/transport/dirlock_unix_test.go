@@ -1,3 +1,11 @@
+//go:build unix
+
+// Unix only: under Wine a test's temporary directory cannot be removed
+// once LockDir has locked a file in it (even after the lock's release),
+// so the test would fail on its cleanup, not on the lock; on Windows,
+// DirFree is exercised by the command line's daemon restart test, which
+// runs under Wine.
+
 package transport
 
 import (
