@@ -30,7 +30,7 @@ func TestGoalRunsUntilDone(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	objective := "count to three\n/when \"[Goal, turn 3]\" /tool goal_done {\"summary\":\"counted to three\"}"
 	set, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "  " + objective + "\n", Budget: &protocol.GoalBudget{Turns: ptr(10)}})
 	if err != nil {
@@ -45,7 +45,7 @@ func TestGoalRunsUntilDone(t *testing.T) {
 	}
 	// The third turn ends; the user's prompt runs after it, and no
 	// fourth goal turn runs.
-	if res := d.prompt(t, cl, sid, "thanks"); res.Content != "echo: thanks" {
+	if res := d.Prompt(t, cl, sid, "thanks"); res.Content != "echo: thanks" {
 		t.Fatalf("the user's prompt: %+v", res)
 	}
 	prompts := goalPrompts(t, c, sid)
@@ -73,7 +73,7 @@ func TestGoalDoneWithoutActiveGoal(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	_, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"done\"}\n/tool goal_blocked {\"reason\":\"too late\"}"})
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestSetRefusals(t *testing.T) {
 	d := h.start(t, nil)
 	cl, _ := client(t, "c1", "")
 	other, _ := client(t, "c2", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	for _, tc := range []struct {
 		objective string
 		budget    *protocol.GoalBudget
@@ -163,7 +163,7 @@ func TestBudgetExhausted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl, c := client(t, "c-"+tc.name, "")
-			sid := d.open(t, cl, "")
+			sid := d.Open(t, cl, "")
 			objective := "write a long essay on " + tc.name
 			if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: objective, Budget: &tc.budget}); err != nil {
 				t.Fatal(err)
@@ -173,7 +173,7 @@ func TestBudgetExhausted(t *testing.T) {
 				t.Fatalf("exhausted: %+v", g)
 			}
 			// A prompt of the user's runs; no goal turn follows it.
-			if res := d.prompt(t, cl, sid, "and now?"); res.Content != "echo: and now?" {
+			if res := d.Prompt(t, cl, sid, "and now?"); res.Content != "echo: and now?" {
 				t.Fatalf("the user's prompt: %+v", res)
 			}
 			if n := len(goalPrompts(t, c, sid)); n != tc.turns {
@@ -192,7 +192,7 @@ func TestBudgetExhausted(t *testing.T) {
 	// Minutes: however quick, the goal ends past its 6 microseconds,
 	// before its first turn or after it.
 	cl, c := client(t, "c-minutes", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "hurry", Budget: &protocol.GoalBudget{Minutes: ptr(1e-7)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestDefaultBudget(t *testing.T) {
 	usd := 2.5
 	d := h.start(t, func() float64 { return usd })
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	res, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"quick\"}"})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestPromptSaysTheBudgetLeft(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	budget := protocol.GoalBudget{USD: ptr(10.0), Tokens: ptr(int64(1_000_000_000)), Minutes: ptr(60.0), Turns: ptr(3)}
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"ok\"}", Budget: &budget}); err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func TestPauseOfAMetGoal(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"done\"}"}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestBlockedWhileAsking(t *testing.T) {
 	h := newHarness(t, supervised)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /tool shell {\"command\":\"echo step\"}\n" +
 		"/when \"[Goal, turn 2]\" /tool goal_blocked {\"reason\":\"I need the deploy key\"}\n" +
 		"/when \"[Goal, turn 3]\" /tool goal_done {\"summary\":\"deployed\"}"
@@ -294,7 +294,7 @@ func TestBlockedWhileAsking(t *testing.T) {
 	if g := d.goal(t, sid); g.State != protocol.GoalBlocked || g.Reason != "approval" {
 		t.Fatalf("session/get while asking: %+v", g)
 	}
-	if ok, err := d.m.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
 		t.Fatalf("approve: %v %v", ok, err)
 	}
 	if g := goalUntil(t, c, sid, protocol.GoalActive); g.Reason != "" {
@@ -308,12 +308,12 @@ func TestBlockedWhileAsking(t *testing.T) {
 	}
 	// The user's own turn asks too: the goal is not its, and stays
 	// blocked by the model's reason.
-	mine, err := d.m.Prompt(cl, sid, "/tool shell {\"command\":\"echo mine\"}")
+	mine, err := d.M.Prompt(cl, sid, "/tool shell {\"command\":\"echo mine\"}")
 	if err != nil {
 		t.Fatal(err)
 	}
 	req = of(t, c, sid, func(e protocol.ApprovalRequestEvent) bool { return e.ToolName == "shell" })
-	if ok, err := d.m.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
 		t.Fatalf("approve: %v %v", ok, err)
 	}
 	if res := <-mine; res.StopReason != "end_turn" || !strings.Contains(res.Content, "mine") {
@@ -347,7 +347,7 @@ func TestPauseResumeClear(t *testing.T) {
 	h := newHarness(t, supervised)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "the tester")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	objective := "/tool shell {\"command\":\"echo step\"}"
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: objective}); err != nil {
 		t.Fatal(err)
@@ -361,11 +361,11 @@ func TestPauseResumeClear(t *testing.T) {
 	if g := goalUntil(t, c, sid, protocol.GoalPaused); g.Reason != "paused by the tester" {
 		t.Fatalf("goal_update paused: %+v", g)
 	}
-	if ok, err := d.m.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionRejectOnce}); !ok || err != nil {
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionRejectOnce}); !ok || err != nil {
 		t.Fatalf("answer: %v %v", ok, err)
 	}
 	of(t, c, sid, func(protocol.TurnCompleteEvent) bool { return true })
-	if res := d.prompt(t, cl, sid, "meanwhile"); res.Content != "echo: meanwhile" {
+	if res := d.Prompt(t, cl, sid, "meanwhile"); res.Content != "echo: meanwhile" {
 		t.Fatalf("the user's prompt: %+v", res)
 	}
 	if n := len(goalPrompts(t, c, sid)); n != 1 {
@@ -386,14 +386,14 @@ func TestPauseResumeClear(t *testing.T) {
 		t.Fatalf("clear: %+v %v", cleared, err)
 	}
 	goalUntil(t, c, sid, protocol.GoalCleared)
-	if ok, err := d.m.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: req.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
 		t.Fatalf("answer: %v %v", ok, err)
 	}
 	of(t, c, sid, func(protocol.TurnCompleteEvent) bool { return true })
 	if g := d.goal(t, sid); g != nil {
 		t.Fatalf("a cleared goal is still shown: %+v", g)
 	}
-	if res := d.prompt(t, cl, sid, "after"); res.Content != "echo: after" {
+	if res := d.Prompt(t, cl, sid, "after"); res.Content != "echo: after" {
 		t.Fatalf("the user's prompt: %+v", res)
 	}
 	if n := len(goalPrompts(t, c, sid)); n != 2 {
@@ -413,18 +413,18 @@ func TestCancelledTurnPauses(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/delay 60000\nslowly"}); err != nil {
 		t.Fatal(err)
 	}
 	of(t, c, sid, func(e protocol.UserMessageEvent) bool { return strings.HasPrefix(e.Text, "[Goal, turn 1]") })
-	if ok, err := d.m.Cancel(cl, sid); !ok || err != nil {
+	if ok, err := d.M.Cancel(cl, sid); !ok || err != nil {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
 	if g := goalUntil(t, c, sid, protocol.GoalPaused); g.Reason != "its turn was cancelled" || g.Turns != 1 {
 		t.Fatalf("paused: %+v", g)
 	}
-	if res := d.prompt(t, cl, sid, "next"); res.Content != "echo: next" {
+	if res := d.Prompt(t, cl, sid, "next"); res.Content != "echo: next" {
 		t.Fatalf("the user's prompt: %+v", res)
 	}
 	if n := len(goalPrompts(t, c, sid)); n != 1 {
@@ -438,7 +438,7 @@ func TestThreeFailuresPause(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /fail first\n/when \"[Goal, turn 3]\" /fail third\n" +
 		"/when \"[Goal, turn 4]\" /fail fourth\n/when \"[Goal, turn 5]\" /fail fifth\n" +
 		"/when \"[Goal, turn 6]\" /fail sixth\n/when \"[Goal, turn 7]\" /tool goal_done {\"summary\":\"recovered\"}"
@@ -450,7 +450,7 @@ func TestThreeFailuresPause(t *testing.T) {
 		t.Fatalf("paused: %+v", g)
 	}
 	var outcomes []string
-	for _, u := range c.all(t) {
+	for _, u := range c.All(t) {
 		if e, ok := u.Event.(protocol.TurnCompleteEvent); ok {
 			outcomes = append(outcomes, e.Outcome)
 		}
@@ -474,17 +474,17 @@ func TestResumedSessionHasItsGoal(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /tool goal_blocked {\"reason\":\"ask me\"}\n/when \"[Goal, turn 2]\" /tool goal_done {\"summary\":\"after the reload\"}"
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: objective, Budget: &protocol.GoalBudget{Turns: ptr(5)}}); err != nil {
 		t.Fatal(err)
 	}
 	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalBlocked && g.Turns == 1 }) // its turn ended
-	if err := d.m.Close(cl, sid); err != nil {
+	if err := d.M.Close(cl, sid); err != nil {
 		t.Fatal(err)
 	}
 	cl2, c2 := client(t, "c2", "")
-	d.open(t, cl2, sid)
+	d.Open(t, cl2, sid)
 	g := d.goal(t, sid)
 	if g == nil || g.State != protocol.GoalBlocked || g.Reason != "ask me" || g.Objective != objective || g.Turns != 1 || *g.Budget.Turns != 5 {
 		t.Fatalf("the goal after the reload: %+v", g)
@@ -506,22 +506,22 @@ func TestResumedWithoutAGoal(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t, nil)
 	cl, _ := client(t, "c1", "")
-	plain, damaged := d.open(t, cl, ""), d.open(t, cl, "")
+	plain, damaged := d.Open(t, cl, ""), d.Open(t, cl, "")
 	for _, sid := range []string{plain, damaged} {
-		if err := d.m.Close(cl, sid); err != nil {
+		if err := d.M.Close(cl, sid); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h.st.SetGoal(damaged, []byte(`{"objective":`), false)
-	if err := h.st.Sync(); err != nil {
+	h.Store.SetGoal(damaged, []byte(`{"objective":`), false)
+	if err := h.Store.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	for _, sid := range []string{plain, damaged} {
-		d.open(t, cl, sid)
+		d.Open(t, cl, sid)
 		if g := d.goal(t, sid); g != nil {
 			t.Fatalf("%s: a goal after the reload: %+v", sid, g)
 		}
-		if res := d.prompt(t, cl, sid, "hello"); res.Content != "echo: hello" {
+		if res := d.Prompt(t, cl, sid, "hello"); res.Content != "echo: hello" {
 			t.Fatalf("%s: %+v", sid, res)
 		}
 		if _, err := d.gs.Resume(cl, sid); paramsField(err) != "sessionId" {
@@ -538,8 +538,8 @@ func TestContinueAfterRestart(t *testing.T) {
 	h := newHarness(t, nil)
 	d1 := h.start(t, nil)
 	cl, c := client(t, "c1", "")
-	sid := d1.open(t, cl, "")
-	busy, err := d1.m.Prompt(cl, sid, "/delay 60000\nstill busy")
+	sid := d1.Open(t, cl, "")
+	busy, err := d1.M.Prompt(cl, sid, "/delay 60000\nstill busy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +548,7 @@ func TestContinueAfterRestart(t *testing.T) {
 	if err != nil || res.Goal.State != protocol.GoalActive {
 		t.Fatalf("set: %+v %v", res, err)
 	}
-	d1.shutdown()
+	d1.Shutdown()
 	if r := <-busy; r.StopReason != "cancelled" {
 		t.Fatalf("the user's turn at the daemon's end: %+v", r)
 	}
@@ -559,7 +559,7 @@ func TestContinueAfterRestart(t *testing.T) {
 
 	d2 := h.start(t, nil)
 	cl2, c2 := client(t, "c2", "")
-	d2.open(t, cl2, sid)
+	d2.Open(t, cl2, sid)
 	if g := d2.goal(t, sid); g == nil || g.State != protocol.GoalActive || g.Turns != 0 {
 		t.Fatalf("the stored goal: %+v", g)
 	}
@@ -573,7 +573,7 @@ func TestContinueAfterRestart(t *testing.T) {
 	}
 	// With no goal active, Continue starts nothing more.
 	d2.gs.Continue(context.Background())
-	if res := d2.prompt(t, cl2, sid, "done?"); res.Content != "echo: done?" {
+	if res := d2.Prompt(t, cl2, sid, "done?"); res.Content != "echo: done?" {
 		t.Fatalf("the user's prompt: %+v", res)
 	}
 	if n := len(goalPrompts(t, c2, sid)); n != 1 {

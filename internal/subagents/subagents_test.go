@@ -25,7 +25,7 @@ func TestForegroundTask(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	r := d.call(t, cl, c, sid, `task {"description":"look around","prompt":"/tool list_dir {}"}`)
 	child := subagent(t, r)
 	if r.IsError || !strings.HasPrefix(r.RawOutput, "tool list_dir returned: ") || child.State != protocol.SubagentCompleted ||
@@ -40,7 +40,7 @@ func TestForegroundTask(t *testing.T) {
 	// The child's first step, told to its parent as the task call's
 	// progress.
 	var progress []protocol.ToolProgressEvent
-	for _, u := range c.all(t) {
+	for _, u := range c.All(t) {
 		if e, ok := u.Event.(protocol.ToolProgressEvent); ok && u.SessionID == sid {
 			progress = append(progress, e)
 		}
@@ -59,7 +59,7 @@ func TestForegroundTask(t *testing.T) {
 	if ci.ParentSessionID != sid || ci.ParentToolCallID != r.ToolCallID || ci.Depth != 1 {
 		t.Fatalf("the child's lineage: %+v", ci.Lineage)
 	}
-	hist, err := d.m.Archive().History(context.Background(), protocol.SessionHistoryParams{SessionID: child.SessionID}, 1<<20)
+	hist, err := d.M.Archive().History(context.Background(), protocol.SessionHistoryParams{SessionID: child.SessionID}, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestTaskAgents(t *testing.T) {
 	})
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	cwd := d.info(t, sid).Cwd
 	if err := os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestBackgroundTask(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 
 	r := d.call(t, cl, c, sid, `task {"description":"in the back","prompt":"background work","background":true}`)
 	bg := subagent(t, r)
@@ -146,10 +146,10 @@ func TestBackgroundTask(t *testing.T) {
 		t.Fatalf("task_status of an ended child: %+v", st)
 	}
 	// The parent's model was told before its next call.
-	if err := h.st.Sync(); err != nil {
+	if err := h.Store.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if !told(t, h.st, sid, fmt.Sprintf("[sub-agent %s (in the back) completed; its answer:\necho: background work\n]", bg.SessionID)) {
+	if !told(t, h.Store, sid, fmt.Sprintf("[sub-agent %s (in the back) completed; its answer:\necho: background work\n]", bg.SessionID)) {
 		t.Fatalf("the parent's model was not told the child's end")
 	}
 	// task_send to an ended child: a new turn, its answer.
@@ -179,11 +179,11 @@ func TestBackgroundTask(t *testing.T) {
 	if n := d.sa.Running(); n != 0 {
 		t.Fatalf("%d sub-agents running after the cancel", n)
 	}
-	d.prompt(t, cl, sid, "next")
-	if err := h.st.Sync(); err != nil {
+	d.Prompt(t, cl, sid, "next")
+	if err := h.Store.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if !told(t, h.st, sid, fmt.Sprintf("[sub-agent %s (long one) cancelled]", long.SessionID)) {
+	if !told(t, h.Store, sid, fmt.Sprintf("[sub-agent %s (long one) cancelled]", long.SessionID)) {
 		t.Fatalf("the parent's model was not told the cancel")
 	}
 	for _, line := range []string{`task_status {"id":"ses_nope"}`, `task_send {"id":"ses_nope","prompt":"hi"}`, `task_cancel {"id":"ses_nope"}`} {
@@ -222,7 +222,7 @@ func TestTaskSendSteersARunningChild(t *testing.T) {
 	})
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	r := d.call(t, cl, c, sid, `task {"description":"asks first","prompt":"/tool shell {\"command\":\"echo child\"}","background":true}`)
 	child := subagent(t, r)
 	ask := of(t, c, sid, func(e protocol.ApprovalRequestEvent) bool { return e.Subagent != nil })
@@ -233,7 +233,7 @@ func TestTaskSendSteersARunningChild(t *testing.T) {
 	if st.IsError || st.RawOutput != fmt.Sprintf("sent to sub-agent %s: it reads it at its next step", child.SessionID) || subagent(t, st).State != protocol.SubagentRunning {
 		t.Fatalf("task_send into a running child: %+v", st)
 	}
-	if ok, err := d.m.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: ask.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: ask.RequestID, Decision: protocol.DecisionAllowOnce}); !ok || err != nil {
 		t.Fatalf("approve in the parent: %v %v", ok, err)
 	}
 	if end := ended(t, c, sid, child.SessionID); end.State != protocol.SubagentCompleted || end.Summary != "echo: steered in" {
@@ -248,10 +248,10 @@ func TestTaskSendRefusedWhenTheChildIsWider(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	child := subagent(t, d.call(t, cl, c, sid, `task {"description":"wide","prompt":"/delay 60000\nslow","background":true}`))
 	risk := protocol.RiskSupervised
-	if _, err := d.m.Configure(context.Background(), cl, protocol.SessionConfigureParams{SessionID: sid, Risk: &risk}); err != nil {
+	if _, err := d.M.Configure(context.Background(), cl, protocol.SessionConfigureParams{SessionID: sid, Risk: &risk}); err != nil {
 		t.Fatal(err)
 	}
 	st := d.call(t, cl, c, sid, fmt.Sprintf(`task_send {"id":%q,"prompt":"more"}`, child.SessionID))
@@ -270,14 +270,14 @@ func TestSessionLimits(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Subagents.MaxConcurrent = 2 })
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	var lines []string
 	for i := range 3 {
 		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 60000\nbg %d","background":true}`, i, i))
 	}
-	d.prompt(t, cl, sid, strings.Join(lines, "\n"))
+	d.Prompt(t, cl, sid, strings.Join(lines, "\n"))
 	refused, running := 0, []string{}
-	for _, u := range c.all(t) {
+	for _, u := range c.All(t) {
 		if r, ok := u.Event.(protocol.ToolResultEvent); ok && r.Name == "task" {
 			if r.IsError && r.RawOutput == "this session already runs 2 sub-agents, its limit ([subagents] max_concurrent): wait for one (task_status) or cancel one (task_cancel)" {
 				refused++
@@ -297,7 +297,7 @@ func TestSessionLimits(t *testing.T) {
 	for _, id := range running {
 		cancels = append(cancels, fmt.Sprintf(`/tool task_cancel {"id":%q}`, id))
 	}
-	d.prompt(t, cl, sid, strings.Join(cancels, "\n"))
+	d.Prompt(t, cl, sid, strings.Join(cancels, "\n"))
 	// Once they ended: another may start.
 	if r := d.call(t, cl, c, sid, `task {"description":"now","prompt":"room again"}`); r.RawOutput != "echo: room again" {
 		t.Fatalf("a task after the others ended: %+v", r)
@@ -315,7 +315,7 @@ func TestNestedTasks(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Subagents.MaxDepth = 2 })
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	r := d.call(t, cl, c, sid, `task {"description":"nest","prompt":"/tool task {\"description\":\"deeper\",\"prompt\":\"from below\"}"}`)
 	if r.IsError || r.RawOutput != "tool task returned: echo: from below" {
 		t.Fatalf("a nested task: %+v", r)
@@ -337,16 +337,16 @@ func TestDaemonLimit(t *testing.T) {
 	h := newHarness(t, func(c *config.Config) { c.Subagents.MaxConcurrent = subagents.MaxRunning + 1 })
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	one, two := d.open(t, cl, ""), d.open(t, cl, "")
+	one, two := d.Open(t, cl, ""), d.Open(t, cl, "")
 	done := subagent(t, d.call(t, cl, c, one, `task {"description":"quick","prompt":"quick"}`))
 	var lines []string
 	for i := range subagents.MaxRunning + 1 {
 		lines = append(lines, fmt.Sprintf(`/tool task {"description":"bg %d","prompt":"/delay 60000\nbg %d","background":true}`, i, i))
 	}
-	d.prompt(t, cl, one, strings.Join(lines, "\n"))
+	d.Prompt(t, cl, one, strings.Join(lines, "\n"))
 	limit := fmt.Sprintf("the daemon already runs %d sub-agents, its limit", subagents.MaxRunning)
 	refused, running := 0, []string{}
-	for _, u := range c.all(t) {
+	for _, u := range c.All(t) {
 		if r, ok := u.Event.(protocol.ToolResultEvent); ok && u.SessionID == one && r.Name == "task" && strings.Contains(r.RawOutput, "bg") || ok && r.RawOutput == limit {
 			if r.IsError && r.RawOutput == limit {
 				refused++
@@ -368,7 +368,7 @@ func TestDaemonLimit(t *testing.T) {
 	for _, id := range running {
 		cancels = append(cancels, fmt.Sprintf(`/tool task_cancel {"id":%q}`, id))
 	}
-	d.prompt(t, cl, one, strings.Join(cancels, "\n"))
+	d.Prompt(t, cl, one, strings.Join(cancels, "\n"))
 	if n := d.sa.Running(); n != 0 {
 		t.Fatalf("%d running after the cancels", n)
 	}
@@ -383,13 +383,13 @@ func TestParentCancelledOrClosed(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
-	done, err := d.m.Prompt(cl, sid, `/tool task {"description":"slow","prompt":"/delay 60000\nslow"}`)
+	sid := d.Open(t, cl, "")
+	done, err := d.M.Prompt(cl, sid, `/tool task {"description":"slow","prompt":"/delay 60000\nslow"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fg := of(t, c, sid, func(e protocol.SubagentUpdateEvent) bool { return true }).Subagent
-	if ok, err := d.m.Cancel(cl, sid); !ok || err != nil {
+	if ok, err := d.M.Cancel(cl, sid); !ok || err != nil {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
 	if res := <-done; res.StopReason != "cancelled" {
@@ -400,7 +400,7 @@ func TestParentCancelledOrClosed(t *testing.T) {
 	}
 
 	// Background children, watched by a client of their own.
-	d.prompt(t, cl, sid, `/tool task {"description":"bg a","prompt":"/delay 60000\na","background":true}`+"\n"+
+	d.Prompt(t, cl, sid, `/tool task {"description":"bg a","prompt":"/delay 60000\na","background":true}`+"\n"+
 		`/tool task {"description":"bg b","prompt":"/delay 60000\nb","background":true}`)
 	var kids []string
 	for _, u := range updates(t, c, sid) {
@@ -413,13 +413,13 @@ func TestParentCancelledOrClosed(t *testing.T) {
 	}
 	watcher, w := client(t, "watcher", "")
 	for _, k := range kids {
-		d.open(t, watcher, k)
+		d.Open(t, watcher, k)
 	}
-	if err := d.m.Close(cl, sid); err != nil {
+	if err := d.M.Close(cl, sid); err != nil {
 		t.Fatal(err)
 	}
 	outcomes := map[string]string{}
-	w.until(t, "the children's turn_complete", func(u protocol.SessionUpdate) bool {
+	w.Until(t, "the children's turn_complete", func(u protocol.SessionUpdate) bool {
 		if tc, ok := u.Event.(protocol.TurnCompleteEvent); ok {
 			outcomes[u.SessionID] = tc.Outcome
 		}
@@ -440,24 +440,24 @@ func TestResumedReportsInterruptedChildren(t *testing.T) {
 	h := newHarness(t, nil)
 	d1 := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d1.open(t, cl, "")
+	sid := d1.Open(t, cl, "")
 	child := subagent(t, d1.call(t, cl, c, sid, `task {"description":"cut short","prompt":"work"}`))
 	other := subagent(t, d1.call(t, cl, c, sid, `task {"description":"ended well","prompt":"work"}`))
-	d1.shutdown()
+	d1.Shutdown()
 	cl.Close()
 	// What a daemon that died mid-turn leaves: the child's row still
 	// says running.
-	h.st.SetState(child.SessionID, store.StateRunning, nil)
-	if err := h.st.Sync(); err != nil {
+	h.Store.SetState(child.SessionID, store.StateRunning, nil)
+	if err := h.Store.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	d2 := h.start(t)
 	interrupted := func() []protocol.SubagentInfo {
 		t.Helper()
-		if err := h.st.Sync(); err != nil { // the events written so far
+		if err := h.Store.Sync(); err != nil { // the events written so far
 			t.Fatal(err)
 		}
-		hist, err := d2.m.Archive().History(context.Background(), protocol.SessionHistoryParams{SessionID: sid, Limit: 10000}, 8<<20)
+		hist, err := d2.M.Archive().History(context.Background(), protocol.SessionHistoryParams{SessionID: sid, Limit: 10000}, 8<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,7 +471,7 @@ func TestResumedReportsInterruptedChildren(t *testing.T) {
 		return out
 	}
 	cl2, _ := client(t, "c2", "")
-	d2.open(t, cl2, sid)
+	d2.Open(t, cl2, sid)
 	got := interrupted()
 	if len(got) != 1 || got[0].SessionID != child.SessionID || got[0].Description != "cut short" || got[0].ToolCallID != child.ToolCallID ||
 		got[0].Agent != "default" || got[0].Summary != "the daemon stopped while it ran" {
@@ -481,10 +481,10 @@ func TestResumedReportsInterruptedChildren(t *testing.T) {
 	if len(kids) != 2 || kids[0].State == kids[1].State {
 		t.Fatalf("session/get's children after the restart: %+v", kids)
 	}
-	if err := d2.m.Close(cl2, sid); err != nil {
+	if err := d2.M.Close(cl2, sid); err != nil {
 		t.Fatal(err)
 	}
-	d2.open(t, cl2, sid)
+	d2.Open(t, cl2, sid)
 	if got := interrupted(); len(got) != 1 {
 		t.Fatalf("told again on the next load: %+v", got)
 	}
@@ -497,10 +497,10 @@ func TestProgressAndSummary(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	r := d.call(t, cl, c, sid, `task {"description":"ponder","prompt":"/think let me see\nan answer"}`)
 	var first *protocol.ToolProgressEvent
-	for _, u := range c.all(t) {
+	for _, u := range c.All(t) {
 		if e, ok := u.Event.(protocol.ToolProgressEvent); ok && u.SessionID == sid && e.ToolCallID == r.ToolCallID && first == nil {
 			first = &e
 		}
@@ -523,17 +523,17 @@ func TestBackgroundFailureTold(t *testing.T) {
 	h := newHarness(t, nil)
 	d := h.start(t)
 	cl, c := client(t, "c1", "")
-	sid := d.open(t, cl, "")
+	sid := d.Open(t, cl, "")
 	bg := subagent(t, d.call(t, cl, c, sid, `task {"description":"doomed","prompt":"/fail no model today","background":true}`))
 	end := ended(t, c, sid, bg.SessionID)
 	if end.State != protocol.SubagentFailed || !strings.Contains(end.Summary, "no model today") {
 		t.Fatalf("its end: %+v", end)
 	}
-	d.prompt(t, cl, sid, "next")
-	if err := h.st.Sync(); err != nil {
+	d.Prompt(t, cl, sid, "next")
+	if err := h.Store.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if !told(t, h.st, sid, fmt.Sprintf("[sub-agent %s (doomed) failed: %s]", bg.SessionID, end.Summary)) {
+	if !told(t, h.Store, sid, fmt.Sprintf("[sub-agent %s (doomed) failed: %s]", bg.SessionID, end.Summary)) {
 		t.Fatalf("the parent's model was not told the failure")
 	}
 }
