@@ -20,7 +20,9 @@ func TestScheduleRunsItsPromptInItsSession(t *testing.T) {
 	if !strings.HasPrefix(id, "sch_") || created["missed"] != "skip" || created["approve"] != "ask" || created["nextRunMs"] == nil {
 		t.Fatalf("created: %v", created)
 	}
-	// Two runs come, each started then completed, in the session.
+	// Two runs come, each started then completed, in the session. A
+	// tick due while a run is still under way (a slow machine) is
+	// skipped, and says so; it is no run.
 	var states []string
 	for len(states) < 4 {
 		u := a.until("schedule_update")
@@ -28,6 +30,9 @@ func TestScheduleRunsItsPromptInItsSession(t *testing.T) {
 			t.Fatalf("an update of another schedule: %v", u)
 		}
 		run := u["run"].(map[string]any)
+		if run["state"] == "skipped" && run["reason"] == "the previous run is still under way" {
+			continue
+		}
 		states = append(states, fmt.Sprint(run["state"]))
 	}
 	if got := strings.Join(states, " "); got != "started completed started completed" {
