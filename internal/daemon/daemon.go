@@ -19,6 +19,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/continuation"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/goals"
@@ -148,7 +149,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	sessions.RecoverRewinds(ctx)
 	// Turns a dead daemon cut go on (or end interrupted), and the
 	// prompts queued behind them run, before any client attaches.
-	sessions.ContinueInterrupted(ctx)
+	continuation.Run(ctx, sessions, db, log)
 	// Then the active goals go on (a cut goal turn went on above).
 	goalsRun.Continue(ctx)
 	// An ended input's clientMessageId is kept store.InputKeep (24 h):

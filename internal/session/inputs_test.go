@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -188,4 +189,15 @@ func TestSteersAndTheirClientMessageIDs(t *testing.T) {
 	if r := steer(protocol.SessionSteerParams{Prompt: steerText("look here"), ClientMessageID: "st2"}); !r.Duplicate || r.Outcome != protocol.SteerInjected || r.TurnID != in.TurnID {
 		t.Errorf("the steer sent again after the turn: %+v", r)
 	}
+}
+
+func await(t *testing.T, h *harness, cl *Client, sid, cmid string) *protocol.SessionPromptResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard, not a measure
+	defer cancel()
+	r, err := h.m.Await(ctx, cl, sid, cmid)
+	if err != nil {
+		t.Fatalf("await %s: %v", cmid, err)
+	}
+	return r
 }

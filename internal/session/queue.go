@@ -132,7 +132,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	}
 	turnID := protocol.NewID("turn_", 8)
 	if j.cont != nil {
-		turnID = j.cont.turnID // a turn a daemon's end cut goes on
+		turnID = j.cont.TurnID // a turn a daemon's end cut goes on
 	}
 	in := j.input()
 	res.TurnID, res.InputID = turnID, in.id
@@ -158,7 +158,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	attempt := 1
 	var out agent.Outcome
 	if j.cont != nil {
-		attempt = j.cont.attempt
+		attempt = j.cont.Attempt
 		s.resumed.Store(int32(attempt - 1))
 		defer s.resumed.Store(0)
 		out = s.continueTurn(ctx, j, turnID)

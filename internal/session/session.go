@@ -197,7 +197,7 @@ type job struct {
 	in *input
 	// cont, when set: the turn a daemon's end cut, to go on (its id,
 	// this run's attempt).
-	cont *continuation
+	cont *Cut
 	// noAsk: its turn asks no approval; what would ask is refused (a
 	// scheduled run with approve: rules).
 	noAsk bool

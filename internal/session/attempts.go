@@ -1,0 +1,68 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
+)
+
+// A turn's attempts. A turn's claim (its input, started, with its turn
+// id and attempt) is written with its user_message; its end with its
+// turn_complete. A turn a dead daemon cut (found at the next start, see
+// internal/continuation and face_cont.go) runs another attempt under the
+// same id: turn_interrupted, turn_resumed, then the model again with the
+// conversation as recorded (a tool call that had started and not
+// finished is never run again: its result says so). A turn is continued
+// at most [daemon] continue_attempts times: one that keeps killing the
+// daemon ends failed.
+
+// interruptedCall is the result of a tool call a daemon's end cut.
+const interruptedCall = "interrupted by a daemon restart: the command may or may not have run to the end"
+
+// startTurn writes a prompt's turn start: its input_update and its
+// user_message with the turn's claim (one transaction), and returns the
+// user_message's seq.
+func (s *Session) startTurn(j *job, turnID string) int64 {
+	in := j.input()
+	s.inputUpdate(in, protocol.InputStarted, turnID, "", nil)
+	return s.emitInput(userMessage(j.prompt, j.client, false), ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
+}
+
+// continueTurn goes on with the cut turn j.cont names: turn_interrupted,
+// then turn_resumed with the claim's new attempt, then the model again;
+// past the attempts allowed, the turn fails instead.
+func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent.Outcome {
+	s.emit(protocol.TurnInterruptedEvent{Reason: "daemon_exit"})
+	allowed := s.m.conf().cfg.Daemon.ContinueAttempts
+	s.mu.Lock()
+	cut, held := s.cutCalls, s.held
+	s.cutCalls, s.held = nil, nil
+	s.mu.Unlock()
+	if j.cont.Partial != "" {
+		// What the model had said is kept as said.
+		s.Record(provider.Message{Role: provider.RoleAssistant, Text: j.cont.Partial})
+	}
+	if j.cont.Attempt-1 > allowed {
+		for _, tc := range held {
+			s.Record(provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Text: "not run: the daemon stopped while it waited (for an approval or a sub-agent), and the turn is not continued again", IsError: true})
+		}
+		return agent.Outcome{StopReason: agent.StopError, Err: fmt.Errorf("the daemon stopped during this turn %d times; it is not continued again ([daemon] continue_attempts = %d)",
+			j.cont.Attempt-1, allowed)}
+	}
+	seq := s.emitInput(protocol.TurnResumedEvent{Attempt: j.cont.Attempt}, ptr(j.record(protocol.InputStarted, turnID, j.cont.Attempt, nil)))
+	// The calls the daemon's end cut: their results, as the model
+	// will read them.
+	for _, tc := range cut {
+		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: interruptedCall, IsError: true})
+	}
+	note := "[The daemon stopped during this turn and was restarted; the turn goes on (attempt " + fmt.Sprint(j.cont.Attempt) +
+		"). A tool call that was running then was not run again: its result says so. Check what it did before relying on it.]"
+	cp := s.beginCheckpoint(j.prompt, seq)
+	// Calls that waited for an approval never ran: they are asked again.
+	out := s.turnAgent().Continue(ctx, s, s.cwd, note, held)
+	s.endCheckpoint(cp)
+	return out
+}
