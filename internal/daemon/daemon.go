@@ -27,7 +27,9 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
+	"github.com/zeroclaw/zeroclaw/internal/plan"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/review"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
@@ -135,7 +137,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gwURL.get, Now: o.Now,
 		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), ProcessDir: filepath.Join(o.Dirs.DataDir, "processes"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
-		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate})
+		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate, Reviewer: review.Reviewer{}})
 	if err != nil {
 		ln.Close()
 		return err
@@ -144,6 +146,8 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// resumed one on.
 	goalsRun := goals.New(sessions, db, log, func() float64 { return sessions.Config().Goals.DefaultBudgetUSD })
 	subagents.New(sessions, db, log)
+	// The plan mode's end joins last: exit_plan follows the others' tools.
+	plan.New(sessions)
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
 	sessions.RecoverRewinds(ctx)

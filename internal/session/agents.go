@@ -67,7 +67,6 @@ func (s *Session) turnAgent() *agent.Agent {
 		defer s.mu.Unlock()
 		return cmp.Or(s.risk, s.agent.Risk)
 	}
-	s.planTools(&a)
 	if a.Tasks == nil {
 		// No participant serves its sub-agents (at its depth a session
 		// starts none): no task tools.

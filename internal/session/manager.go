@@ -92,6 +92,9 @@ type Manager struct {
 	uploads *attach.Store     // where tools' images are kept
 	gate    gate.Func         // decides what every actor may do
 	parts   participants      // what takes part in every turn (Join)
+	// reviewer is asked about each approval request before the user
+	// (nil: nobody).
+	reviewer Reviewer
 }
 
 // loaded is one configuration in force and what is derived from it.
@@ -199,6 +202,9 @@ type Options struct {
 	// Gate decides what every actor may do (nil: gate.Decide; a test
 	// counts what reaches it).
 	Gate gate.Func
+	// Reviewer is asked about each approval request before the user
+	// (nil: the user is asked, as with no [approvals] reviewer).
+	Reviewer Reviewer
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -226,7 +232,7 @@ func NewManager(o Options) (*Manager, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
 	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads,
+		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads, reviewer: o.Reviewer,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
 	if m.now == nil {
 		m.now = time.Now

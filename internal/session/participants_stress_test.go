@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/goals"
+	"github.com/zeroclaw/zeroclaw/internal/plan"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -17,13 +18,15 @@ import (
 // turns starting when nothing else waits), sub-agents in the foreground
 // and the background (their progress told to parents that close under
 // them), background processes started, read, written and killed, a
-// schedule's notes and the approval it waits for, and the mode switched,
-// all on the same few sessions, under the race detector.
+// schedule's notes and the approval it waits for, and the mode switched
+// (a plan-mode turn gets exit_plan), all on the same few sessions, under
+// the race detector.
 func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 	var gs *goals.Goals
 	join := func(m *session.Manager, st *store.Store) {
 		gs = goals.New(m, st, nil, nil)
 		subagents.New(m, st, nil)
+		plan.New(m)
 	}
 	ops := []session.StressOp{
 		// A goal set, then paused, resumed or cleared (its turns start

@@ -10,8 +10,9 @@ import (
 
 // The plan mode ends with exit_plan: the plan goes to the user, who
 // chooses to proceed (in the ask or the accept-edits mode) or to keep
-// planning (with feedback the model answers in the same turn). The
-// session implements PlanExit; the tool is offered only in plan mode.
+// planning (with feedback the model answers in the same turn).
+// internal/plan implements PlanExit for a session; the tool is offered
+// only in plan mode.
 
 // PlanExit shows a plan to the user and says what they chose, as the
 // tool's result.

@@ -167,6 +167,8 @@ func (d *Daemon) Shutdown() {
 type Harness struct {
 	Store  *store.Store
 	Config *config.Config
+	// Reviewer is the daemons' session.Options.Reviewer (nil: none).
+	Reviewer session.Reviewer
 }
 
 // New opens a store and the configuration: the echo provider as the
@@ -197,7 +199,7 @@ func New(t *testing.T, tune func(*config.Config)) *Harness {
 // participants, as the daemon does before any session is resumed.
 func (h *Harness) Start(t *testing.T, join func(*session.Manager)) *Daemon {
 	t.Helper()
-	m, err := session.NewManager(session.Options{Config: h.Config, Store: h.Store, Getenv: func(string) string { return "" }})
+	m, err := session.NewManager(session.Options{Config: h.Config, Store: h.Store, Getenv: func(string) string { return "" }, Reviewer: h.Reviewer})
 	if err != nil {
 		t.Fatal(err)
 	}

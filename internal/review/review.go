@@ -1,4 +1,16 @@
-package session
+// Package review is the reviewer ([approvals] reviewer): an agent's
+// model asked about each approval request before the user, with the
+// request, the session's recent conversation and the sandbox in force;
+// it answers a JSON object {decision: allow | ask | deny, risk: low |
+// medium | high, rationale}. allow runs the call (when its risk is at
+// most reviewer_allows), deny refuses it (the model is told why),
+// anything else (ask, a higher risk, an error, a timeout, an answer that
+// is not that object) asks the user, with the rating shown. A
+// permission rule's refusal holds before the reviewer is asked. Every
+// review is an approval_reviewed event.
+//
+// The session asks it through session.Options.Reviewer.
+package review
 
 import (
 	"context"
@@ -7,22 +19,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/session"
 )
-
-// The reviewer ([approvals] reviewer): each approval request goes first
-// to that agent's model, with the request, the session's recent
-// conversation and the sandbox in force; it answers a JSON object
-// {decision: allow | ask | deny, risk: low | medium | high, rationale}.
-// allow runs the call (when its risk is at most reviewer_allows), deny
-// refuses it (the model is told why), anything else (ask, a higher risk,
-// an error, a timeout, an answer that is not that object) asks the user,
-// with the rating shown. A permission rule's refusal holds before the
-// reviewer is asked. Every review is an approval_reviewed event.
 
 const reviewerSystem = `You review the tool calls of a coding agent before they run, on behalf of its user.
 Judge the risk of the call for the user's machine, data and accounts: low (reads, changes inside the project that are easy to undo), medium (changes that are harder to undo, network writes, installs), high (deletes, secrets, system files, pushes, payments, anything irreversible or outside the project).
@@ -31,11 +35,17 @@ allow: it is safe and clearly serves the task. deny: it is harmful or clearly no
 
 var riskRank = map[string]int{"low": 0, "medium": 1, "high": 2}
 
-// review asks the reviewer about req (its request id: id): "allow",
-// "deny" (why: the rationale) or "ask" (rv: the rating to show, when
-// there is one). With no reviewer configured: "ask".
-func (s *Session) review(ctx context.Context, id string, req agent.ApprovalRequest) (decision string, rv *protocol.Review, why string) {
-	cfg := s.m.conf().cfg.Approvals
+// Reviewer is the session.Reviewer that asks the agent the config's
+// [approvals] reviewer names; its zero value is ready.
+type Reviewer struct{}
+
+// Review implements session.Reviewer: it asks the reviewer about req
+// (its request id: id): "allow", "deny" (why: the rationale) or "ask"
+// (rv: the rating to show, when there is one). With no reviewer
+// configured, or for a request with its own options (a plan's) or a
+// sampling request: "ask", and no review.
+func (Reviewer) Review(ctx context.Context, s *session.Session, id string, req agent.ApprovalRequest) (decision string, rv *protocol.Review, why string) {
+	cfg := s.Config().Approvals
 	if cfg.Reviewer == "" || req.Options != nil || req.Kind == protocol.KindSampling {
 		return "ask", nil, ""
 	}
@@ -43,10 +53,10 @@ func (s *Session) review(ctx context.Context, id string, req agent.ApprovalReque
 	ev := protocol.ApprovalReviewedEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Reviewer: cfg.Reviewer, Decision: "ask"}
 	defer func() {
 		ev.DurationMs = time.Since(t0).Milliseconds()
-		s.emit(ev)
+		s.Publish(ev)
 		metrics.ApprovalReview(ev.Decision)
 	}()
-	a, _, err := s.m.buildAgent(cfg.Reviewer, "chat", s.cwd)
+	a, err := s.BuildAgent(cfg.Reviewer, "chat")
 	if err != nil {
 		ev.Error = err.Error()
 		return "ask", nil, ""
@@ -54,7 +64,7 @@ func (s *Session) review(ctx context.Context, id string, req agent.ApprovalReque
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.ReviewerTimeoutSecs)*time.Second)
 	defer cancel()
 	resp, err := a.Provider.Stream(rctx, provider.Request{System: reviewerSystem, Model: a.Model, MaxTokens: 512,
-		Messages: []provider.Message{{Role: provider.RoleUser, Text: s.reviewPrompt(req)}}}, func(provider.Delta) {})
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: prompt(s, req)}}}, func(provider.Delta) {})
 	if resp != nil {
 		s.Charge(resp.Usage)
 	}
@@ -88,31 +98,36 @@ func (s *Session) review(ctx context.Context, id string, req agent.ApprovalReque
 	return "ask", rv, ""
 }
 
-// reviewPrompt is what the reviewer reads: the request, the sandbox in
-// force, and the conversation's last messages.
-func (s *Session) reviewPrompt(req agent.ApprovalRequest) string {
+// prompt is what the reviewer reads: the request, the sandbox in force,
+// and the conversation's last messages.
+func prompt(s *session.Session, req agent.ApprovalRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The tool call:\n- tool: %s (%s)\n- input: %s\n- summary: %s\n- why it asks: %s\n", req.ToolName, req.Kind, cut(string(req.Input), 4000), req.Summary, req.Rule)
-	sb := s.sandbox()
+	sb := s.Sandbox()
 	switch {
 	case sb == nil:
 		b.WriteString("- sandbox: none (commands may write anywhere the user can)\n")
 	default:
 		fmt.Fprintf(&b, "- sandbox: %s (network %v)\n", sb.Mode, sb.Network)
 	}
-	fmt.Fprintf(&b, "- the session's directory: %s\n\nThe conversation's last messages:\n", s.cwd)
-	s.mu.Lock()
-	msgs := s.history.Messages
-	if len(msgs) > 6 {
-		msgs = msgs[len(msgs)-6:]
-	}
-	for _, m := range msgs {
+	fmt.Fprintf(&b, "- the session's directory: %s\n\nThe conversation's last messages:\n", s.Cwd())
+	for _, m := range s.Recent(6) {
 		text := m.Text
 		for _, c := range m.ToolCalls {
 			text += fmt.Sprintf(" [calls %s %s]", c.Name, cut(string(c.Input), 300))
 		}
 		fmt.Fprintf(&b, "%s: %s\n", m.Role, cut(strings.ReplaceAll(text, "\n", " "), 600))
 	}
-	s.mu.Unlock()
 	return b.String()
+}
+
+// cut is s cut to at most n bytes, at a rune's start.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

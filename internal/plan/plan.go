@@ -1,7 +1,16 @@
-package session
+// Package plan is the plan mode's end: the exit_plan tool's host. The
+// plan is written under the plan directory (<cwd>/.zeroclaw/plans/
+// <session>-<n>.md) and told (a plan event with its text and path), then
+// the user is asked (an approval_request of kind plan): proceed in the
+// ask mode, proceed in the accept-edits mode (the session's mode
+// switches at once), or keep planning, whose feedback joins the turn as
+// the user's message (a steer), answered in the same turn.
+//
+// It takes part in the sessions' turns as a session.Participant: a turn
+// that starts in the plan mode gets exit_plan and its host.
+package plan
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,42 +21,45 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
-// The plan mode's end (exit_plan): the plan is written to
-// <cwd>/.zeroclaw/plans/<session>-<n>.md and told (a plan event with its
-// text and path), then the user is asked (an approval_request of kind
-// plan): proceed in the ask mode, proceed in the accept-edits mode (the
-// session's mode switches at once), or keep planning, whose feedback
-// joins the turn as the user's message (a steer), answered in the same
-// turn.
+// Exit gives the turns that start in the plan mode their exit_plan.
+type Exit struct{ session.Moments }
 
-// planHost is the session's tool.PlanExit.
-type planHost struct{ s *Session }
+// New makes the plan mode's end and joins it to every session of m's
+// turns. The daemon joins it after the other participants, so exit_plan
+// comes after their tools.
+func New(m *session.Manager) *Exit {
+	e := &Exit{}
+	m.Join(e)
+	return e
+}
 
-// planTools gives a turn that starts in plan mode its exit_plan.
-func (s *Session) planTools(a *agent.Agent) {
-	if a.RiskNow() != protocol.RiskPlan {
+// TurnStarting implements session.Participant: a turn that starts in
+// the plan mode gets exit_plan, with the session as its host.
+func (*Exit) TurnStarting(s *session.Session, _ string, a *agent.Agent) {
+	if s.Mode() != protocol.RiskPlan {
 		return
 	}
 	a.Tools = append(a.Tools[:len(a.Tools):len(a.Tools)], tool.ExitPlan)
-	a.PlanExit = planHost{s}
+	a.PlanExit = host{s}
 }
 
-func (h planHost) ExitPlan(ctx context.Context, callID, plan string) (string, error) {
+// host is a session's tool.PlanExit.
+type host struct{ s *session.Session }
+
+func (h host) ExitPlan(ctx context.Context, callID, plan string) (string, error) {
 	s := h.s
-	s.mu.Lock()
-	risk := cmp.Or(s.risk, s.agent.Risk)
-	s.mu.Unlock()
-	if risk != protocol.RiskPlan {
+	if risk := s.Mode(); risk != protocol.RiskPlan {
 		return "", fmt.Errorf("the session is not in the plan mode now (%s)", risk)
 	}
-	rel, err := s.writePlan(plan)
+	rel, err := write(s.Cwd(), s.ID(), plan)
 	if err != nil {
 		return "", err
 	}
-	s.emit(protocol.PlanEvent{Entries: []protocol.PlanEntry{}, Text: plan, Path: rel})
+	s.Publish(protocol.PlanEvent{Entries: []protocol.PlanEntry{}, Text: plan, Path: rel})
 	input, _ := json.Marshal(map[string]string{"plan": plan})
 	d := s.Approve(ctx, agent.ApprovalRequest{ToolCallID: callID, ToolName: "exit_plan", Input: input, Summary: "Proceed with this plan?",
 		Kind: protocol.KindPlan, Rule: "the plan mode asks before it ends", Options: protocol.PlanDecisions})
@@ -57,14 +69,14 @@ func (h planHost) ExitPlan(ctx context.Context, callID, plan string) (string, er
 		if d.Choice == protocol.DecisionProceedEdits {
 			mode = protocol.RiskEdits
 		}
-		if err := s.setRisk(mode); err != nil {
+		if err := s.SetMode(mode); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("The user approved the plan (%s). The session is now in the %s mode: carry the plan out now, step by step.", rel, gate.ModeName(mode)), nil
 	case protocol.DecisionKeepPlanning:
 		if fb := strings.TrimSpace(d.Feedback); fb != "" {
 			// Their words join this turn, answered before it ends.
-			s.t.steer(steer{text: fb}, "")
+			s.SteerRunning(fb)
 			return "The user wants more planning; their message follows. Stay in the plan mode and call exit_plan again with the plan revised.", nil
 		}
 		return "The user wants more planning. Stay in the plan mode and call exit_plan again with the plan revised.", nil
@@ -72,16 +84,16 @@ func (h planHost) ExitPlan(ctx context.Context, callID, plan string) (string, er
 	return "The plan was not approved (" + d.Why + "). Stay in the plan mode.", nil
 }
 
-// writePlan writes plan to the session's next plan file and returns its
-// path relative to the session's directory.
-func (s *Session) writePlan(plan string) (string, error) {
-	dir := filepath.Join(s.cwd, agent.PlanDir)
+// write writes plan to session id's next plan file under cwd and
+// returns its path relative to cwd.
+func write(cwd, id, plan string) (string, error) {
+	dir := filepath.Join(cwd, agent.PlanDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("the plan's directory: %w", err)
 	}
 	for n := 1; n < 100000; n++ {
-		rel := filepath.Join(agent.PlanDir, fmt.Sprintf("%s-%d.md", s.id, n))
-		f, err := os.OpenFile(filepath.Join(s.cwd, rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		rel := filepath.Join(agent.PlanDir, fmt.Sprintf("%s-%d.md", id, n))
+		f, err := os.OpenFile(filepath.Join(cwd, rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if os.IsExist(err) {
 			continue
 		}
@@ -98,19 +110,4 @@ func (s *Session) writePlan(plan string) (string, error) {
 		return filepath.ToSlash(rel), nil
 	}
 	return "", fmt.Errorf("too many plans in %s", dir)
-}
-
-// setRisk switches the session's mode (stored), as session/configure
-// does.
-func (s *Session) setRisk(risk string) error {
-	s.mu.Lock()
-	model, reasoning := s.model, s.reasoning
-	s.mu.Unlock()
-	if err := s.m.store.SetConfig(s.id, model, risk, reasoning); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.risk = risk
-	s.mu.Unlock()
-	return nil
 }
