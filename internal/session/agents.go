@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/agentkit"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -28,22 +29,7 @@ func (s *Session) turnAgent() *agent.Agent {
 	s.mu.Lock()
 	a := *s.agent
 	if own := s.mcp; own != nil {
-		shared, sharedNote := a.Extra, a.Note
-		a.Extra = func(ctx context.Context) []tool.Tool {
-			var ts []tool.Tool
-			if shared != nil {
-				ts = shared(ctx)
-			}
-			return append(ts, own.Tools(ctx)...)
-		}
-		a.Note = func() string {
-			var notes []string
-			if sharedNote != nil {
-				notes = append(notes, sharedNote())
-			}
-			notes = append(notes, own.Unavailable())
-			return strings.TrimSpace(strings.Join(notes, "\n"))
-		}
+		agentkit.WithOwnMCP(&a, own)
 	}
 	if s.model != "" {
 		a.Model = s.model
@@ -81,17 +67,17 @@ func (s *Session) turnAgent() *agent.Agent {
 // (the next turn uses the new config). An agent the new config no longer
 // has keeps running as it was.
 func (s *Session) refreshAgent() {
-	l := s.m.conf()
+	k := s.m.conf()
 	s.mu.Lock()
-	stale := s.agentGen != l.gen
+	stale := s.agentGen != k.Gen()
 	s.mu.Unlock()
 	if !stale {
 		return
 	}
-	a, files, err := s.m.buildAgent(s.alias, s.mode, s.cwd)
+	a, files, err := k.Build(s.alias, s.mode, s.cwd)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.agentGen = l.gen
+	s.agentGen = k.Gen()
 	if err != nil {
 		s.m.log.Warn("session keeps its agent: the reloaded config cannot build it", "sessionId", s.id, "err", err)
 		return
@@ -148,7 +134,7 @@ func (s *Session) expandMCPPrompt(ctx context.Context, text string) (string, err
 	s.mu.Lock()
 	own := s.mcp
 	s.mu.Unlock()
-	for _, set := range []*mcptools.Set{own, s.m.conf().mcp} {
+	for _, set := range []*mcptools.Set{own, s.m.conf().MCP()} {
 		out, ok, err := set.Prompt(ctx, strings.TrimPrefix(command, "/"), args)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", command, err)
@@ -174,7 +160,7 @@ func (m *Manager) MCPOffers(ctx context.Context, c *Client, id string) (*protoco
 	own := s.mcp
 	s.mu.Unlock()
 	res := &protocol.SessionMCPResult{SessionID: id, Prompts: []protocol.MCPPrompt{}, Resources: []protocol.MCPResource{}}
-	for _, set := range []*mcptools.Set{own, m.conf().mcp} {
+	for _, set := range []*mcptools.Set{own, m.conf().MCP()} {
 		p, r := set.Offers(ctx)
 		res.Prompts = append(res.Prompts, p...)
 		res.Resources = append(res.Resources, r...)
@@ -203,7 +189,7 @@ func (m *Manager) readResource(ctx context.Context, s *Session, server, uri stri
 	s.mu.Lock()
 	own := s.mcp
 	s.mu.Unlock()
-	for _, set := range []*mcptools.Set{own, m.conf().mcp} {
+	for _, set := range []*mcptools.Set{own, m.conf().MCP()} {
 		text, blob, mime, ok, err := set.ReadResource(ctx, server, uri)
 		if ok {
 			return text, blob, mime, err
@@ -218,34 +204,16 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mcp == nil && !s.t.shutting() {
-		l := s.m.conf()
-		// Its servers' root is the session's directory (roots/list).
-		s.mcp = mcptools.NewSet(servers, l.environ, s.m.log.With("sessionId", s.id)).WithRoot(s.cwd).WithLogins(s.m.logins).
-			OnChange(func() { s.m.mcpChanged(s.id) })
-		if sb := s.sandboxLocked(); sb != nil {
-			// The editor's servers run confined as commands do, writing
-			// the session's directory.
-			cwd := s.cwd
-			s.mcp.Sandboxed(func(argv []string) ([]string, error) { return sb.Wrap(cwd, argv) })
-		} else {
-			s.mcp.Sandboxed(superviseMCP)
-		}
-		s.mcp.WithTurnWait(time.Duration(l.cfg.MCP.TurnWaitMs) * time.Millisecond).Start()
+		// The editor's servers run confined as commands do, writing the
+		// session's directory.
+		k := s.m.conf()
+		s.mcp = k.SessionMCP(s.id, s.cwd, servers, k.Sandbox(s.sbMode, s.noNetwork), func() { s.m.mcpChanged(s.id) })
 	}
 }
 
 // configResult says what the session runs on.
 func (s *Session) configResult() *protocol.SessionConfigureResult {
-	a := s.turnAgent()
-	info := a.Provider.Info()
-	model := a.Model
-	if model == "" {
-		model = info.Model
-	}
-	res := &protocol.SessionConfigureResult{SessionID: s.id, Provider: info.Name, ProviderKind: info.Kind, Model: model,
-		URL: info.URL, Risk: a.Risk, ContextWindow: a.Provider.ContextWindow(a.Model), Reasoning: a.Reasoning, Sandbox: "off", Network: true}
-	if sb := a.Commands.Sandbox; sb != nil && sb.Refuse == "" {
-		res.Sandbox, res.Network = sb.Mode, sb.Network
-	}
+	res := agentkit.Describe(s.turnAgent())
+	res.SessionID = s.id
 	return res
 }

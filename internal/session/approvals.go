@@ -52,7 +52,7 @@ func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decisi
 	s.mu.Unlock()
 	// The permission rules: the config's, then the answers stored for
 	// the session's project.
-	rules := s.m.conf().rules
+	rules := s.m.conf().Rules()
 	if s.m.perms != nil {
 		rules = append(rules[:len(rules):len(rules)], s.m.perms.For(s.project)...)
 	}
@@ -116,7 +116,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	a := &approval{tool: req.ToolName, options: options, ch: make(chan answer, 1)}
 	s.t.ask(id, a)
 
-	secs := s.m.conf().cfg.Daemon.ApprovalTimeoutSecs
+	secs := s.m.conf().Config().Daemon.ApprovalTimeoutSecs
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)

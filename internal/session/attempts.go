@@ -36,7 +36,7 @@ func (s *Session) startTurn(j *job, turnID string) int64 {
 // past the attempts allowed, the turn fails instead.
 func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent.Outcome {
 	s.emit(protocol.TurnInterruptedEvent{Reason: "daemon_exit"})
-	allowed := s.m.conf().cfg.Daemon.ContinueAttempts
+	allowed := s.m.conf().Config().Daemon.ContinueAttempts
 	s.mu.Lock()
 	cut, held := s.cutCalls, s.held
 	s.cutCalls, s.held = nil, nil

@@ -34,12 +34,12 @@ func (s *Session) review(ctx context.Context, id string, req agent.ApprovalReque
 }
 
 // Config is the configuration in force (the Manager's).
-func (s *Session) Config() *config.Config { return s.m.conf().cfg }
+func (s *Session) Config() *config.Config { return s.m.conf().Config() }
 
 // BuildAgent builds the config's agent alias as a new session of mode
 // in this session's directory would run it.
 func (s *Session) BuildAgent(alias, mode string) (*agent.Agent, error) {
-	a, _, err := s.m.buildAgent(alias, mode, s.cwd)
+	a, _, err := s.m.conf().Build(alias, mode, s.cwd)
 	return a, err
 }
 

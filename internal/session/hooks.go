@@ -18,7 +18,7 @@ import (
 // hooks are the config's hooks for event and tool.
 func (s *Session) hooks(event, toolName string) []hook.Hook {
 	var out []hook.Hook
-	for _, h := range s.m.conf().cfg.Hooks {
+	for _, h := range s.m.conf().Config().Hooks {
 		hk := hook.Hook{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Timeout: time.Duration(h.TimeoutSecs) * time.Second}
 		if hk.Matches(event, toolName) {
 			out = append(out, hk)
@@ -35,8 +35,8 @@ func (s *Session) runHooks(ctx context.Context, event string, in hook.Input) age
 	if len(hs) == 0 {
 		return agent.HookVerdict{}
 	}
-	l, sb := s.m.conf(), s.sandbox()
-	r := hook.Runner{Environ: l.environ, Argv: func(command, dir string) ([]string, error) {
+	sb := s.sandbox()
+	r := hook.Runner{Environ: s.m.conf().Environ(), Argv: func(command, dir string) ([]string, error) {
 		return sb.Wrap(dir, hook.ShellArgv(command))
 	}}
 	in.SessionID, in.Cwd, in.HookEventName = s.id, s.cwd, event

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/agentkit"
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
@@ -49,13 +49,13 @@ var (
 
 // Manager holds the live sessions.
 type Manager struct {
-	// cur is the configuration in force, swapped whole by Reload.
-	cur    atomic.Pointer[loaded]
-	store  *store.Store
-	getenv func(string) string
-	log    *slog.Logger
-	ctx    context.Context // cancelled by Shutdown: every turn's parent
-	stop   context.CancelFunc
+	// cur is the configuration in force and the agents it makes,
+	// swapped whole by Reload.
+	cur   atomic.Pointer[agentkit.Kit]
+	store *store.Store
+	log   *slog.Logger
+	ctx   context.Context // cancelled by Shutdown: every turn's parent
+	stop  context.CancelFunc
 
 	w watchers // clients following the list of sessions
 
@@ -73,22 +73,11 @@ type Manager struct {
 	// ([tools] keep_processes_on_close), until the session is open again.
 	kept map[string]*background.Table
 
-	pmu       sync.Mutex
-	providers map[string]provider.Provider
-
-	// environ is the daemon's environment; loaded.environ is it with
-	// provider keys removed.
-	environ []string
-	umask   string
-	reaper  *tool.Reaper
-	gateway func() string // the daemon gateway's URL, for web_fetch
-
 	now     func() time.Time // the clock the day's spend is kept by
 	spend   ledger
 	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
 	procDir string            // where background processes' output files go ("": none)
 	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
-	logins  *mcpauth.Store    // MCP servers' OAuth logins
 	uploads *attach.Store     // where tools' images are kept
 	gate    gate.Func         // decides what every actor may do
 	parts   participants      // what takes part in every turn (Join)
@@ -97,20 +86,8 @@ type Manager struct {
 	reviewer Reviewer
 }
 
-// loaded is one configuration in force and what is derived from it.
-type loaded struct {
-	cfg     *config.Config
-	environ []string      // commands' environment, provider keys removed
-	mcp     *mcptools.Set // the configured MCP servers, shared by every session
-	gen     uint64        // counts reloads; a session rebuilds its agent when it changes
-	// rules are the config's permission rules.
-	rules []permission.Rule
-	// sandbox is how commands run under it; sandboxStatus says so.
-	sandbox       *tool.Sandbox
-	sandboxStatus protocol.SandboxStatus
-}
-
-func (m *Manager) conf() *loaded { return m.cur.Load() }
+// conf is the kit in force: the configuration, and the agents it makes.
+func (m *Manager) conf() *agentkit.Kit { return m.cur.Load() }
 
 // Decide asks the one gate whether r's actor may do r's action now (the
 // method table's owner-only check asks it too).
@@ -134,37 +111,11 @@ func (e *Refused) Error() string { return "refused: " + e.Why }
 // Providers are made again; the shared MCP servers are replaced only when
 // their settings changed (the old ones stop once running calls end).
 func (m *Manager) Reload(cfg *config.Config) {
-	m.pmu.Lock()
-	m.providers = map[string]provider.Provider{}
-	m.pmu.Unlock()
 	old := m.conf()
-	next := &loaded{cfg: cfg, environ: scrub(m.environ, cfg.ShellEnvDropped()), mcp: old.mcp, gen: old.gen + 1}
-	next.sandbox, next.sandboxStatus = sandboxFor(cfg.Sandbox, shimExe())
-	next.rules = rulesOf(cfg)
-	if !reflect.DeepEqual(old.cfg.MCP.Servers, cfg.MCP.Servers) || !slices.Equal(old.environ, next.environ) {
-		next.mcp = mcptools.NewSet(cfg.MCP.SharedServers(), next.environ, m.log).Sandboxed(superviseMCP).
-			WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(m.logins).
-			OnChange(func() { m.mcpChanged("") })
-		next.mcp.Start()
-	}
-	next.mcp.WithTurnWait(time.Duration(cfg.MCP.TurnWaitMs) * time.Millisecond)
+	next := old.Reload(cfg)
 	m.cur.Store(next)
-	if next.mcp != old.mcp {
-		go old.mcp.Close()
-	}
-	m.log.Info("config reloaded", "config", cfg.Source, "generation", next.gen)
-}
-
-// scrub returns environ without the named variables.
-func scrub(environ, drop []string) []string {
-	out := make([]string, 0, len(environ))
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(drop, k) {
-			out = append(out, kv)
-		}
-	}
-	return out
+	old.Retire(next)
+	m.log.Info("config reloaded", "config", cfg.Source, "generation", next.Gen())
 }
 
 // Options configure a Manager.
@@ -214,10 +165,6 @@ func NewManager(o Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
 	ids, err := o.Store.MarkInterrupted()
 	if err != nil {
 		return nil, err
@@ -225,15 +172,10 @@ func NewManager(o Options) (*Manager, error) {
 	if len(ids) > 0 {
 		log.Warn("sessions interrupted by the previous daemon's end", "sessions", ids)
 	}
-	environ := o.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
 	ctx, stop := context.WithCancel(context.Background())
-	scrubbed := scrub(environ, o.Config.ShellEnvDropped())
-	m := &Manager{store: o.Store, getenv: getenv, log: log, ctx: ctx, stop: stop,
-		environ: environ, umask: o.Umask, reaper: o.Reaper, gateway: o.Gateway, now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, logins: o.MCPLogins, uploads: o.Uploads, reviewer: o.Reviewer,
-		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}, providers: map[string]provider.Provider{}}
+	m := &Manager{store: o.Store, log: log, ctx: ctx, stop: stop,
+		now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, uploads: o.Uploads, reviewer: o.Reviewer,
+		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}}
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -243,19 +185,8 @@ func NewManager(o Options) (*Manager, error) {
 	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: m.changed, Log: log}
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
-	shared := mcptools.NewSet(o.Config.MCP.SharedServers(), scrubbed, log).Sandboxed(superviseMCP).
-		WithTurnWait(time.Duration(o.Config.MCP.TurnWaitMs) * time.Millisecond).WithLogins(o.MCPLogins).
-		OnChange(func() { m.mcpChanged("") })
-	shared.Start()
-	first := &loaded{cfg: o.Config, environ: scrubbed, mcp: shared}
-	first.sandbox, first.sandboxStatus = sandboxFor(o.Config.Sandbox, shimExe())
-	first.rules = rulesOf(o.Config)
-	if st := first.sandboxStatus; st.EnforcedBy == "none" {
-		log.Warn("commands are not sandboxed", "mode", st.Mode, "reason", st.Reason)
-	} else {
-		log.Info("commands are sandboxed", "mode", st.Mode, "network", st.Network, "enforcedBy", st.EnforcedBy, "detail", st.Reason)
-	}
-	m.cur.Store(first)
+	m.cur.Store(agentkit.New(o.Config, agentkit.Options{Getenv: o.Getenv, Environ: o.Environ, Umask: o.Umask, Reaper: o.Reaper,
+		Gateway: o.Gateway, Logins: o.MCPLogins, Log: log, MCPChanged: func() { m.mcpChanged("") }}))
 	return m, nil
 }
 
@@ -286,7 +217,7 @@ func (m *Manager) mcpChanged(id string) {
 
 // MCPStatus describes the configured MCP servers.
 func (m *Manager) MCPStatus() []mcptools.Status {
-	out := m.conf().mcp.Status()
+	out := m.conf().MCP().Status()
 	m.mu.Lock()
 	live := make([]*Session, 0, len(m.live))
 	for _, s := range m.live {
@@ -365,7 +296,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.stopTelling()
 	// Every session's servers and the shared ones stop at once.
 	var wg sync.WaitGroup
-	for _, set := range append(own, m.conf().mcp) {
+	for _, set := range append(own, m.conf().MCP()) {
 		wg.Go(set.Close)
 	}
 	wg.Wait()
@@ -418,9 +349,8 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 	if p.AgentAlias == "" {
 		p.AgentAlias = "default"
 	}
-	if _, ok := m.conf().cfg.Agents[p.AgentAlias]; !ok {
-		return nil, &protocol.ParamsError{Field: "agentAlias",
-			Reason: fmt.Sprintf("unknown agent %q (known: %s)", p.AgentAlias, strings.Join(m.conf().cfg.AgentAliases(), ", "))}
+	if err := m.conf().CheckAgent(p.AgentAlias); err != nil {
+		return nil, err
 	}
 	if p.SessionID != "" {
 		if err := m.awaitClosed(ctx, p.SessionID); err != nil {
@@ -450,7 +380,7 @@ func (m *Manager) New(ctx context.Context, c *Client, p protocol.SessionNewParam
 			}
 			// The session's own servers: the editor's, and the
 			// configured ones that run per session.
-			for n, sc := range m.conf().cfg.MCP.PerSessionServers() {
+			for n, sc := range m.conf().Config().MCP.PerSessionServers() {
 				if _, ok := servers[n]; !ok {
 					servers[n] = sc
 				}
@@ -523,7 +453,7 @@ func (m *Manager) open(ctx context.Context, c *Client, p protocol.SessionNewPara
 		}
 		m.mu.Lock()
 	}
-	if len(m.live)+len(m.opening) >= m.conf().cfg.Daemon.MaxSessions {
+	if len(m.live)+len(m.opening) >= m.conf().Config().Daemon.MaxSessions {
 		defer m.mu.Unlock()
 		if v := m.victimLocked(); v != nil {
 			m.startClosingLocked(v)
@@ -651,7 +581,7 @@ func (m *Manager) startClosingLocked(s *Session) {
 // id may be loaded again once it returns.
 func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error) {
 	if s != nil {
-		s.close(!del && m.conf().cfg.Tools.KeepProcessesOnClose)
+		s.close(!del && m.conf().Config().Tools.KeepProcessesOnClose)
 	}
 	if del {
 		// A closed session's processes that ran on end with it.
@@ -706,13 +636,13 @@ func (m *Manager) evict(c *Client, mode, keep string) []string {
 }
 
 func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, error) {
-	gen := m.conf().gen
-	a, files, err := m.buildAgent(alias, mode, cwd)
+	k := m.conf()
+	a, files, err := k.Build(alias, mode, cwd)
 	if err != nil {
 		return nil, err
 	}
 	q, _ := json.Marshal(id)
-	s := &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: gen, instructions: files,
+	s := &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files,
 		clients: map[*Client]*sub{}, always: map[string]bool{}, never: map[string]bool{}}
 	s.t.lastUsed = time.Now()
 	return s, nil
@@ -1009,19 +939,10 @@ func (m *Manager) Compact(ctx context.Context, c *Client, id string) (*protocol.
 	return &protocol.SessionCompactResult{SessionID: id, DroppedMessages: n}, nil
 }
 
-// rulesOf is the config's permission rules, in order.
-func rulesOf(cfg *config.Config) []permission.Rule {
-	var out []permission.Rule
-	for i, p := range cfg.Permissions {
-		out = append(out, permission.Rule{ID: fmt.Sprintf("config#%d", i+1), Tool: p.Tool, Pattern: p.Pattern, Decision: p.Decision, Origin: "config"})
-	}
-	return out
-}
-
 // Permissions lists the rules in force for a directory ("": every
 // stored one): the config's, then the stored answers.
 func (m *Manager) Permissions(cwd string) []permission.Rule {
-	out := append([]permission.Rule(nil), m.conf().rules...)
+	out := append([]permission.Rule(nil), m.conf().Rules()...)
 	if m.perms != nil {
 		dir := ""
 		if cwd != "" {

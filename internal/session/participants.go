@@ -153,7 +153,7 @@ func (s *Session) StartIfIdle(prompt, kind string) (started bool, err error) {
 }
 
 // Config is the configuration in force.
-func (m *Manager) Config() *config.Config { return m.conf().cfg }
+func (m *Manager) Config() *config.Config { return m.conf().Config() }
 
 // Lookup is live session id as client c may use it (c nil: the daemon).
 func (m *Manager) Lookup(c *Client, id string) (*Session, error) { return m.lookup(c, id) }

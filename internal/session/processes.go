@@ -32,7 +32,7 @@ func (s *Session) processes() *background.Table {
 		if s.m.procDir != "" && protocol.ValidID(s.id) {
 			dir = filepath.Join(s.m.procDir, s.id)
 		}
-		t := s.m.conf().cfg.Tools
+		t := s.m.conf().Config().Tools
 		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, s.processChanged)
 	}
 	return s.procs
@@ -69,7 +69,7 @@ func (s *Session) processChanged(p *background.Process) {
 		text += "; its last output:\n" + tail + "\n"
 	}
 	text += "]"
-	if s.m.conf().cfg.Tools.WakeOnExit && s.t.idle() {
+	if s.m.conf().Config().Tools.WakeOnExit && s.t.idle() {
 		// An idle session wakes: a turn of its own tells the model.
 		s.emit(ev)
 		j := &job{id: protocol.NewID("q_", 6), prompt: text, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}

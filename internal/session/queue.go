@@ -27,7 +27,7 @@ func (s *Session) enqueue(j *job) error {
 	// it started, cancelled or steered before it was queued.
 	rec := j.record(protocol.InputQueued, "", 0, nil)
 	j.listed = make(chan struct{})
-	start, err := s.t.enqueue(j, s.m.conf().cfg.Daemon.PromptQueue)
+	start, err := s.t.enqueue(j, s.m.conf().Config().Daemon.PromptQueue)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	s.lineage = protocol.Lineage{ParentSessionID: rec.ParentID, ParentToolCallID: rec.ParentToolCallID, Depth: rec.Depth}
 	s.description = rec.Description
-	if !m.conf().cfg.Daemon.ContinueInterrupted {
+	if !m.conf().Config().Daemon.ContinueInterrupted {
 		// The inputs a dead daemon left end, interrupted (their
 		// callers learn it with their clientMessageId).
 		s.interruptInputs(ctx)

@@ -29,7 +29,7 @@ func (s *Session) checkpoints() *checkpoint.Store {
 	if s.cp != nil {
 		return s.cp
 	}
-	c := s.m.conf().cfg.Checkpoints
+	c := s.m.conf().Config().Checkpoints
 	if !c.Enabled || s.m.cpDir == "" {
 		return nil
 	}

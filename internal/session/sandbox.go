@@ -1,97 +1,15 @@
 package session
 
 import (
-	"fmt"
-	"os"
-
-	"github.com/zeroclaw/zeroclaw/internal/config"
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
-	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
-
-// sandboxFor is how the commands of a config run: confined (and by
-// what), refused (a sandbox is wanted but cannot be enforced here, and
-// the config did not choose to run without), or as they are; and what
-// status says of it. Never a silent downgrade.
-func sandboxFor(c config.Sandbox, exe string) (*tool.Sandbox, protocol.SandboxStatus) {
-	sup := sandbox.Available()
-	mode := c.Mode
-	if mode == "" {
-		mode = sandbox.ModeOff
-		if sup.EnforcedBy != "none" {
-			mode = sandbox.ModeWorkspaceWrite
-		}
-	}
-	st := protocol.SandboxStatus{Mode: mode, Network: c.Network, EnforcedBy: sup.EnforcedBy, Reason: sup.Reason}
-	if mode == sandbox.ModeOff {
-		st.EnforcedBy = "none"
-		if c.Mode == "" {
-			st.Reason = "off: " + sup.Reason
-		} else {
-			st.Reason = "off ([sandbox] mode)"
-		}
-		return nil, st
-	}
-	refuse := ""
-	switch {
-	case sup.EnforcedBy == "none":
-		refuse = fmt.Sprintf("the sandbox ([sandbox] mode = %q) cannot be enforced here: %s; commands are refused (set [sandbox] fallback = \"off\" to run them unconfined)", mode, sup.Reason)
-	case !c.Network && !sup.NetworkRules:
-		refuse = fmt.Sprintf("[sandbox] network = false cannot be enforced here (%s: Landlock ABI 4 is needed); commands are refused (set [sandbox] fallback = \"off\" to run them with the network)", sup.Reason)
-	case exe == "":
-		refuse = "the sandbox's shim (the zeroclaw binary) was not found; commands are refused"
-	}
-	if refuse != "" {
-		if c.Fallback == "off" {
-			st.EnforcedBy, st.Reason = "none", "fallback = off: "+refuse
-			return nil, st
-		}
-		st.Reason = refuse
-		return &tool.Sandbox{Refuse: refuse, Mode: mode}, st
-	}
-	return &tool.Sandbox{Exe: exe, Writable: c.Writable, ReadOnly: mode == sandbox.ModeReadOnly, Network: c.Network, Mode: mode}, st
-}
-
-// superviseMCP runs an MCP server under the shim, unconfined: it and all
-// it starts end with the daemon, as a sandboxed command does.
-func superviseMCP(argv []string) ([]string, error) { return sandbox.Supervise(shimExe(), argv), nil }
-
-// shimExe is the binary that confines commands: this one.
-func shimExe() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return exe
-}
-
-// SandboxStatus says how commands are confined (status).
-func (m *Manager) SandboxStatus() protocol.SandboxStatus { return m.conf().sandboxStatus }
 
 // sandbox is the session's sandbox: the config's, tightened as the
 // session asked.
 func (s *Session) sandbox() *tool.Sandbox {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sandboxLocked()
-}
-
-// sandboxLocked is sandbox, s.mu held.
-func (s *Session) sandboxLocked() *tool.Sandbox {
-	base := s.m.conf().sandbox
-	mode, noNet := s.sbMode, s.noNetwork
-	if base == nil || base.Refuse != "" || (mode != sandbox.ModeReadOnly && !noNet) {
-		return base
-	}
-	sb := *base
-	if mode == sandbox.ModeReadOnly {
-		sb.ReadOnly, sb.Mode = true, sandbox.ModeReadOnly
-	}
-	if noNet {
-		sb.Network = false
-	}
-	return &sb
+	return s.m.conf().Sandbox(s.sbMode, s.noNetwork)
 }
 
 // tighten checks and applies a session/configure's sandbox and network:
@@ -100,35 +18,12 @@ func (s *Session) tighten(mode *string, network *bool) error {
 	if mode == nil && network == nil {
 		return nil
 	}
-	l := s.m.conf()
-	base := l.sandbox
-	if base == nil || base.Refuse != "" {
-		return &protocol.ParamsError{Field: "sandbox", Reason: "no sandbox is in force here (" + l.sandboxStatus.Reason + "): there is nothing to tighten"}
-	}
 	s.mu.Lock()
-	newMode, noNet := s.sbMode, s.noNetwork
+	cur, noNet := s.sbMode, s.noNetwork
 	s.mu.Unlock()
-	if mode != nil {
-		switch *mode {
-		case sandbox.ModeReadOnly:
-			newMode = *mode
-		case sandbox.ModeWorkspaceWrite, "":
-			if base.ReadOnly {
-				return &protocol.ParamsError{Field: "sandbox", Reason: "the config's sandbox is read-only: a session may tighten it, never loosen it"}
-			}
-			newMode = ""
-		default:
-			return &protocol.ParamsError{Field: "sandbox", Reason: fmt.Sprintf("%q: read-only or workspace-write", *mode)}
-		}
-	}
-	if network != nil {
-		switch {
-		case !*network && !sandbox.Available().NetworkRules:
-			return &protocol.ParamsError{Field: "network", Reason: "the network cannot be denied here (Landlock ABI 4 is needed)"}
-		case *network && !base.Network:
-			return &protocol.ParamsError{Field: "network", Reason: "the config denies the network: a session may not allow it"}
-		}
-		noNet = !*network
+	newMode, noNet, err := s.m.conf().Tighten(cur, noNet, mode, network)
+	if err != nil {
+		return err
 	}
 	if err := s.m.store.SetSandbox(s.id, newMode, noNet); err != nil {
 		return err

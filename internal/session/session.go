@@ -25,16 +25,16 @@ import (
 //
 // Its ideas live in files of their own: the event log (eventlog.go), the
 // prompt queue and turns (queue.go), approvals (approvals.go), the
-// agent's host (host.go), the agent it runs (agents.go, build.go),
-// resuming a stored one (resume.go); the registry of live sessions is the
-// Manager (manager.go), the stored ones are read in stored.go, and the
-// list's watchers are in watch.go.
+// agent's host (host.go), the agent it runs (agents.go; the kit in force,
+// internal/agentkit, builds it), resuming a stored one (resume.go); the
+// registry of live sessions is the Manager (manager.go), the stored ones
+// are read in stored.go, and the list's watchers are in watch.go.
 //
 // Lock order. Every mutex of the package, in the one order a goroutine
 // that holds more than one takes them (never the other way):
 //
 //	Manager.mu → Session.qmu → Session.emitMu → ledger.mu → Session.mu →
-//	Session.cmu → Session.subMu → turns.mu → Client.mu → watchers.mu → Manager.pmu
+//	Session.cmu → Session.subMu → turns.mu → Client.mu → watchers.mu → agentkit.Kit.mu
 //
 // Manager.mu guards the live, closing and opening ids (a session is built
 // outside it, then inserted); qmu makes one queue_update at a time;
@@ -44,8 +44,9 @@ import (
 // changed" signal; subMu the attached clients and the recent events;
 // turns.mu (turns.go) the turn slot, the queue, the running turn and its
 // approvals; a Client's mu its subscriptions; watchers.mu the list's
-// followers; pmu the providers. kmu, imu and nmu are taken alone,
-// never with another.
+// followers; the kit's mu (internal/agentkit) its providers, nothing
+// taken while it is held. kmu, imu and nmu are taken alone, never with
+// another.
 //
 // Across sessions: no lock of one session is held while a lock of
 // another is taken. The tree's walks (a child's cost charged to its

@@ -102,7 +102,7 @@ func add(to *store.Usage, u store.Usage) {
 // Budget implements agent.Host: the limit reached, if any, named with
 // its value and what was spent.
 func (s *Session) Budget() string {
-	b := s.m.conf().cfg.Budget
+	b := s.m.conf().Config().Budget
 	if max := b.MaxCostUSDPerSession; max > 0 {
 		// A sub-agent's session shares its top ancestor's budget: what
 		// the whole tree spent.
@@ -137,7 +137,7 @@ func (s *Session) spentCost() *float64 {
 // Today is status's today: the day's spend and the limits.
 func (m *Manager) Today() protocol.SpendToday {
 	day, u := m.today()
-	b := m.conf().cfg.Budget
+	b := m.conf().Config().Budget
 	t := protocol.SpendToday{Day: day, MaxCostUSDPerDay: b.MaxCostUSDPerDay, MaxCostUSDPerSession: b.MaxCostUSDPerSession}
 	if w := archive.WireUsage(u); w != nil {
 		t.Usage = *w

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -137,27 +136,6 @@ func (s *Session) rootSpent() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.spent.CostUSD
-}
-
-// projectAgent finds an agent a project file defines, on the default
-// agent's provider and settings.
-func projectAgent(cfg *config.Config, cwd, alias string) (config.Agent, bool) {
-	pas, _ := config.ProjectAgents(cwd)
-	for _, pa := range pas {
-		if pa.Name != alias {
-			continue
-		}
-		a := cfg.Agents["default"]
-		a.Description, a.SystemPrompt = pa.Agent.Description, pa.Agent.SystemPrompt
-		if pa.Agent.Model != "" {
-			a.Model = pa.Agent.Model
-		}
-		if pa.Agent.Tools != nil {
-			a.Tools = pa.Agent.Tools
-		}
-		return a, true
-	}
-	return config.Agent{}, false
 }
 
 // cut is s cut to at most n bytes, at a rune's start.
