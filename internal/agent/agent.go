@@ -112,6 +112,26 @@ type HookVerdict struct {
 	Permission string
 }
 
+// With is v combined with w, a verdict given after it on the same
+// event: it blocks when either blocks (with the first reason) and takes
+// the stricter permission (deny, ask, allow), a deny's reason when none
+// was given yet.
+func (v HookVerdict) With(w HookVerdict) HookVerdict {
+	if w.Block && !v.Block {
+		v.Block, v.Reason = true, w.Reason
+	}
+	if strictness[w.Permission] > strictness[v.Permission] {
+		v.Permission = w.Permission
+		if w.Permission == "deny" && v.Reason == "" {
+			v.Reason = w.Reason
+		}
+	}
+	return v
+}
+
+// strictness ranks the hooks' permissions.
+var strictness = map[string]int{"": 0, "allow": 1, "ask": 2, "deny": 3}
+
 // Hook events the agent runs.
 const (
 	HookPreToolUse  = "PreToolUse"

@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/gateway"
 	"github.com/zeroclaw/zeroclaw/internal/goals"
+	"github.com/zeroclaw/zeroclaw/internal/hooks"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/mcpauth"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
@@ -30,6 +31,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/plan"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/review"
+	"github.com/zeroclaw/zeroclaw/internal/rewind"
 	"github.com/zeroclaw/zeroclaw/internal/rpc"
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
@@ -146,11 +148,14 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	// resumed one on.
 	goalsRun := goals.New(sessions, db, log, func() float64 { return sessions.Config().Goals.DefaultBudgetUSD })
 	subagents.New(sessions, db, log)
+	// Each turn's checkpoint, and the command hooks at a turn's moments.
+	checkpoints := rewind.New(sessions, db, log)
+	hooks.New(sessions, log)
 	// The plan mode's end joins last: exit_plan follows the others' tools.
 	plan.New(sessions)
 	// A rewind the last run left half done is finished before any client
 	// can see its session.
-	sessions.RecoverRewinds(ctx)
+	checkpoints.Recover(ctx)
 	// Turns a dead daemon cut go on (or end interrupted), and the
 	// prompts queued behind them run, before any client attaches.
 	continuation.Run(ctx, sessions, db, log)
@@ -185,7 +190,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	})
 	srv = rpc.NewServer(rpc.Options{
 		Version: o.Version, Dirs: o.Dirs, Config: o.Config, Ephemeral: o.Ephemeral,
-		Logger: log, Shutdown: stop, Sessions: sessions, Goals: goalsRun, Schedules: sched, Reload: reload,
+		Logger: log, Shutdown: stop, Sessions: sessions, Goals: goalsRun, Checkpoints: checkpoints, Schedules: sched, Reload: reload,
 		InitTimeout: o.InitTimeout, StallTimeout: o.StallTimeout,
 		Keeper: keeper, GatewayURL: gwURL.get,
 	})

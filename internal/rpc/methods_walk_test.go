@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/rewind"
 	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -34,7 +35,7 @@ func servePeer(t *testing.T, p Peer, tune func(*Options)) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m, Goals: goals.New(m, st, nil, nil)}
+	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m, Goals: goals.New(m, st, nil, nil), Checkpoints: rewind.New(m, st, nil)}
 	if tune != nil {
 		tune(&o)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/rewind"
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
@@ -43,6 +44,7 @@ type Server struct {
 	sessions  *session.Manager
 	schedules *scheduler.Scheduler
 	goals     *goals.Goals
+	rewind    *rewind.Checkpoints
 	archive   *archive.Archive // the stored sessions (list, history, export, fork)
 	uploads   *attach.Store
 
@@ -76,6 +78,9 @@ type Options struct {
 	Schedules *scheduler.Scheduler
 	// Goals serves the session/goal methods.
 	Goals *goals.Goals
+	// Checkpoints serves session/checkpoints, session/diff and
+	// session/rewind.
+	Checkpoints *rewind.Checkpoints
 	// InitTimeout is how long a connection may take to initialize before
 	// it is closed; 0 means DefaultInitTimeout.
 	InitTimeout time.Duration
@@ -99,7 +104,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{version: o.Version, dirs: o.Dirs, cfg: o.Config, ephemeral: o.Ephemeral,
 		initTimeout: o.InitTimeout, stallTimeout: o.StallTimeout, keeper: o.Keeper, gatewayURL: o.GatewayURL,
-		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, goals: o.Goals, schedules: o.Schedules, archive: o.Sessions.Archive(),
+		started: time.Now(), pid: os.Getpid(), log: log, shutdown: o.Shutdown, reload: o.Reload, sessions: o.Sessions, goals: o.Goals, rewind: o.Checkpoints, schedules: o.Schedules, archive: o.Sessions.Archive(),
 		uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}}
 }
 

@@ -323,17 +323,17 @@ func attachError(err error) error {
 
 // sessionCheckpoints serves session/checkpoints.
 func (b *binding) sessionCheckpoints(ctx context.Context, p *protocol.SessionRef) (*protocol.SessionCheckpointsResult, error) {
-	return b.srv.sessions.Checkpoints(ctx, b.client, p.SessionID)
+	return b.srv.rewind.List(ctx, b.client, p.SessionID)
 }
 
 // sessionRewind serves session/rewind.
 func (b *binding) sessionRewind(ctx context.Context, p *protocol.SessionRewindParams) (*protocol.SessionRewindResult, error) {
-	return b.srv.sessions.Rewind(ctx, b.client, *p)
+	return b.srv.rewind.Rewind(ctx, b.client, *p)
 }
 
 // sessionDiff serves session/diff.
 func (b *binding) sessionDiff(ctx context.Context, p *protocol.SessionDiffParams) (*protocol.SessionDiffResult, error) {
-	return b.srv.sessions.Diff(ctx, b.client, *p)
+	return b.srv.rewind.Diff(ctx, b.client, *p)
 }
 
 // sessionFork serves session/fork.

@@ -60,9 +60,9 @@ func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent
 	}
 	note := "[The daemon stopped during this turn and was restarted; the turn goes on (attempt " + fmt.Sprint(j.cont.Attempt) +
 		"). A tool call that was running then was not run again: its result says so. Check what it did before relying on it.]"
-	cp := s.beginCheckpoint(j.prompt, seq)
+	ended := s.running(j.prompt, seq)
 	// Calls that waited for an approval never ran: they are asked again.
 	out := s.turnAgent().Continue(ctx, s, s.cwd, note, held)
-	s.endCheckpoint(cp)
+	ended()
 	return out
 }

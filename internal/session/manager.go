@@ -518,8 +518,8 @@ func (m *Manager) build(ctx context.Context, c *Client, p protocol.SessionNewPar
 // starts, for its SessionStart hooks; "" for one live already); what it
 // answers is described outside m.mu (describe).
 func (m *Manager) attachLocked(c *Client, s *Session, resumed, interrupted bool, source string) (*opened, *Session, error) {
-	if source != "" && len(s.hooks(hook.SessionStart, "")) > 0 {
-		go s.runHooks(m.ctx, hook.SessionStart, hook.Input{Source: source})
+	if source != "" {
+		go s.hook(m.ctx, HookMoment{Event: hook.SessionStart, Source: source})
 	}
 	last, ok := s.attach(c)
 	if !ok {

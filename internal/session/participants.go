@@ -10,22 +10,26 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
+	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // The turn's seam. What takes part in a session's turns from outside
-// the package (goals today; internal/goals) is a Participant, registered
-// with the Manager (Join) and called at the turn's moments in the order
+// the package (internal/goals, internal/subagents, internal/rewind,
+// internal/hooks, internal/plan) is a Participant, registered with the
+// Manager (Join) and called at the turn's moments in the order
 // registered; no file of the package calls one by name. A participant
 // drives sessions through the Manager's public face (Lookup, Load,
-// StartIfIdle, Publish, Spent) as the scheduler does, and keeps what it
-// knows of a session with the session (Keep), so it lives and goes with
-// it.
+// StartIfIdle, Publish, Spent; face_*.go) as the scheduler does, and
+// keeps what it knows of a session with the session (Keep), so it lives
+// and goes with it.
 
 // Participant takes part in every session's turns at their moments. Each
 // moment is called with none of the session's locks held, on the
 // goroutine of the turn (or of the resume) it concerns; it must not
-// wait on a client, a provider or a tool.
+// wait on a client, a provider or a tool (a hook's command, bounded by
+// its timeout, is the one wait: Hook).
 type Participant interface {
 	// Resumed: a stored session was loaded (rec is its row).
 	Resumed(s *Session, rec *store.Session)
@@ -53,6 +57,56 @@ type Participant interface {
 	// it ends) with its parent's, whose cut turn waits for it unless
 	// background.
 	Continuing(parent, child *Session, p *Pending, background bool)
+	// RunStarting: the model's part of a turn is about to run (r says
+	// which). ended, when not nil, is called once that part ended, on
+	// the same goroutine, before the turn's turn_complete is written:
+	// a client that sees turn_complete finds what ended kept.
+	RunStarting(s *Session, r Run) (ended func())
+	// Changing: a tool call of the running turn may change what e
+	// says, and is about to run; Changed: it ran.
+	Changing(s *Session, e tool.Effect)
+	Changed(s *Session, e tool.Effect)
+	// Hook: a moment the command hooks are told of (h.Event: a tool
+	// call about to be decided, PreToolUse; one that ran, PostToolUse;
+	// a turn about to end, Stop; a prompt about to be run,
+	// UserPromptSubmit; a session loaded for a client, SessionStart).
+	// The turn waits for the verdict (what runs is bounded by its own
+	// timeouts); the participants' verdicts are combined (see
+	// agent.HookVerdict.With). SessionStart is told on a goroutine of
+	// its own, and its verdict is not used.
+	Hook(ctx context.Context, s *Session, h HookMoment) agent.HookVerdict
+}
+
+// Run is the model's part of a turn, about to run (RunStarting).
+type Run struct {
+	// Prompt is the turn's prompt (a continued turn's: the one it was
+	// cut in).
+	Prompt string
+	// Seq is the seq of the turn's user_message (a continued turn's:
+	// its turn_resumed).
+	Seq int64
+	// Messages is the transcript's length before it.
+	Messages int
+	// Gap: a background process of the session ran since the last
+	// turn began, so what changed in its directory meanwhile may be
+	// the agent's.
+	Gap bool
+}
+
+// HookMoment is what a hook moment concerns (Participant.Hook).
+type HookMoment struct {
+	// Event is the hook event: hook.PreToolUse, hook.PostToolUse,
+	// hook.Stop, hook.UserPromptSubmit or hook.SessionStart.
+	Event string
+	// Call is the tool call (PreToolUse, PostToolUse); Result what it
+	// gave (PostToolUse).
+	Call   *provider.ToolCall
+	Result *tool.Result
+	// Prompt is the prompt (UserPromptSubmit).
+	Prompt string
+	// Source is why the session starts (SessionStart): "startup" for a
+	// new one, "resume" for a stored one loaded.
+	Source string
 }
 
 // Moments is a Participant that does nothing at every moment: a
@@ -68,6 +122,12 @@ func (Moments) Describe(*Session, *archive.Live)                         {}
 func (Moments) Emitted(*Session, protocol.EventBody)                     {}
 func (Moments) Closing(*Session)                                         {}
 func (Moments) Continuing(parent, child *Session, p *Pending, bg bool)   {}
+func (Moments) RunStarting(*Session, Run) func()                         { return nil }
+func (Moments) Changing(*Session, tool.Effect)                           {}
+func (Moments) Changed(*Session, tool.Effect)                            {}
+func (Moments) Hook(context.Context, *Session, HookMoment) agent.HookVerdict {
+	return agent.HookVerdict{}
+}
 
 // participants is the list, set before the daemon serves (Join); read
 // on every event, so without a lock.
@@ -97,6 +157,54 @@ func (m *Manager) each(f func(Participant)) {
 	for _, p := range m.participants() {
 		f(p)
 	}
+}
+
+// running tells the participants that the model's part of the turn
+// whose prompt and user_message (or turn_resumed) seq are given is
+// about to run; ended tells them it ended.
+func (s *Session) running(prompt string, seq int64) (ended func()) {
+	s.mu.Lock()
+	n := len(s.history.Messages)
+	s.mu.Unlock()
+	// A background process that ran since the last turn: what changed
+	// meanwhile is taken for the agent's.
+	s.nmu.Lock()
+	gap := s.procsEnded
+	s.procsEnded = false
+	s.nmu.Unlock()
+	r := Run{Prompt: prompt, Seq: seq, Messages: n, Gap: gap || s.runsProcesses()}
+	var ends []func()
+	s.m.each(func(p Participant) {
+		if end := p.RunStarting(s, r); end != nil {
+			ends = append(ends, end)
+		}
+	})
+	return func() {
+		for _, end := range ends {
+			end()
+		}
+	}
+}
+
+// Changing implements agent.Host: the participants are told (the
+// checkpoints capture what the call may change).
+func (s *Session) Changing(e tool.Effect) { s.m.each(func(p Participant) { p.Changing(s, e) }) }
+
+// Changed implements agent.Host.
+func (s *Session) Changed(e tool.Effect) { s.m.each(func(p Participant) { p.Changed(s, e) }) }
+
+// Hook implements agent.Host: the participants' verdicts on the hook
+// moment (the command hooks run).
+func (s *Session) Hook(ctx context.Context, event string, call *provider.ToolCall, result *tool.Result) agent.HookVerdict {
+	return s.hook(ctx, HookMoment{Event: event, Call: call, Result: result})
+}
+
+// hook is the participants' verdicts on h, combined in the order they
+// joined.
+func (s *Session) hook(ctx context.Context, h HookMoment) agent.HookVerdict {
+	var v agent.HookVerdict
+	s.m.each(func(p Participant) { v = v.With(p.Hook(ctx, s, h)) })
+	return v
 }
 
 // turnKind is the input kind of the running turn ("": none runs, or a

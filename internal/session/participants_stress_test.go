@@ -2,12 +2,15 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/zeroclaw/zeroclaw/internal/goals"
+	"github.com/zeroclaw/zeroclaw/internal/hooks"
 	"github.com/zeroclaw/zeroclaw/internal/plan"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/rewind"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/subagents"
@@ -18,14 +21,18 @@ import (
 // turns starting when nothing else waits), sub-agents in the foreground
 // and the background (their progress told to parents that close under
 // them), background processes started, read, written and killed, a
-// schedule's notes and the approval it waits for, and the mode switched
-// (a plan-mode turn gets exit_plan), all on the same few sessions, under
-// the race detector.
+// schedule's notes and the approval it waits for, the mode switched (a
+// plan-mode turn gets exit_plan), and turns' checkpoints listed, diffed,
+// rewound and undone (each turn's checkpoint kept, the hooks told of
+// every moment), all on the same few sessions, under the race detector.
 func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 	var gs *goals.Goals
+	var cps *rewind.Checkpoints
 	join := func(m *session.Manager, st *store.Store) {
 		gs = goals.New(m, st, nil, nil)
 		subagents.New(m, st, nil)
+		cps = rewind.New(m, st, nil)
+		hooks.New(m, nil)
 		plan.New(m)
 	}
 	ops := []session.StressOp{
@@ -98,6 +105,29 @@ func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 			_, err := m.Configure(ctx, cl, protocol.SessionConfigureParams{SessionID: id, Risk: &risk})
 			return "mode", err
 		},
+		// The checkpoints listed, a turn's diff, a rewind or its undo. A
+		// rewind refused while a turn runs, or for want of a turn to go
+		// back to or of a rewind to undo, went for the turn slot all the
+		// same: it counts.
+		func(ctx context.Context, r *rand.Rand, _ *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			var err error
+			switch r.IntN(6) {
+			case 0:
+				_, err = cps.List(ctx, cl, id)
+				return "checkpoints", err
+			case 1:
+				_, err = cps.Diff(ctx, cl, protocol.SessionDiffParams{SessionID: id, Turn: 1})
+				return "diff", err
+			case 2, 3:
+				_, err = cps.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: id, Undo: true})
+			default:
+				_, err = cps.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: id, Turn: 1, Force: true})
+			}
+			if pe := (*protocol.ParamsError)(nil); errors.As(err, &pe) || errors.Is(err, session.ErrBusy) {
+				err = nil
+			}
+			return "rewind", err
+		},
 	}
-	session.Stress(t, join, ops, []string{"goal changed", "task", "process start", "schedule note", "mode"})
+	session.Stress(t, join, ops, []string{"goal changed", "task", "process start", "schedule note", "mode", "rewind"})
 }

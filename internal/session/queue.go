@@ -167,13 +167,13 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		if ctx.Err() != nil {
 			out = agent.Outcome{StopReason: agent.StopCancelled}
 		}
-	} else if v := s.runHooks(ctx, hook.UserPromptSubmit, hook.Input{Prompt: j.prompt}); v.Block {
+	} else if v := s.hook(ctx, HookMoment{Event: hook.UserPromptSubmit, Prompt: j.prompt}); v.Block {
 		// Refused by a hook: the model is not called.
 		out = agent.Outcome{StopReason: protocol.StopBlocked, Notice: "a UserPromptSubmit hook refused the prompt: " + v.Reason}
 	} else {
-		cp := s.beginCheckpoint(j.prompt, seq)
+		ended := s.running(j.prompt, seq)
 		out = s.turnAgent().Run(ctx, s, s.cwd, j.prompt, j.images...)
-		s.endCheckpoint(cp)
+		ended()
 	}
 
 	res.StopReason, res.Content, res.Notice = out.StopReason, out.Content, out.Notice

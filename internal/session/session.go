@@ -8,7 +8,6 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/background"
-	"github.com/zeroclaw/zeroclaw/internal/checkpoint"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -54,19 +53,21 @@ import (
 // take each ancestor's lock in turn, child to root, one at a time.
 //
 // The participants' locks (internal/goals: a goal's box.mu;
-// internal/subagents: a parent's family.mu, then a child's mu) come
-// before all of these: a participant is called with none of the
-// session's locks held, and may emit or queue a turn while it holds its
-// own; it never takes its own while holding a session's, nor one
-// session's participant lock while holding another's (the sub-agents
-// read a child's status under its parent's family lock, and that is the
-// one nesting). None is held while waiting on a client,
-// a provider or a tool; emitMu is held around the store's enqueue, which
+// internal/subagents: a parent's family.mu, then a child's mu;
+// internal/rewind: a session's checkpoint box.mu, under which no other
+// is taken) come before all of these: a participant is called with none
+// of the session's locks held, and may emit or queue a turn while it
+// holds its own; it never takes its own while holding a session's, nor
+// one session's participant lock while holding another's (the
+// sub-agents read a child's status under its parent's family lock, and
+// that is the one nesting). None is held while waiting on a client, a
+// provider or a tool; emitMu is held around the store's enqueue, which
 // waits only while the store's queue is full (the disk's pace), never
-// for a commit. TestLockOrderUnderStress runs every operation that takes
-// two of them at once, concurrently, under the race detector, and
+// for a commit. TestLockOrderUnderStress runs every operation that
+// takes two of them at once, concurrently, under the race detector, and
 // TestLockOrderUnderStressWithEveryFeature the same with the real
-// participants joined (goals, sub-agents) and their operations too.
+// participants joined (goals, sub-agents, plan, checkpoints, hooks) and their
+// operations too.
 type Session struct {
 	m        *Manager
 	id       string
@@ -128,8 +129,7 @@ type Session struct {
 	// (model, risk, reasoning, sandbox), its tree (lineage, description,
 	// forwards), its transcript (history, unloaded, storedMessages,
 	// cutCalls, asked, held), what it spent, its standing answers
-	// (always, never), and what it opened on first use (mcp, procs,
-	// cp).
+	// (always, never), and what it opened on first use (mcp, procs).
 	mu    sync.Mutex
 	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs *background.Table // its background processes, once one started
@@ -154,10 +154,9 @@ type Session struct {
 	sbMode    string
 	noNetwork bool
 	history   provider.Transcript
-	spent     store.Usage       // what the session's model calls used and cost
-	cp        *checkpoint.Store // its turns' checkpoints, once opened
-	always    map[string]bool   // tool -> allowed for the rest of the session
-	never     map[string]bool   // tool -> rejected for the rest of the session
+	spent     store.Usage     // what the session's model calls used and cost
+	always    map[string]bool // tool -> allowed for the rest of the session
+	never     map[string]bool // tool -> rejected for the rest of the session
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool

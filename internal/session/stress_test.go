@@ -21,7 +21,7 @@ import (
 // Every operation that takes two of the package's locks at once, run
 // concurrently on a few sessions by several clients (prompts with tool
 // calls that ask, steers, queue edits, cancels and withdrawals,
-// approvals, compactions, rewinds, attaching, closing, unloading and
+// approvals, compactions, attaching, closing, unloading and
 // reloading, the list and its followers, status, spend), under the race
 // detector: a lock taken out of the written order (session.go) deadlocks
 // here, and the deadline below says so with every goroutine's stack.
@@ -36,11 +36,11 @@ type StressOp func(ctx context.Context, r *rand.Rand, m *Manager, cl *Client, id
 // manager and ops among the operations; each of must has to succeed at
 // least once.
 func stress(t *testing.T, join func(*Manager, *store.Store), ops []StressOp, must []string) {
-	h := newHarness(t, func(cfg *config.Config) {
+	h := newHarnessWith(t, func(cfg *config.Config) {
 		supervised(cfg)
 		cfg.Daemon.ApprovalTimeoutSecs = 1
 		cfg.Daemon.MaxSessions = 3 // so that opening one unloads another
-	})
+	}, func(o *Options) { o.CheckpointDir = t.TempDir() })
 	if join != nil {
 		join(h.m, h.st)
 	}
@@ -107,7 +107,7 @@ func stress(t *testing.T, join func(*Manager, *store.Store), ops []StressOp, mus
 			}()
 			for range rounds {
 				id := ids[r.IntN(len(ids))]
-				switch n := r.IntN(12 + len(ops)); n {
+				switch n := r.IntN(11 + len(ops)); n {
 				case 0, 1:
 					_, err := h.m.New(ctx, cl, protocol.SessionNewParams{SessionID: id, Cwd: cwd, KeepSiblings: r.IntN(4) > 0})
 					count("new", err)
@@ -155,19 +155,17 @@ func stress(t *testing.T, join func(*Manager, *store.Store), ops []StressOp, mus
 					h.m.Compact(cctx, cl, id)
 					cancel()
 				case 8:
-					h.m.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: id, Turn: 1})
-				case 9:
 					count("close", h.m.Close(cl, id))
-				case 10:
+				case 9:
 					h.m.Archive().List(ctx, protocol.SessionListParams{})
 					h.m.Summaries()
 					h.m.Archive().Get(ctx, id)
 					h.m.Today()
-				case 11:
+				case 10:
 					h.m.Configure(ctx, cl, protocol.SessionConfigureParams{SessionID: id})
 					h.m.Archive().History(ctx, protocol.SessionHistoryParams{SessionID: id, Limit: 5}, 1<<20)
 				default:
-					what, err := ops[n-12](ctx, r, h.m, cl, id, cwd)
+					what, err := ops[n-11](ctx, r, h.m, cl, id, cwd)
 					if what != "" {
 						count(what, err)
 					}

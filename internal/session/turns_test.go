@@ -2,10 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,71 +13,6 @@ func full(cfg *config.Config) {
 	a := cfg.Agents["default"]
 	a.Risk = "full"
 	cfg.Agents["default"] = a
-}
-
-// A turn's files through the session: its checkpoint lists what it
-// changed, the diff shows it, a rewind (which borrows the turn slot) puts
-// the directory back and is refused while a turn runs, and its undo
-// brings the change again.
-func TestCheckpointRewindDiffInTheSession(t *testing.T) {
-	h := newHarnessWith(t, full, func(o *Options) { o.CheckpointDir = t.TempDir() })
-	ctx := context.Background()
-	cl, c := h.client(t, "c1")
-	cwd := t.TempDir()
-	if _, err := h.m.New(ctx, cl, protocol.SessionNewParams{SessionID: "cp", Cwd: cwd}); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.prompt(t, cl, "cp", `/tool write_file {"path":"made.txt","content":"hello"}`); r.StopReason != protocol.StopEndTurn {
-		t.Fatalf("turn: %+v", r)
-	}
-	cps, err := h.m.Checkpoints(ctx, cl, "cp")
-	if err != nil || len(cps.Checkpoints) != 1 || len(cps.Checkpoints[0].Files) != 1 || cps.Checkpoints[0].Files[0].Change != "created" || cps.Checkpoints[0].Uncaptured == nil {
-		t.Fatalf("checkpoints: %+v %v", cps, err)
-	}
-	d, err := h.m.Diff(ctx, cl, protocol.SessionDiffParams{SessionID: "cp", Turn: 1})
-	if err != nil || !strings.Contains(d.Diff, "+hello") {
-		t.Fatalf("diff: %+v %v", d, err)
-	}
-	if _, err := h.m.Diff(ctx, cl, protocol.SessionDiffParams{SessionID: "cp", Turn: 9}); err == nil {
-		t.Error("the diff of no such turn")
-	}
-
-	// While a turn runs, a rewind is refused: the slot is taken.
-	skip := len(c.events(t))
-	done, err := h.m.Prompt(cl, "cp", "/delay 30\n/chunks 1000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor[protocol.AgentMessageChunkEvent](t, c, skip)
-	if _, err := h.m.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: "cp", Turn: 1}); !errors.Is(err, ErrBusy) {
-		t.Errorf("a rewind during a turn: %v", err)
-	}
-	if ok, _ := h.m.Cancel(cl, "cp"); !ok {
-		t.Error("nothing to cancel")
-	}
-	<-done
-
-	res, err := h.m.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: "cp", Turn: 1})
-	if err != nil || !res.Rewound || len(res.Removed) != 1 {
-		t.Fatalf("rewind: %+v %v", res, err)
-	}
-	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); !os.IsNotExist(err) {
-		t.Errorf("the file is still there: %v", err)
-	}
-	if _, err := h.m.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: "cp", Turn: 7}); err == nil {
-		t.Error("a rewind to no such turn")
-	}
-	undo, err := h.m.Rewind(ctx, cl, protocol.SessionRewindParams{SessionID: "cp", Undo: true})
-	if err != nil || !undo.Rewound {
-		t.Fatalf("undo: %+v %v", undo, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(cwd, "made.txt")); err != nil || string(b) != "hello" {
-		t.Errorf("after the undo: %q %v", b, err)
-	}
-	// A prompt that came while the slot was borrowed runs after.
-	if r := h.prompt(t, cl, "cp", "after"); r.Content != "echo: after" {
-		t.Errorf("after the rewinds: %+v", r)
-	}
 }
 
 // The queue as its owner keeps it: prompts wait in order behind the

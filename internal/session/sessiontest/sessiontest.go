@@ -1,8 +1,9 @@
 // Package sessiontest is for the tests of what takes part in the
-// sessions' turns from outside the session package (goals, sub-agents):
-// a Manager over a real store in a temporary directory, the echo
-// provider as its agent, and a client connection that keeps the
-// session/update events it is sent, waited for without sleeping.
+// sessions' turns from outside the session package (goals, sub-agents,
+// plan, checkpoints, hooks; the reviewer): a Manager over a real store
+// in a temporary directory, the echo provider as its agent, and a
+// client connection that keeps the session/update events it is sent,
+// waited for without sleeping.
 package sessiontest
 
 import (
@@ -169,6 +170,9 @@ type Harness struct {
 	Config *config.Config
 	// Reviewer is the daemons' session.Options.Reviewer (nil: none).
 	Reviewer session.Reviewer
+	// CheckpointDir is where the sessions' checkpoints are kept, beside
+	// the store (as a daemon keeps them).
+	CheckpointDir string
 }
 
 // New opens a store and the configuration: the echo provider as the
@@ -176,7 +180,8 @@ type Harness struct {
 // checked when the test ends.
 func New(t *testing.T, tune func(*config.Config)) *Harness {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "zc.db")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "zc.db")
 	st, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -192,14 +197,15 @@ func New(t *testing.T, tune func(*config.Config)) *Harness {
 			t.Error(err)
 		}
 	})
-	return &Harness{Store: st, Config: cfg}
+	return &Harness{Store: st, Config: cfg, CheckpointDir: filepath.Join(dir, "checkpoints")}
 }
 
 // Start starts a daemon's Manager on the store; join joins its
 // participants, as the daemon does before any session is resumed.
 func (h *Harness) Start(t *testing.T, join func(*session.Manager)) *Daemon {
 	t.Helper()
-	m, err := session.NewManager(session.Options{Config: h.Config, Store: h.Store, Getenv: func(string) string { return "" }, Reviewer: h.Reviewer})
+	m, err := session.NewManager(session.Options{Config: h.Config, Store: h.Store, Getenv: func(string) string { return "" },
+		Reviewer: h.Reviewer, CheckpointDir: h.CheckpointDir})
 	if err != nil {
 		t.Fatal(err)
 	}
