@@ -2,23 +2,17 @@ package session
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"sync"
 	"sync/atomic"
 
-	"github.com/zeroclaw/zeroclaw/internal/metrics"
+	"github.com/zeroclaw/zeroclaw/internal/eventlog"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
-	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
-// Source is a stream of frames a connection's writer pulls when it
-// reaches the stream's place in the connection's one outgoing queue (the
-// same shape as jsonrpc.Source; this package does not import jsonrpc).
-type Source interface {
-	AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error)
-}
+// Source is a stream of frames a connection's writer pulls (an event
+// log's subscription is one; see eventlog.Source).
+type Source = eventlog.Source
 
 // Conn is what a client's connection must offer the sessions: its one
 // outgoing queue (events are queued as Sources, so answers, events and
@@ -49,32 +43,15 @@ type Client struct {
 	fsWrite   bool       // and fs/write_text_file
 	terminal  bool       // and terminal/run
 	actor     gate.Actor // who it acts for ("": the user)
-	subs      map[*Session]*sub
+	subs      map[*Session]*eventlog.Sub
 	closed    bool
 	closers   []func() // run at Close
-}
-
-// sub is one client's subscription to one session's stream.
-type sub struct {
-	c *Client
-	s *Session
-	// Guarded by s.subMu.
-	queued   bool // an item of this sub waits in the connection's queue
-	detached bool
-	// written is the last seq written to the client (set by the
-	// connection's writer, read by the session to trim its memory).
-	written atomic.Int64
-	// target is what this place in the queue writes up to; writer only.
-	target int64
-	// behind holds events read from the store and not written yet (for
-	// a client that fell out of memory's reach); writer only.
-	behind []store.Event
 }
 
 // NewClient returns a client on conn, assumed to take frames of the
 // protocol's default size until SetIdentity says otherwise.
 func NewClient(conn Conn) *Client {
-	c := &Client{conn: conn, subs: map[*Session]*sub{}}
+	c := &Client{conn: conn, subs: map[*Session]*eventlog.Sub{}}
 	c.maxFrame.Store(protocol.DefaultMaxFrame)
 	return c
 }
@@ -205,9 +182,10 @@ func (c *Client) attached(s *Session) bool {
 	return ok
 }
 
-// subscribe records a subscription to s (written up to seq); nil when the
-// client is closed.
-func (c *Client) subscribe(s *Session, seq int64) *sub {
+// subscribe records sb as c's subscription to s (its earlier one if it
+// still holds one); nil when the client is closed. The event log calls
+// it (Attach's join) with its subMu held.
+func (c *Client) subscribe(s *Session, sb *eventlog.Sub) *eventlog.Sub {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -216,8 +194,6 @@ func (c *Client) subscribe(s *Session, seq int64) *sub {
 	if old := c.subs[s]; old != nil {
 		return old
 	}
-	sb := &sub{c: c, s: s}
-	sb.written.Store(seq)
 	c.subs[s] = sb
 	return sb
 }
@@ -226,97 +202,4 @@ func (c *Client) unsubscribe(s *Session) {
 	c.mu.Lock()
 	delete(c.subs, s)
 	c.mu.Unlock()
-}
-
-// catchUpPage bounds one read from the store for a client that is behind.
-const (
-	catchUpRows  = 0 // no row limit: a page is bounded by bytes
-	catchUpBytes = 256 << 10
-)
-
-var errEventsGone = errors.New("session events are missing from the store")
-
-// AppendFrames implements Source: the session/update frames of this
-// subscription, from the one after the last written up to what was
-// delivered when the writer reached this place in the queue.
-func (sb *sub) AppendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
-	before := sb.written.Load()
-	buf, more, err := sb.appendFrames(buf, first, max)
-	if n := sb.written.Load() - before; n > 0 {
-		metrics.EventsSent(int(n))
-	}
-	return buf, more, err
-}
-
-func (sb *sub) appendFrames(buf []byte, first bool, max int) ([]byte, bool, error) {
-	s := sb.s
-	if first {
-		s.subMu.Lock()
-		sb.queued = false
-		sb.target = s.delivered
-		if sb.detached {
-			sb.target = 0
-		}
-		s.subMu.Unlock()
-	}
-	limit := sb.c.MaxFrame()
-	start := len(buf)
-	for sb.written.Load() < sb.target {
-		// Full, once this call wrote something: every call makes progress.
-		if len(buf) >= max && len(buf) > start {
-			return buf, true, nil
-		}
-		next := sb.written.Load() + 1
-		// Events read from the store earlier, not written yet.
-		for len(sb.behind) > 0 && sb.behind[0].Seq < next {
-			sb.behind = sb.behind[1:]
-		}
-		if len(sb.behind) > 0 {
-			for len(sb.behind) > 0 && (len(buf) < max || len(buf) == start) && sb.behind[0].Seq <= sb.target {
-				e := sb.behind[0]
-				buf = appendUpdate(buf, e.Body, limit)
-				sb.written.Store(e.Seq)
-				sb.behind = sb.behind[1:]
-			}
-			if len(sb.behind) == 0 {
-				sb.behind = nil
-			}
-			continue
-		}
-		var n int
-		buf, n = s.fromMemory(buf, next, sb.target, max, limit, &sb.written)
-		if n > 0 {
-			continue
-		}
-		// Not in memory any more: this client is behind; catch up from
-		// the store at its own pace, a bounded page at a time.
-		evs, err := s.m.store.Events(context.Background(), s.id, next-1, catchUpRows, catchUpBytes)
-		if err != nil {
-			return buf, false, fmt.Errorf("session %s: catch-up read: %w", s.id, err)
-		}
-		if len(evs) == 0 || evs[0].Seq != next {
-			return buf, false, fmt.Errorf("%w: session %s seq %d", errEventsGone, s.id, next)
-		}
-		sb.behind = evs
-	}
-	sb.behind = nil
-	return buf, false, nil
-}
-
-// updatePrelude and updateEnd wrap a session/update's params into a frame.
-const (
-	updatePrelude = `{"jsonrpc":"2.0","method":"session/update","params":`
-	updateEnd     = "}\n"
-)
-
-// appendUpdate appends the frame of one event, cut to fit the client's
-// frame limit if it must be (the whole event stays in the store, where
-// session/event reads it).
-func appendUpdate(buf, body []byte, limit int) []byte {
-	if over := len(updatePrelude) + len(body) + len(updateEnd) - 1; over > limit {
-		body = protocol.Cut(body, limit-len(updatePrelude)-len(updateEnd))
-	}
-	buf = append(buf, updatePrelude...)
-	buf = append(buf, body...)
-	return append(buf, updateEnd...)
 }

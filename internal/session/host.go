@@ -31,15 +31,16 @@ func (s *Session) Emit(e protocol.EventBody) {
 // sent it as it is.
 func (s *Session) Record(m provider.Message) provider.Transcript {
 	s.keepImages(&m)
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	s.mu.Lock()
-	s.history.Append(m)
-	h := s.history
-	s.mu.Unlock()
-	if !s.fenced && s.failure() == nil { // else mend brings it back to the stored one
-		s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
-	}
+	var h provider.Transcript
+	s.events.InOrder(func(writable bool) {
+		s.mu.Lock()
+		s.history.Append(m)
+		h = s.history
+		s.mu.Unlock()
+		if writable { // else mend brings it back to the stored one
+			s.m.store.AppendMessage(s.id, int64(len(h.Messages)-1), mustJSON(m), s.written)
+		}
+	})
 	return h
 }
 

@@ -7,7 +7,6 @@ package session
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agentkit"
 	"github.com/zeroclaw/zeroclaw/internal/archive"
 	"github.com/zeroclaw/zeroclaw/internal/background"
+	"github.com/zeroclaw/zeroclaw/internal/eventlog"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/hook"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
@@ -203,13 +203,7 @@ func (m *Manager) mcpChanged(id string) {
 	}
 	m.mu.Unlock()
 	for _, s := range live {
-		s.subMu.Lock()
-		cs := make([]*Client, 0, len(s.clients))
-		for c := range s.clients {
-			cs = append(cs, c)
-		}
-		s.subMu.Unlock()
-		for _, c := range cs {
+		for _, c := range s.clients() {
 			c.notify(protocol.MethodSessionMCPChanged, protocol.SessionRef{SessionID: s.id})
 		}
 	}
@@ -641,9 +635,9 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	q, _ := json.Marshal(id)
-	s := &Session{m: m, id: id, quotedID: q, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files,
-		clients: map[*Client]*sub{}, always: map[string]bool{}, never: map[string]bool{}}
+	s := &Session{m: m, id: id, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files,
+		always: map[string]bool{}, never: map[string]bool{}}
+	s.events = eventlog.New(m.store, id, s.broken)
 	s.t.lastUsed = time.Now()
 	return s, nil
 }

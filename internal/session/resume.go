@@ -22,7 +22,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	// The transcript is read at the first turn, not here: attaching to a
 	// session costs the same whatever its length.
 	s.unloaded, s.storedMessages = true, rec.MessageCount
-	s.seq, s.delivered = rec.LastSeq, rec.LastSeq
+	s.events.Resume(rec.LastSeq)
 	s.model, s.risk, s.reasoning = rec.Model, rec.Risk, rec.Reasoning
 	s.spent = rec.Usage
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/background"
+	"github.com/zeroclaw/zeroclaw/internal/eventlog"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -22,26 +23,30 @@ import (
 // write that fails ends the turn with the cause, and the session goes on
 // from what is stored: no seq a client saw is ever used again.
 //
-// Its ideas live in files of their own: the event log (eventlog.go), the
-// prompt queue and turns (queue.go), approvals (approvals.go), the
-// agent's host (host.go), the agent it runs (agents.go; the kit in force,
-// internal/agentkit, builds it), resuming a stored one (resume.go); the
-// registry of live sessions is the Manager (manager.go), the stored ones
-// are read in stored.go, and the list's watchers are in watch.go.
+// Its ideas live in files of their own: the event log (internal/eventlog,
+// driven from eventlog.go), the prompt queue and turns (queue.go),
+// approvals (approvals.go), the agent's host (host.go), the agent it
+// runs (agents.go; the kit in force, internal/agentkit, builds it),
+// resuming a stored one (resume.go); the registry of live sessions is
+// the Manager (manager.go), the stored ones are read in stored.go, and
+// the list's watchers are in watch.go.
 //
-// Lock order. Every mutex of the package, in the one order a goroutine
-// that holds more than one takes them (never the other way):
+// Lock order. Every mutex of the package and of the session's event log
+// (internal/eventlog), in the one order a goroutine that holds more than
+// one takes them (never the other way):
 //
-//	Manager.mu → Session.qmu → Session.emitMu → ledger.mu → Session.mu →
-//	Session.cmu → Session.subMu → turns.mu → Client.mu → watchers.mu → agentkit.Kit.mu
+//	Manager.mu → Session.qmu → Log.emitMu → ledger.mu → Session.mu →
+//	Log.cmu → Log.subMu → turns.mu → Client.mu → watchers.mu → agentkit.Kit.mu
 //
 // Manager.mu guards the live, closing and opening ids (a session is built
 // outside it, then inserted); qmu makes one queue_update at a time;
-// emitMu orders seq assignment with the store's queue (emit, Record,
-// Charge, fence, mend); ledger.mu the day's spend; mu the session's
-// settings and its transcript; cmu the failure and the "something
-// changed" signal; subMu the attached clients and the recent events;
-// turns.mu (turns.go) the turn slot, the queue, the running turn and its
+// emitMu, cmu and subMu are the event log's (eventlog.Log, s.events):
+// emitMu orders seq assignment with the store's queue (emit, fence,
+// mend, and Record and Charge through Log.InOrder), cmu guards the
+// failure and the "something changed" signal, subMu the attached
+// clients' subscriptions and the recent events; ledger.mu the day's
+// spend; mu the session's settings and its transcript; turns.mu
+// (turns.go) the turn slot, the queue, the running turn and its
 // approvals; a Client's mu its subscriptions; watchers.mu the list's
 // followers; the kit's mu (internal/agentkit) its providers, nothing
 // taken while it is held. kmu, imu and nmu are taken alone, never with
@@ -69,11 +74,10 @@ import (
 // participants joined (goals, sub-agents, plan, checkpoints, hooks) and their
 // operations too.
 type Session struct {
-	m        *Manager
-	id       string
-	quotedID []byte
-	alias    string
-	mode     string
+	m     *Manager
+	id    string
+	alias string
+	mode  string
 	// instructions are the project instruction files in the agent's
 	// system prompt.
 	instructions []string
@@ -83,21 +87,11 @@ type Session struct {
 	agent        *agent.Agent
 	agentGen     uint64 // the config generation agent was built from
 
-	emitMu   sync.Mutex // orders seq assignment with the store queue
-	qmu      sync.Mutex // one queue_update at a time
-	seq      int64      // the last seq given out
-	fenced   bool       // closed: nothing more may be written
-	emitTurn string     // the turn whose events are emitted now ("": none)
+	qmu sync.Mutex // one queue_update at a time
 
-	subMu     sync.Mutex
-	clients   map[*Client]*sub
-	subs      []*sub // clients' subscriptions as a slice: deliver's loop, per event
-	delivered int64  // last seq committed and handed to the clients
-	recent    ring   // committed events some client has not been written yet
-
-	cmu     sync.Mutex
-	failed  error         // the write failure that broke the session, until mended
-	changed chan struct{} // closed (and replaced) when delivered or failed change
+	// events is the session's event log (internal/eventlog): its seqs,
+	// its writes, its failure, the attached clients' subscriptions.
+	events *eventlog.Log
 
 	// t owns the turn slot, the queue, the running turn and its
 	// approvals (turns.go).
@@ -225,9 +219,7 @@ func (s *Session) summary() protocol.SessionSummary {
 	if !s.t.idle() {
 		state = store.StateRunning
 	}
-	s.subMu.Lock()
-	n := len(s.clients)
-	s.subMu.Unlock()
+	n := s.events.Attached()
 	return protocol.SessionSummary{SessionID: s.id, AgentAlias: s.alias, Mode: s.mode, State: state, Clients: n}
 }
 
@@ -248,9 +240,7 @@ func (s *Session) touch() { s.t.touch() }
 // unloadable reports whether the session may be unloaded to make room:
 // no turn, nothing queued, no client attached.
 func (s *Session) unloadable() bool {
-	s.subMu.Lock()
-	n := len(s.clients)
-	s.subMu.Unlock()
+	n := s.events.Attached()
 	// A live parent's child stays (its parent drives it).
 	return n == 0 && s.idle() && !s.t.shutting() && s.liveParent() == nil
 }

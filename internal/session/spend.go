@@ -66,24 +66,24 @@ func (s *Session) Charge(u provider.Usage) {
 	su := store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens, CostUSD: u.CostUSD, Priced: u.Priced}
 	m := s.m
-	s.emitMu.Lock() // fenced is the emitter's
-	m.spend.mu.Lock()
-	day, _ := m.todayLocked()
-	add(&m.spend.spent, su)
-	// Queued under the ledger's lock: the store's day row gets the
-	// charges in the order the ledger did. A session that cannot write
-	// (fenced, or failed until mended) keeps it in memory only.
-	if !s.fenced && s.failure() == nil {
-		// Bookkeeping: a failed spend write is logged, and does not
-		// end the session's turn (its events' writes say that).
-		m.store.Charge(s.id, day, su, func(err error) {
-			if err != nil {
-				m.log.Warn("a model call's spend could not be stored", "sessionId", s.id, "err", err)
-			}
-		})
-	}
-	m.spend.mu.Unlock()
-	s.emitMu.Unlock()
+	s.events.InOrder(func(writable bool) { // fenced is the emitter's
+		m.spend.mu.Lock()
+		day, _ := m.todayLocked()
+		add(&m.spend.spent, su)
+		// Queued under the ledger's lock: the store's day row gets the
+		// charges in the order the ledger did. A session that cannot
+		// write (fenced, or failed until mended) keeps it in memory only.
+		if writable {
+			// Bookkeeping: a failed spend write is logged, and does not
+			// end the session's turn (its events' writes say that).
+			m.store.Charge(s.id, day, su, func(err error) {
+				if err != nil {
+					m.log.Warn("a model call's spend could not be stored", "sessionId", s.id, "err", err)
+				}
+			})
+		}
+		m.spend.mu.Unlock()
+	})
 	s.mu.Lock()
 	add(&s.spent, su)
 	s.mu.Unlock()

@@ -117,12 +117,7 @@ func (s *Session) runningTurn() string { return s.t.runningTurn() }
 
 // attached lists the clients attached, in clientId order.
 func (s *Session) attached() []protocol.AttachedClient {
-	s.subMu.Lock()
-	cs := make([]*Client, 0, len(s.clients))
-	for c := range s.clients {
-		cs = append(cs, c)
-	}
-	s.subMu.Unlock()
+	cs := s.clients()
 	out := make([]protocol.AttachedClient, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, protocol.AttachedClient{ClientID: c.ID(), ClientName: c.Name()})

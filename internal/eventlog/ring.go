@@ -1,4 +1,4 @@
-package session
+package eventlog
 
 // Bounds of a session's memory of recent events: those committed but not
 // yet written to every attached client. Past them, a client that is

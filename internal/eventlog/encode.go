@@ -1,4 +1,4 @@
-package session
+package eventlog
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func encodeEvent(quotedID []byte, seq int64, typ, turn string, ev protocol.Event
 	case protocol.AgentThoughtChunkEvent:
 		text = e.Text
 	default:
-		fields = mustJSON(ev)
+		fields = MustJSON(ev)
 	}
 	b := make([]byte, 0, len(quotedID)+len(typ)+len(turn)+len(fields)+len(text)+64)
 	b = append(b, `{"sessionId":`...)
@@ -67,12 +67,15 @@ func appendString(b []byte, s string) []byte {
 		b = append(b, s...)
 		return append(b, '"')
 	}
-	return append(b, mustJSON(s)...) // escapes, and replaces invalid UTF-8 with U+FFFD
+	return append(b, MustJSON(s)...) // escapes, and replaces invalid UTF-8 with U+FFFD
 }
 
-// mustJSON encodes an event's fields as encoding/json does, less its HTML
-// escaping, which would make each "<" six bytes on the wire.
-func mustJSON(v any) []byte {
+// MustJSON encodes v as encoding/json does, less its HTML escaping,
+// which would make each "<" six bytes on the wire and in the store: an
+// event's fields, and the session's other stored bodies (its messages,
+// its inputs). It panics when v cannot be encoded (every body is a type
+// of ours: a bug).
+func MustJSON(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
