@@ -26,7 +26,7 @@ func BenchmarkOutput(b *testing.B) {
 	file := filepath.Join(dir, "big.txt")
 	line := []byte(strings.Repeat("0123456789abcdef", 7) + "\n")
 	os.WriteFile(file, bytes.Repeat(line, size/len(line)+1)[:size], 0o600)
-	t := NewTable(filepath.Join(dir, "out"), 0, 0, nil)
+	t := NewTable(filepath.Join(dir, "out"), 0, 0, 0, nil)
 	defer t.Close(nil, 0)
 	buf := make([]byte, 256<<10)
 	var floor, ours time.Duration

@@ -40,6 +40,7 @@ var running atomic.Int64
 type Table struct {
 	dir       string // their output files
 	ringBytes int
+	logBytes  int64 // each one's output on disk, at most
 	max       int
 
 	mu     sync.Mutex
@@ -52,16 +53,20 @@ type Table struct {
 	pending  []*Process
 }
 
-// NewTable makes a table whose output files go in dir; ringBytes and max
-// of 0 take the defaults.
-func NewTable(dir string, ringBytes, max int, onChange func(*Process)) *Table {
+// NewTable makes a table whose output files go in dir (each at most
+// logBytes, see logFile); ringBytes, logBytes and max of 0 take the
+// defaults.
+func NewTable(dir string, ringBytes int, logBytes int64, max int, onChange func(*Process)) *Table {
 	if ringBytes <= 0 {
 		ringBytes = DefaultRingBytes
+	}
+	if logBytes <= 0 {
+		logBytes = DefaultLogBytes
 	}
 	if max <= 0 {
 		max = DefaultMax
 	}
-	return &Table{dir: dir, ringBytes: ringBytes, max: max, procs: map[string]*Process{}, onChange: onChange}
+	return &Table{dir: dir, ringBytes: ringBytes, logBytes: logBytes, max: max, procs: map[string]*Process{}, onChange: onChange}
 }
 
 // Info describes a process (the wire's process object).
@@ -84,7 +89,7 @@ type Process struct {
 	id      string
 	command string
 	ring    *Ring
-	file    *os.File
+	file    *logFile
 	out     io.Writer // the ring and the file
 
 	tty  bool
@@ -151,7 +156,7 @@ func (t *Table) New(command string) (*Process, error) {
 	p.out = p.ring
 	if t.dir != "" {
 		if err := os.MkdirAll(t.dir, 0o700); err == nil {
-			if f, err := os.OpenFile(filepath.Join(t.dir, p.id+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+			if f, err := openLog(filepath.Join(t.dir, p.id+".log"), t.logBytes); err == nil {
 				p.file, p.out = f, io.MultiWriter(p.ring, f)
 			}
 		}
@@ -208,6 +213,7 @@ func (p *Process) Abort() {
 	if p.file != nil {
 		p.file.Close()
 		os.Remove(p.file.Name())
+		os.Remove(p.file.Name() + ".1")
 	}
 }
 

@@ -159,6 +159,10 @@ type Tools struct {
 	// OutputRingBytes is how much of each background process's output is
 	// kept in memory, the newest (0: 1 MiB); all of it goes to a file.
 	OutputRingBytes int `toml:"output_ring_bytes"`
+	// ProcessLogBytes bounds each background process's output on disk
+	// (0: 64 MiB): past it the oldest output is dropped, and the file
+	// says so.
+	ProcessLogBytes int64 `toml:"process_log_bytes"`
 	// BackgroundAfterSecs is when a shell command given no timeout moves
 	// to the background instead of being killed (0: 120, the default
 	// timeout).
@@ -895,6 +899,9 @@ func (c *Config) checkTools() error {
 	}
 	if t.BackgroundAfterSecs < 0 || t.BackgroundAfterSecs > 3600 {
 		return fmt.Errorf("tools.background_after_secs = %d: want 1 to 3600, or 0 for 120", t.BackgroundAfterSecs)
+	}
+	if t.ProcessLogBytes < 0 || (t.ProcessLogBytes > 0 && t.ProcessLogBytes < 64<<10) || t.ProcessLogBytes > 4<<30 {
+		return fmt.Errorf("tools.process_log_bytes = %d: want 65536 to 4294967296, or 0 for 64 MiB", t.ProcessLogBytes)
 	}
 	if t.OutputRingBytes < 0 || (t.OutputRingBytes > 0 && t.OutputRingBytes < 4096) || t.OutputRingBytes > 64<<20 {
 		return fmt.Errorf("tools.output_ring_bytes = %d: want 4096 to 67108864, or 0 for 1 MiB", t.OutputRingBytes)

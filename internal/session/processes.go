@@ -33,7 +33,7 @@ func (s *Session) processes() *background.Table {
 			dir = filepath.Join(s.m.procDir, s.id)
 		}
 		t := s.m.conf().Config().Tools
-		s.procs = background.NewTable(dir, t.OutputRingBytes, t.MaxProcesses, s.processChanged)
+		s.procs = background.NewTable(dir, t.OutputRingBytes, t.ProcessLogBytes, t.MaxProcesses, s.processChanged)
 	}
 	return s.procs
 }

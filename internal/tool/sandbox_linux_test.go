@@ -164,7 +164,7 @@ func TestSandboxHoldsInTheBackground(t *testing.T) {
 	}
 	exe, _ := os.Executable()
 	sb := &Sandbox{Exe: exe, Temp: []string{tmp}, Network: true, Mode: "workspace-write"}
-	table := background.NewTable("", 0, 0, nil)
+	table := background.NewTable("", 0, 0, 0, nil)
 	defer table.Close(nil, 0)
 	env := &Env{Cwd: ws, Confine: true, Commands: Commands{Sandbox: sb, Environ: os.Environ(), Processes: table}}
 	for _, tty := range []bool{false, true} {
