@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -36,6 +38,19 @@ type Policy struct {
 	// Unconfined runs the command with no policy, only supervised: it
 	// and all it starts end with the daemon (a stdio MCP server).
 	Unconfined bool `json:"unconfined,omitempty"`
+	// Hide are directories the command must not reach (the daemon's
+	// data, runtime and config directories: its socket, its store, its
+	// tokens): where the shim can give the command namespaces of its own
+	// (Linux, user namespaces allowed: Isolation), each is an empty
+	// directory to the command, and the command's processes can neither
+	// see nor signal anything outside their own tree.
+	Hide []string `json:"hide,omitempty"`
+	// Init marks the shim's second stage, and Exec its last (internal:
+	// the first stage sets Init when it starts the command in
+	// namespaces of its own; the init sets Exec for the process that
+	// confines itself and becomes the command).
+	Init bool `json:"init,omitempty"`
+	Exec bool `json:"exec,omitempty"`
 }
 
 // Supervise is the argv that runs argv supervised, unconfined, through
@@ -98,6 +113,14 @@ type Support struct {
 // Available says what this machine can enforce.
 func Available() Support { return available() }
 
+// Isolation says whether the shim runs each command in namespaces of
+// its own (user, pid, mount; network when the policy has none): its
+// tree held by an init of its own that nothing in it can kill, Hide
+// made empty, no network at all without Network. "" when it does, else
+// why not (the shim then confines with Landlock alone, and the daemon
+// tells a command's connection by its process's ancestry).
+func Isolation() string { return isolation() }
+
 // ShimMain runs the shim when os.Args asks for it, and otherwise returns:
 // the first line of a test binary's TestMain, so that a daemon run in a
 // test can confine its commands with the test binary as the shim.
@@ -105,4 +128,16 @@ func ShimMain() {
 	if IsShim(os.Args) {
 		Main(os.Args)
 	}
+}
+
+// holdsAny says whether dir is, or holds, one of paths.
+func holdsAny(dir string, paths []string) bool {
+	dir = filepath.Clean(dir)
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }

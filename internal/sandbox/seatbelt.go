@@ -45,6 +45,31 @@ func Seatbelt(p Policy, real func(string) (string, error)) (profile string, para
 	if !p.Network {
 		b.WriteString("(deny network-outbound (remote ip \"*:*\"))\n(deny network-bind (local ip \"*:*\"))\n")
 	}
+	// What the command must not reach (the daemon's directories, its
+	// socket): neither read, written nor connected to; a later rule
+	// wins over the allows above.
+	hidden := map[string]bool{}
+	for _, h := range p.Hide {
+		if h == "" || !filepath.IsAbs(h) || holdsAny(h, p.Writable) {
+			continue
+		}
+		for _, d := range []string{filepath.Clean(h), ""} {
+			if d == "" {
+				r, err := real(h)
+				if err != nil {
+					continue
+				}
+				d = r
+			}
+			if hidden[d] {
+				continue
+			}
+			hidden[d] = true
+			name := fmt.Sprintf("H%d", len(params))
+			params = append(params, name+"="+d)
+			fmt.Fprintf(&b, "(deny file-read* file-write* (subpath (param %q)))\n(deny network-outbound (remote unix-socket (subpath (param %q))))\n", name, name)
+		}
+	}
 	return b.String(), params
 }
 

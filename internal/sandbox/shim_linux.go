@@ -35,13 +35,23 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/
 // the subreaper of everything the child starts, and kills all of it when
 // the child ends, or when the daemon dies (a parent-death signal).
 func run(p Policy, argv []string) int {
+	switch {
+	case p.Init:
+		return runInit(p, argv)
+	case p.Exec:
+		return runExec(p, argv)
+	}
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0)
 	if p.Parent != 0 && os.Getppid() != p.Parent {
 		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: the daemon is gone; not running the command")
 		return 125
 	}
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	if !p.Unconfined {
+	// In namespaces of its own the command is confined by its init (the
+	// second stage); else this process confines itself, and the command
+	// inherits it.
+	cmd := isolated(p, argv)
+	if cmd == nil && !p.Unconfined {
 		if code := confine(p); code != 0 {
 			return code
 		}
@@ -61,14 +71,31 @@ func run(p Policy, argv []string) int {
 	} else {
 		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
-		cmd.ExtraFiles = []*os.File{os.NewFile(3, "gate")} // the daemon's start gate
+	start := func(cmd *exec.Cmd) error {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if _, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil {
+			cmd.ExtraFiles = []*os.File{os.NewFile(3, "gate")} // the daemon's start gate
+		}
+		return cmd.Start()
 	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
-		return 127
+	if cmd != nil {
+		if err := start(cmd); err != nil {
+			// No namespaces after all (a policy of the system's):
+			// Landlock alone, as where there are none.
+			cmd = nil
+			if !p.Unconfined {
+				if code := confine(p); code != 0 {
+					return code
+				}
+			}
+		}
+	}
+	if cmd == nil {
+		cmd = exec.Command(argv[0], argv[1:]...)
+		if err := start(cmd); err != nil {
+			fmt.Fprintln(os.Stderr, "zeroclaw sandbox: "+err.Error())
+			return 127
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -26,3 +26,9 @@ func run(p Policy, argv []string) int {
 // Supervises says whether the shim can supervise an unconfined command
 // (Supervise): not here yet.
 func Supervises() bool { return false }
+
+func isolation() string { return "no namespaces on " + runtime.GOOS }
+
+// Confines says whether process pid runs under a sandbox shim: never
+// known here (no shim confines commands).
+func Confines(pid int) bool { return false }
