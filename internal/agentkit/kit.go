@@ -57,6 +57,10 @@ type Options struct {
 	// MCPChanged is told (in a goroutine of its own) when what the
 	// shared MCP servers offer may have changed (nil: no one).
 	MCPChanged func()
+	// Private are the daemon's own paths (its config and data
+	// directories, its socket): no command, hook or MCP server the
+	// shim starts can reach them (sandbox.Policy.Hide).
+	Private []string
 }
 
 // Kit is one configuration in force and the agents it makes.
@@ -132,13 +136,13 @@ func (k *Kit) Retire(next *Kit) {
 func derive(cfg *config.Config, o Options, gen uint64, sup sandbox.Support) *Kit {
 	k := &Kit{o: o, cfg: cfg, environ: scrub(o.Environ, cfg.ShellEnvDropped()), gen: gen, rules: rulesOf(cfg),
 		sup: sup, providers: map[string]provider.Provider{}}
-	k.sandbox, k.sandboxStatus = sandboxFor(sup, cfg.Sandbox, shimExe())
+	k.sandbox, k.sandboxStatus = sandboxFor(sup, cfg.Sandbox, shimExe(), o.Private)
 	return k
 }
 
 // sharedMCP starts the configured MCP servers every session shares.
 func (k *Kit) sharedMCP() *mcptools.Set {
-	set := mcptools.NewSet(k.cfg.MCP.SharedServers(), k.environ, k.o.Log).Sandboxed(superviseMCP).
+	set := mcptools.NewSet(k.cfg.MCP.SharedServers(), k.environ, k.o.Log).Sandboxed(k.superviseMCP).
 		WithTurnWait(time.Duration(k.cfg.MCP.TurnWaitMs) * time.Millisecond).WithLogins(k.o.Logins)
 	if f := k.o.MCPChanged; f != nil {
 		set.OnChange(f)
@@ -176,7 +180,7 @@ func (k *Kit) SessionMCP(id, cwd string, servers map[string]config.MCPServer, sb
 	if sb != nil {
 		set.Sandboxed(func(argv []string) ([]string, error) { return sb.Wrap(cwd, argv) })
 	} else {
-		set.Sandboxed(superviseMCP)
+		set.Sandboxed(k.superviseMCP)
 	}
 	set.WithTurnWait(time.Duration(k.cfg.MCP.TurnWaitMs) * time.Millisecond).Start()
 	return set

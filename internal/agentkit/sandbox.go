@@ -15,7 +15,7 @@ import (
 // the config did not choose to run without), or as they are; and what
 // status says of it, where sup is what this system can enforce and exe
 // the shim. Never a silent downgrade.
-func sandboxFor(sup sandbox.Support, c config.Sandbox, exe string) (*tool.Sandbox, protocol.SandboxStatus) {
+func sandboxFor(sup sandbox.Support, c config.Sandbox, exe string, private []string) (*tool.Sandbox, protocol.SandboxStatus) {
 	mode := c.Mode
 	if mode == "" {
 		mode = sandbox.ModeOff
@@ -50,12 +50,15 @@ func sandboxFor(sup sandbox.Support, c config.Sandbox, exe string) (*tool.Sandbo
 		st.Reason = refuse
 		return &tool.Sandbox{Refuse: refuse, Mode: mode}, st
 	}
-	return &tool.Sandbox{Exe: exe, Writable: c.Writable, ReadOnly: mode == sandbox.ModeReadOnly, Network: c.Network, Mode: mode}, st
+	return &tool.Sandbox{Exe: exe, Writable: c.Writable, ReadOnly: mode == sandbox.ModeReadOnly, Network: c.Network, Mode: mode, Hide: private}, st
 }
 
 // superviseMCP runs an MCP server under the shim, unconfined: it and all
-// it starts end with the daemon, as a sandboxed command does.
-func superviseMCP(argv []string) ([]string, error) { return sandbox.Supervise(shimExe(), argv), nil }
+// it starts end with the daemon, as a sandboxed command does, and it
+// cannot reach the daemon's own paths.
+func (k *Kit) superviseMCP(argv []string) ([]string, error) {
+	return sandbox.Supervise(shimExe(), argv, k.o.Private...), nil
+}
 
 // shimExe is the binary that confines commands: this one.
 func shimExe() string {

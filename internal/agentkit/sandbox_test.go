@@ -55,7 +55,7 @@ func TestSandboxFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sb, st := sandboxFor(tt.sup, tt.c, tt.exe)
+			sb, st := sandboxFor(tt.sup, tt.c, tt.exe, nil)
 			if !sameSandbox(sb, tt.want) {
 				t.Errorf("sandbox %+v, want %+v", sb, tt.want)
 			}
@@ -78,7 +78,7 @@ func sameSandbox(a, b *tool.Sandbox) bool {
 // sup (its shim: /zc).
 func kitOn(sup sandbox.Support, c config.Sandbox) *Kit {
 	k := derive(testConfig(func(cfg *config.Config) { cfg.Sandbox = c }), Options{Environ: []string{}}, 0, sup)
-	k.sandbox, k.sandboxStatus = sandboxFor(sup, c, "/zc")
+	k.sandbox, k.sandboxStatus = sandboxFor(sup, c, "/zc", nil)
 	return k
 }
 

@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"internal/protocol":            {},
 	"internal/provider":            {"internal/config"},
 	"internal/review":              {"internal/agent", "internal/metrics", "internal/protocol", "internal/provider", "internal/session"},
-	"internal/rpc":                 {"internal/attach", "internal/config", "internal/gate", "internal/goals", "internal/jsonrpc", "internal/pairing", "internal/permission", "internal/protocol", "internal/rewind", "internal/schema", "internal/scheduler", "internal/session", "internal/archive"},
+	"internal/rpc":                 {"internal/attach", "internal/config", "internal/gate", "internal/goals", "internal/jsonrpc", "internal/pairing", "internal/permission", "internal/protocol", "internal/rewind", "internal/sandbox", "internal/schema", "internal/scheduler", "internal/session", "internal/archive"},
 	"internal/schedule":            {},
 	"internal/service":             {},
 	"internal/scheduler":           {"internal/metrics", "internal/protocol", "internal/schedule", "internal/session", "internal/store"},

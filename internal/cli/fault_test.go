@@ -174,6 +174,32 @@ func exited(t *testing.T, pid int) {
 	}
 }
 
+// hostPid is the pid, seen from here, of the process whose pid is pid in
+// its own pid namespace and whose directory is dir (pid itself when
+// none is in a namespace of its own).
+func hostPid(t *testing.T, pid int, dir string) int {
+	t.Helper()
+	dir, _ = filepath.EvalSymlinks(dir)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(strings.TrimPrefix(line, "NSpid:"))
+			if !strings.HasPrefix(line, "NSpid:") || len(f) < 2 || f[len(f)-1] != strconv.Itoa(pid) {
+				continue
+			}
+			if cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); cwd == dir {
+				host, _ := strconv.Atoi(f[0])
+				return host
+			}
+		}
+	}
+	return pid
+}
+
 // A command the agent started does not outlive a daemon killed with -9:
 // under the sandbox its shim gets the daemon's death as a signal and
 // kills all the command started (a double fork and setsid included);
@@ -224,6 +250,10 @@ func commandsOfAKilledDaemon(t *testing.T, sandboxConf, command string) {
 				t.Fatal("the setsid child never started")
 			}
 		}
+	}
+	if sandboxConf == "" {
+		// In namespaces of its own the command wrote its pid there.
+		pid, escaped = hostPid(t, pid, cwd), hostPid(t, escaped, cwd)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

@@ -139,7 +139,8 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	sessions, err := session.NewManager(session.Options{Permissions: perms, Config: o.Config, Store: db, Getenv: o.Getenv, Logger: log,
 		Environ: o.Environ, Umask: umask, Reaper: reaper, Gateway: gwURL.get, Now: o.Now,
 		CheckpointDir: filepath.Join(o.Dirs.DataDir, "checkpoints"), ProcessDir: filepath.Join(o.Dirs.DataDir, "processes"), MCPLogins: mcpauth.In(o.Dirs.DataDir),
-		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate, Reviewer: review.Reviewer{}})
+		Uploads: &attach.Store{Dir: filepath.Join(o.Dirs.DataDir, "uploads")}, Gate: o.Gate,
+		Private: []string{o.Dirs.ConfigDir, o.Dirs.DataDir, o.Dirs.Endpoint}, Reviewer: review.Reviewer{}})
 	if err != nil {
 		ln.Close()
 		return err
@@ -435,7 +436,7 @@ func (a *acceptor) serve(nc net.Conn) {
 		defer a.life.disconnect()
 		defer metrics.Connected("socket")()
 		a.log.Info("client connected", "peer", peer.Label)
-		err := a.srv.ServeConn(a.ctx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID})
+		err := a.srv.ServeConn(a.ctx, nc, rpc.Peer{Label: peer.Label, UID: peer.UID, PID: peer.PID})
 		a.log.Info("client disconnected", "peer", peer.Label, "err", err)
 	}()
 }

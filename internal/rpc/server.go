@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rewind"
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 )
@@ -128,6 +129,7 @@ func (s *Server) Clients() int { return int(s.clients.Load()) }
 type Peer struct {
 	Label string
 	UID   int // -1 when unknown
+	PID   int // the peer process on a local socket (0: unknown)
 	// Remote: a gateway client, which may be on another machine: it may
 	// not name files on the daemon's machine (path attachments).
 	Remote bool
@@ -196,12 +198,16 @@ type outConn struct{ *jsonrpc.Conn }
 func (c outConn) Push(src session.Source) error { return c.Conn.Push(src) }
 
 // actorOf is who a connection's peer acts for, as the gate is told: a
-// gateway client is a paired device; a local peer of the daemon's own
-// user is the user; any other is a stranger.
+// gateway client is a paired device; a process a sandbox shim runs (a
+// command the agent started, a hook, an MCP server; see
+// sandbox.Confines) is a command, with no authority; a local peer of
+// the daemon's own user is the user; any other is a stranger.
 func actorOf(p Peer) gate.Actor {
 	switch {
 	case p.Remote:
 		return gate.Device
+	case p.PID > 0 && sandbox.Confines(p.PID):
+		return gate.Command
 	case p.UID == os.Geteuid():
 		return gate.User
 	}

@@ -36,6 +36,8 @@ var isolationOnce = sync.OnceValue(func() string {
 		return strings.TrimSpace(string(b))
 	}
 	switch {
+	case os.Getenv(NamespacesEnv) == "off":
+		return NamespacesEnv + "=off"
 	case read("/proc/sys/user/max_user_namespaces") == "0":
 		return "user namespaces are off (user.max_user_namespaces = 0)"
 	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":

@@ -53,13 +53,14 @@ type Policy struct {
 	Exec bool `json:"exec,omitempty"`
 }
 
-// Supervise is the argv that runs argv supervised, unconfined, through
-// the shim exe; argv itself where the shim cannot supervise (Supervises).
-func Supervise(exe string, argv []string) []string {
+// Supervise is the argv that runs argv supervised, unconfined but for
+// hide (Policy.Hide), through the shim exe; argv itself where the shim
+// cannot supervise (Supervises).
+func Supervise(exe string, argv []string, hide ...string) []string {
 	if !Supervises() || exe == "" {
 		return argv
 	}
-	return Wrap(exe, Policy{Unconfined: true}, argv)
+	return Wrap(exe, Policy{Unconfined: true, Hide: hide}, argv)
 }
 
 // OrphanGrace is how long what a command started has, once the daemon
@@ -112,6 +113,12 @@ type Support struct {
 
 // Available says what this machine can enforce.
 func Available() Support { return available() }
+
+// NamespacesEnv set to "off" in the daemon's environment makes the
+// shim confine commands with Landlock alone, as where the system allows
+// no user namespaces (for a system where they misbehave, and for the
+// tests of that case).
+const NamespacesEnv = "ZEROCLAW_SANDBOX_NAMESPACES"
 
 // Isolation says whether the shim runs each command in namespaces of
 // its own (user, pid, mount; network when the policy has none): its

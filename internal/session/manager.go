@@ -156,6 +156,9 @@ type Options struct {
 	// Reviewer is asked about each approval request before the user
 	// (nil: the user is asked, as with no [approvals] reviewer).
 	Reviewer Reviewer
+	// Private are the daemon's own paths (config and data directories,
+	// socket): no command, hook or MCP server reaches them.
+	Private []string
 }
 
 // NewManager returns a Manager; sessions whose turn was running when the
@@ -186,7 +189,7 @@ func NewManager(o Options) (*Manager, error) {
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
 	m.cur.Store(agentkit.New(o.Config, agentkit.Options{Getenv: o.Getenv, Environ: o.Environ, Umask: o.Umask, Reaper: o.Reaper,
-		Gateway: o.Gateway, Logins: o.MCPLogins, Log: log, MCPChanged: func() { m.mcpChanged("") }}))
+		Gateway: o.Gateway, Logins: o.MCPLogins, Log: log, MCPChanged: func() { m.mcpChanged("") }, Private: o.Private}))
 	return m, nil
 }
 

@@ -212,6 +212,9 @@ type Sandbox struct {
 	Refuse string
 	// Mode names it, for messages (workspace-write, read-only).
 	Mode string
+	// Hide are the daemon's own paths, which no command may reach
+	// (sandbox.Policy.Hide).
+	Hide []string
 }
 
 // Wrap is argv as it runs in cwd under the sandbox (sb nil: as it is);
@@ -228,7 +231,7 @@ func (sb *Sandbox) Wrap(cwd string, argv []string) ([]string, error) {
 
 // policy is the sandbox's policy for a command run in cwd.
 func (sb *Sandbox) policy(cwd string) sandbox.Policy {
-	p := sandbox.Policy{Network: sb.Network}
+	p := sandbox.Policy{Network: sb.Network, Hide: sb.Hide}
 	seen := map[string]bool{}
 	add := func(d string) {
 		if d != "" && !seen[d] {

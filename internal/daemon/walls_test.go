@@ -1,0 +1,249 @@
+package daemon
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
+)
+
+// The walls: what the agent's own hands (the commands it runs, their
+// background and terminal processes, the hooks) can do to the daemon.
+
+const (
+	attackSocket  = "ZEROCLAW_TEST_ATTACK_SOCKET"
+	attackSession = "ZEROCLAW_TEST_ATTACK_SESSION"
+	attackOut     = "ZEROCLAW_TEST_ATTACK_OUT"
+)
+
+// attackMain, when the test binary runs as a command with attackSocket
+// set, is the attack: it connects to the daemon's socket as a client
+// would and tries to take it over (open a session in /, switch its own
+// session's mode, list the sessions), writing what it got to
+// attackOut. It exits; it never returns.
+func attackMain() {
+	sock := os.Getenv(attackSocket)
+	if sock == "" {
+		return
+	}
+	var b strings.Builder
+	defer func() {
+		os.WriteFile(os.Getenv(attackOut), []byte(b.String()), 0o600)
+		fmt.Print(b.String())
+		os.Exit(0)
+	}()
+	nc, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		fmt.Fprintf(&b, "connect: %v\n", err)
+		return
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(nc)
+	sid, _ := json.Marshal(os.Getenv(attackSession))
+	for i, call := range []string{
+		`"method":"initialize","params":{"protocolVersion":1}`,
+		`"method":"session/new","params":{"cwd":"/","mode":"full"}`,
+		`"method":"session/configure","params":{"sessionId":` + string(sid) + `,"risk":"readonly"}`,
+		`"method":"session/list","params":{}`,
+	} {
+		fmt.Fprintf(nc, `{"jsonrpc":"2.0","id":%d,%s}`+"\n", i+1, call)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				fmt.Fprintf(&b, "call %d: %v\n", i+1, err)
+				return
+			}
+			var m struct {
+				ID     *int            `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			json.Unmarshal([]byte(line), &m)
+			if m.ID == nil || *m.ID != i+1 {
+				continue // a notification
+			}
+			if m.Error != nil {
+				fmt.Fprintf(&b, "call %d: error %d\n", i+1, m.Error.Code)
+			} else {
+				fmt.Fprintf(&b, "call %d: ok %s\n", i+1, m.Result)
+			}
+			break
+		}
+	}
+}
+
+// attackCommand is the shell command that runs the attack against the
+// daemon at sock, on session sid, writing to out.
+func attackCommand(sock, sid, out string) string {
+	exe, _ := os.Executable()
+	return fmt.Sprintf("%s=%s %s=%s %s=%s %s", attackSocket, sock, attackSession, sid, attackOut, out, exe)
+}
+
+// No command the agent runs, in the foreground, in the background or
+// under a terminal, and no hook, can act on the daemon through its
+// socket: whatever it tries, the session keeps its mode, no session is
+// opened, and the attacker learns nothing (it cannot even connect where
+// the shim gives commands namespaces of their own).
+// With namespaces off (as where the system allows none), the attacks
+// connect, and the daemon answers each call refused: a connection
+// whose process runs under the shim holds no authority.
+func TestCommandsCannotDriveTheDaemon(t *testing.T) {
+	if runtime.GOOS != "linux" || sandbox.Available().EnforcedBy != "landlock" {
+		t.Skip("the Linux sandbox")
+	}
+	t.Run("namespaces", func(t *testing.T) { commandsCannotDriveTheDaemon(t, "connect: ") })
+	t.Run("landlock alone", func(t *testing.T) {
+		t.Setenv(sandbox.NamespacesEnv, "off")
+		commandsCannotDriveTheDaemon(t, "error -32003")
+	})
+}
+
+func commandsCannotDriveTheDaemon(t *testing.T, want string) {
+	hookOut := filepath.Join(t.TempDir(), "hook.txt")
+	dirs := testDirs(t)
+	// The hook's attack names no session: it cannot know one before
+	// the session starts.
+	conf := echoAgent + `risk = "full"` + "\n" + `
+[[hooks]]
+event = "UserPromptSubmit"
+command = "` + attackCommand(dirs.Endpoint, "", hookOut) + `"
+`
+	r := startOn(t, dirs, conf)
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`}`))["sessionId"].(string)
+	run := func(args string) {
+		t.Helper()
+		res := result(t, a.call("session/prompt", prompt(sid, toolLine("shell", args))))
+		if res["stopReason"] != "end_turn" {
+			t.Fatalf("the turn: %v", res)
+		}
+	}
+	check := func(what, out string) {
+		t.Helper()
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("%s: the attack left no report: %v", what, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if strings.Contains(line, ": ok ") {
+				t.Errorf("%s: the daemon answered the attack: %s", what, line)
+			}
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s: the attack's report says no %q: %s", what, want, b)
+		}
+		t.Logf("%s: %s", what, strings.TrimSpace(string(b)))
+	}
+	fg := filepath.Join(cwd, "fg.txt")
+	run(`{"command":` + quote(attackCommand(dirs.Endpoint, sid, fg)) + `}`)
+	check("a command", fg)
+	check("a hook", hookOut)
+
+	// In the background and under a terminal: the process is waited for
+	// through the daemon (its end), then its report read.
+	for _, kind := range []string{"background", "tty"} {
+		out := filepath.Join(cwd, kind+".txt")
+		args := `{"command":` + quote(attackCommand(dirs.Endpoint, sid, out)) + `,"background":true}`
+		if kind == "tty" {
+			args = `{"command":` + quote(attackCommand(dirs.Endpoint, sid, out)) + `,"tty":true}`
+		}
+		res := result(t, a.call("session/prompt", prompt(sid, toolLine("shell", args))))
+		if res["stopReason"] != "end_turn" {
+			t.Fatalf("%s: %v", kind, res)
+		}
+		waitProcessesEnded(t, a, sid)
+		check("a "+kind+" process", out)
+	}
+
+	// What the attacks would have changed is as it was.
+	got := result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`}`))
+	if got["risk"] != "full" {
+		t.Errorf("the session's mode is now %v", got["risk"])
+	}
+	if n := len(result(t, a.call("session/list", `{}`))["sessions"].([]any)); n != 1 {
+		t.Errorf("%d sessions after the attacks, want 1", n)
+	}
+}
+
+// waitProcessesEnded waits until the session runs no background process
+// (each followed through process/output's wait, no sleep).
+func waitProcessesEnded(t *testing.T, a *peer, sid string) {
+	t.Helper()
+	for range 100 {
+		list := result(t, a.call("process/list", `{"sessionId":`+quote(sid)+`}`))["processes"].([]any)
+		running := ""
+		for _, p := range list {
+			if p := p.(map[string]any); p["state"] == "running" {
+				running = p["id"].(string)
+			}
+		}
+		if running == "" {
+			return
+		}
+		a.call("process/output", `{"sessionId":`+quote(sid)+`,"id":`+quote(running)+`,"since":1000000000,"waitMs":5000}`)
+	}
+	t.Fatal("the background processes did not end")
+}
+
+// A background command that starts a process in a session of its own
+// (setsid) and kills its wrapper (the attack: `setsid -f sleep N; kill
+// -9 $PPID`) leaves nothing running once its session is closed.
+func TestKillingTheWrapperLeavesNothingBehind(t *testing.T) {
+	if runtime.GOOS != "linux" || sandbox.Available().EnforcedBy != "landlock" || sandbox.Isolation() != "" {
+		t.Skip("the Linux sandbox with namespaces")
+	}
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	marker := fmt.Sprint(7000 + os.Getpid()%2000)
+	// The sleep is seen running before the wrapper is killed.
+	seen := `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -q "^sleep ` + marker + ` "`
+	cmd := "setsid -f sleep " + marker + "; until " + seen + "; do :; done; kill -9 $PPID; echo killed=$?; sleep " + marker
+	res := result(t, a.call("session/prompt", prompt(sid, toolLine("shell", `{"command":`+quote(cmd)+`,"background":true}`))))
+	if res["stopReason"] != "end_turn" {
+		t.Fatalf("the turn: %v", res)
+	}
+	list := result(t, a.call("process/list", `{"sessionId":`+quote(sid)+`}`))["processes"].([]any)
+	id := list[0].(map[string]any)["id"].(string)
+	var out string
+	for next := 0.0; !strings.Contains(out, "killed="); {
+		o := result(t, a.call("process/output", `{"sessionId":`+quote(sid)+`,"id":`+quote(id)+`,"since":`+fmt.Sprint(next)+`,"waitMs":10000}`))
+		out += o["output"].(string)
+		if next == o["next"].(float64) && o["state"] != "running" {
+			t.Fatalf("the process ended before the attack: %q", out)
+		}
+		next = o["next"].(float64)
+	}
+	if n := sleeping(marker); n == 0 {
+		t.Fatal("the attack's sleep never ran")
+	}
+	result(t, a.call("session/close", `{"sessionId":`+quote(sid)+`}`))
+	if n := sleeping(marker); n != 0 {
+		t.Errorf("%d processes of the session outlive it", n)
+	}
+}
+
+// sleeping counts the processes running `sleep marker`.
+func sleeping(marker string) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && string(b) == "sleep\x00"+marker+"\x00" {
+			n++
+		}
+	}
+	return n
+}
