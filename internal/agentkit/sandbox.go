@@ -23,7 +23,8 @@ func sandboxFor(sup sandbox.Support, c config.Sandbox, exe string, private []str
 			mode = sandbox.ModeWorkspaceWrite
 		}
 	}
-	st := protocol.SandboxStatus{Mode: mode, Network: c.Network, EnforcedBy: sup.EnforcedBy, Reason: sup.Reason}
+	st := protocol.SandboxStatus{Mode: mode, Network: c.Network, EnforcedBy: sup.EnforcedBy, Reason: sup.Reason,
+		NamespacesReason: "commands are not confined"}
 	if mode == sandbox.ModeOff {
 		st.EnforcedBy = "none"
 		if c.Mode == "" {
@@ -50,6 +51,8 @@ func sandboxFor(sup sandbox.Support, c config.Sandbox, exe string, private []str
 		st.Reason = refuse
 		return &tool.Sandbox{Refuse: refuse, Mode: mode}, st
 	}
+	st.NamespacesReason = sandbox.Isolation()
+	st.Namespaces = st.NamespacesReason == "" && sup.EnforcedBy == "landlock"
 	return &tool.Sandbox{Exe: exe, Writable: c.Writable, ReadOnly: mode == sandbox.ModeReadOnly, Network: c.Network, Mode: mode, Hide: private}, st
 }
 

@@ -171,6 +171,9 @@ func (s *SandboxStatus) appendJSON(b []byte) []byte {
 	b = append(b, `,"enforcedBy":`...)
 	b = appendString(b, s.EnforcedBy)
 	b = appendOmitString(b, `,"reason":`, s.Reason)
+	b = append(b, `,"namespaces":`...)
+	b = strconv.AppendBool(b, s.Namespaces)
+	b = appendOmitString(b, `,"namespacesReason":`, s.NamespacesReason)
 	return append(b, '}')
 }
 

@@ -211,6 +211,10 @@ type SandboxStatus struct {
 	Network    bool   `json:"network"`
 	EnforcedBy string `json:"enforcedBy"`
 	Reason     string `json:"reason,omitempty"`
+	// Namespaces: commands run in namespaces of their own (Linux); when
+	// not, NamespacesReason says why.
+	Namespaces       bool   `json:"namespaces"`
+	NamespacesReason string `json:"namespacesReason,omitempty"`
 }
 
 // SpendToday is status's today: the day's usage and the limits.
