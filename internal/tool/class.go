@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -56,7 +57,10 @@ func Action(t Tool, env *Env, name string, input json.RawMessage) gate.Action {
 	a.Known, a.Asks, a.Class = true, t.Asks(), ClassOf(t)
 	if a.Class == gate.EditsFiles {
 		a.InCwd = within(t, env, input, env.Cwd)
-		a.InPlans = within(t, env, input, filepath.Join(env.Cwd, gate.PlanDir))
+		// A plan is written only where the plan directory really is:
+		// no symbolic link on the way (a cloned repo's
+		// .zeroclaw/plans -> .. would take the write elsewhere).
+		a.InPlans = within(t, env, input, filepath.Join(env.Cwd, gate.PlanDir)) && noLinksBelow(t, env, input, env.Cwd)
 	}
 	return a
 }
@@ -71,6 +75,30 @@ func within(t Tool, env *Env, input json.RawMessage, dir string) bool {
 		rel, err := filepath.Rel(dir, p)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 			return false
+		}
+	}
+	return true
+}
+
+// noLinksBelow says whether no path t's call may change goes through a
+// symbolic link below base (base itself may be one): every directory on
+// the way, and the file itself when it exists, is what it says.
+func noLinksBelow(t Tool, env *Env, input json.RawMessage, base string) bool {
+	for _, p := range EffectOf(t, env, input).Paths {
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			return false
+		}
+		at := base
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			at = filepath.Join(at, part)
+			fi, err := os.Lstat(at)
+			if os.IsNotExist(err) {
+				break // nothing further can be a link yet
+			}
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				return false
+			}
 		}
 	}
 	return true

@@ -304,7 +304,7 @@ func (t processWrite) Spec() Spec {
 		Description: "Write input to a background process's stdin (\\n ends a line), or type it into its terminal (tty: \\r is Enter, \\x03 Ctrl-C, \\x04 Ctrl-D, \\x1b[A the up arrow).",
 		Schema:      t.schema()}
 }
-func (processWrite) Asks() bool   { return false }
+func (processWrite) Asks() bool   { return true } // new input to a command: what the mode allows now
 func (processWrite) Kind() string { return protocol.KindExecute }
 func (t processWrite) Summary(input json.RawMessage) string {
 	a, _ := t.args(input)

@@ -56,7 +56,7 @@ func TestEveryToolOfTheSpecIsBuiltIn(t *testing.T) {
 		if g := tl.Spec().Guide; !strings.Contains(g, n) {
 			t.Errorf("%s: guide %q does not name the tool", n, g)
 		}
-		asks := n == "shell" || n == "write_file" || n == "edit_file" || n == "multi_edit" || n == "web_fetch"
+		asks := n == "shell" || n == "write_file" || n == "edit_file" || n == "multi_edit" || n == "web_fetch" || n == "process_write"
 		if tl.Asks() != asks || tl.Kind() != kinds[n] {
 			t.Errorf("%s: Asks %v, kind %q; want %v, %q", n, tl.Asks(), tl.Kind(), asks, kinds[n])
 		}
