@@ -25,6 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.ShimMain()
 	attackMain() // the test binary as a command the agent runs (walls_test.go)
+	dialMain()
 	// The test client checks frames against the published schema in its
 	// read loop: compile it all before any test, not in the middle of
 	// one whose stall timeout is short.

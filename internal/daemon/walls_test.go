@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,4 +326,102 @@ func TestAModeSwitchBindsRunningProcesses(t *testing.T) {
 	// What plan and read-only refused was never typed: the only line
 	// the shell got is the one asked for.
 	result(t, a.call("process/kill", `{"sessionId":`+quote(sid)+`,"id":`+quote(m[1])+`}`))
+}
+
+const dialEnv = "ZEROCLAW_TEST_DIAL"
+
+// dialMain, when the test binary runs as a command with dialEnv set
+// ("udp:ADDR" or "unix:@NAME"), sends one datagram or connects once and
+// says what happened. It exits; it never returns.
+func dialMain() {
+	v := os.Getenv(dialEnv)
+	if v == "" {
+		return
+	}
+	network, addr, _ := strings.Cut(v, ":")
+	c, err := net.Dial(network, addr)
+	if err == nil {
+		_, err = c.Write([]byte("reached\n"))
+		c.Close()
+	}
+	fmt.Printf("dial %s: %v\n", v, err)
+	os.Exit(0)
+}
+
+// Without network, nothing of the session reaches the network: not a
+// command's UDP datagram, not a connection to an abstract Unix socket
+// of another daemon, not the daemon's own web_fetch.
+func TestNoNetworkMeansNoNetwork(t *testing.T) {
+	if runtime.GOOS != "linux" || sandbox.Available().EnforcedBy != "landlock" || sandbox.Isolation() != "" {
+		t.Skip("the Linux sandbox with namespaces")
+	}
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	abstract := fmt.Sprintf("@zeroclaw-test-%d", os.Getpid())
+	ux, err := net.Listen("unix", abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	var fetched atomic.Int32
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fetched.Add(1) }))
+	defer web.Close()
+
+	r := startWith(t, echoAgent+`risk = "full"`+"\n[sandbox]\nnetwork = false\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	exe, _ := os.Executable()
+	for _, target := range []string{"udp:" + udp.LocalAddr().String(), "unix:" + abstract} {
+		out, _ := toolTurn(t, a, sid, `/tool shell {"command":`+quote(dialEnv+"="+target+" "+exe)+`}`)
+		if len(out) != 1 || !strings.Contains(out[0], "dial "+target+": ") || strings.Contains(out[0], "<nil>") {
+			t.Errorf("%s from a command: %q", target, out)
+		}
+	}
+	// A datagram sent on the loopback is in the socket's buffer by the
+	// time its sender has returned: none is.
+	udp.SetReadDeadline(time.Now())
+	if n, _, err := udp.ReadFrom(make([]byte, 64)); err == nil {
+		t.Errorf("a datagram of %d bytes got through", n)
+	}
+	out, _ := toolTurn(t, a, sid, `/tool web_fetch {"url":`+quote(web.URL)+`}`)
+	if len(out) != 1 || !strings.Contains(out[0], "no network") || fetched.Load() != 0 {
+		t.Errorf("web_fetch without network: %q, %d requests served", out, fetched.Load())
+	}
+}
+
+// A read-only command writes only a temp dir of its session's own: a
+// project under /tmp is not writable in the plan mode or the read-only
+// sandbox (the attack: `echo x > file` in a project under /tmp), nor is
+// /tmp itself, while $TMPDIR is.
+func TestReadOnlyCommandsWriteOnlyTheirOwnTemp(t *testing.T) {
+	if runtime.GOOS != "linux" || sandbox.Available().EnforcedBy != "landlock" {
+		t.Skip("the Linux sandbox")
+	}
+	r := startWith(t, echoAgent)
+	a := connect(t, r.dirs.Endpoint, "")
+	cwd := t.TempDir() // under the system's temp dir
+	other := t.TempDir()
+	cmd := `echo x > in-project.txt; echo "project=$?"; echo x > ` + other + `/shared.txt; echo "shared=$?"; echo x > "$TMPDIR/own.txt" && cat "$TMPDIR/own.txt" && echo "own=$?"`
+	for _, c := range []struct{ name, session string }{
+		{"plan", `{"cwd":` + quote(cwd) + `,"mode":"code","risk":"plan"}`},
+		{"read-only sandbox", `{"cwd":` + quote(cwd) + `,"mode":"code","risk":"full"}`},
+	} {
+		sid := fmt.Sprint(result(t, a.call("session/new", c.session))["sessionId"])
+		if c.name == "read-only sandbox" {
+			result(t, a.call("session/configure", `{"sessionId":`+quote(sid)+`,"sandbox":"read-only"}`))
+		}
+		res, _ := toolTurn(t, a, sid, `/tool shell {"command":`+quote(cmd)+`}`)
+		out := strings.Join(res, "")
+		if strings.Contains(out, "project=0") || strings.Contains(out, "shared=0") || !strings.Contains(out, "own=0") {
+			t.Errorf("%s: %s", c.name, out)
+		}
+		for _, f := range []string{filepath.Join(cwd, "in-project.txt"), filepath.Join(other, "shared.txt")} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%s: %s was written", c.name, f)
+			}
+		}
+	}
 }

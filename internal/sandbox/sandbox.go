@@ -45,6 +45,10 @@ type Policy struct {
 	// directory to the command, and the command's processes can neither
 	// see nor signal anything outside their own tree.
 	Hide []string `json:"hide,omitempty"`
+	// TempDir, when set, is the command's own temp dir: the shim makes
+	// it (the user's alone, 0700, as is the directory above it) and
+	// gives it as TMPDIR; it must be among Writable.
+	TempDir string `json:"tempDir,omitempty"`
 	// Init marks the shim's second stage, and Exec its last (internal:
 	// the first stage sets Init when it starts the command in
 	// namespaces of its own; the init sets Exec for the process that
@@ -94,7 +98,32 @@ func Main(args []string) {
 	if err := json.Unmarshal([]byte(args[2]), &p); err != nil {
 		fail("zeroclaw sandbox: bad policy: " + err.Error())
 	}
+	if p.TempDir != "" && !p.Init && !p.Exec {
+		if err := privateDir(p.TempDir); err != nil {
+			fail("zeroclaw sandbox: the command's temp dir: " + err.Error())
+		}
+		os.Setenv("TMPDIR", p.TempDir)
+	}
 	os.Exit(run(p, args[4:]))
+}
+
+// privateDir makes dir and the directory above it, each a real
+// directory of this user that no one else may enter (one planted by
+// someone else, or a symbolic link, is refused).
+func privateDir(dir string) error {
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
+			return err
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
+			return fmt.Errorf("%s is not a directory of this user's alone", d)
+		}
+	}
+	return nil
 }
 
 func fail(msg string) {

@@ -1,6 +1,10 @@
 package session
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
@@ -8,8 +12,16 @@ import (
 // session asked.
 func (s *Session) sandbox() *tool.Sandbox {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m.conf().Sandbox(s.sbMode, s.noNetwork)
+	sb := s.m.conf().Sandbox(s.sbMode, s.noNetwork)
+	s.mu.Unlock()
+	if sb == nil || sb.Refuse != "" {
+		return sb
+	}
+	// Its read-only commands (the read-only sandbox, the plan mode)
+	// write only a temp dir of the session's own.
+	own := *sb
+	own.PrivateTemp = filepath.Join(os.TempDir(), fmt.Sprintf("zeroclaw-%d", os.Getuid()), s.id)
+	return &own
 }
 
 // tighten checks and applies a session/configure's sandbox and network:

@@ -73,6 +73,11 @@ func (t webFetch) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 	if err != nil {
 		return errorf("%v", err)
 	}
+	if sb := env.Sandbox; sb != nil && sb.Refuse == "" && !sb.Network {
+		// The daemon's own fetch follows the session's network, as
+		// its commands do.
+		return errorf("not fetched: this session has no network ([sandbox] network = false, or session/configure network: false)")
+	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	var gateway string

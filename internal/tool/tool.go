@@ -215,6 +215,10 @@ type Sandbox struct {
 	// Hide are the daemon's own paths, which no command may reach
 	// (sandbox.Policy.Hide).
 	Hide []string
+	// PrivateTemp, when set, is the only temp dir a read-only command
+	// may write (its TMPDIR; made by the shim, the user's alone): not
+	// the shared /tmp, where a project may lie.
+	PrivateTemp string
 }
 
 // Wrap is argv as it runs in cwd under the sandbox (sb nil: as it is);
@@ -239,7 +243,11 @@ func (sb *Sandbox) policy(cwd string) sandbox.Policy {
 			p.Writable = append(p.Writable, d)
 		}
 	}
-	if sb.Temp == nil {
+	switch {
+	case sb.ReadOnly && sb.PrivateTemp != "":
+		p.TempDir = sb.PrivateTemp
+		add(sb.PrivateTemp)
+	case sb.Temp == nil:
 		add(os.TempDir())
 		add("/tmp")
 		add(os.Getenv("TMPDIR"))
@@ -265,6 +273,9 @@ func (sb *Sandbox) note(output string) string {
 		where := "only in the session's directory, the temp dirs and [sandbox] writable"
 		if sb.ReadOnly {
 			where = "only in the temp dirs and [sandbox] writable"
+			if sb.PrivateTemp != "" {
+				where = "only in its own temp dir ($TMPDIR) and [sandbox] writable"
+			}
 		}
 		notes = append(notes, fmt.Sprintf("the sandbox (%s) lets commands write %s", sb.Mode, where))
 	}
