@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/attach"
 	"github.com/zeroclaw/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw/zeroclaw/internal/processes"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/scheduler"
 	"github.com/zeroclaw/zeroclaw/internal/session"
@@ -391,7 +392,7 @@ func (b *binding) sessionQueue(_ context.Context, p *protocol.SessionRef) (*prot
 
 // processList serves process/list.
 func (b *binding) processList(_ context.Context, p *protocol.SessionRef) (*protocol.ProcessListResult, error) {
-	return b.srv.sessions.ProcessList(b.client, p.SessionID)
+	return processes.List(b.srv.sessions, b.client, p.SessionID)
 }
 
 // processOutput serves process/output.
@@ -399,13 +400,13 @@ func (b *binding) processList(_ context.Context, p *protocol.SessionRef) (*proto
 // session's other calls go on meanwhile.
 func (b *binding) processOutput(_ context.Context, p *protocol.ProcessOutputParams) (waiting, error) {
 	if p.WaitMs == 0 {
-		res, err := b.srv.sessions.ProcessOutput(b.client, *p)
+		res, err := processes.Output(b.srv.sessions, b.client, *p)
 		if err != nil {
 			return nil, err
 		}
 		return func(context.Context) (any, error) { return res, nil }, nil
 	}
-	wait, err := b.srv.sessions.ProcessOutputWait(b.client, *p)
+	wait, err := processes.OutputWait(b.srv.sessions, b.client, *p)
 	if err != nil {
 		return nil, err
 	}
@@ -414,12 +415,12 @@ func (b *binding) processOutput(_ context.Context, p *protocol.ProcessOutputPara
 
 // processKill serves process/kill.
 func (b *binding) processKill(_ context.Context, p *protocol.ProcessKillParams) (*protocol.ProcessKillResult, error) {
-	return b.srv.sessions.ProcessKill(b.client, *p)
+	return processes.Kill(b.srv.sessions, b.client, *p)
 }
 
 // processWrite serves process/write.
 func (b *binding) processWrite(_ context.Context, p *protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
-	return b.srv.sessions.ProcessWrite(b.client, *p)
+	return processes.Write(b.srv.sessions, b.client, *p)
 }
 
 // sessionQueueRemove serves session/queue/remove.

@@ -9,6 +9,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/hooks"
 	"github.com/zeroclaw/zeroclaw/internal/plan"
+	"github.com/zeroclaw/zeroclaw/internal/processes"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/rewind"
 	"github.com/zeroclaw/zeroclaw/internal/session"
@@ -78,18 +79,18 @@ func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 				}
 				return "process start", err
 			}
-			list, err := m.ProcessList(cl, id)
+			list, err := processes.List(m, cl, id)
 			if err != nil || len(list.Processes) == 0 {
 				return "", err
 			}
 			pid := list.Processes[0].ID
 			switch r.IntN(3) {
 			case 0:
-				_, err = m.ProcessOutput(cl, protocol.ProcessOutputParams{SessionID: id, ID: pid})
+				_, err = processes.Output(m, cl, protocol.ProcessOutputParams{SessionID: id, ID: pid})
 			case 1:
-				_, err = m.ProcessWrite(cl, protocol.ProcessWriteParams{SessionID: id, ID: pid, Input: "x\n"})
+				_, err = processes.Write(m, cl, protocol.ProcessWriteParams{SessionID: id, ID: pid, Input: "x\n"})
 			default:
-				_, err = m.ProcessKill(cl, protocol.ProcessKillParams{SessionID: id, ID: pid})
+				_, err = processes.Kill(m, cl, protocol.ProcessKillParams{SessionID: id, ID: pid})
 			}
 			return "process call", err
 		},

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,18 +8,16 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/background"
-	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/metrics"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
-	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // The session side of its background processes (internal/background
 // runs them): the table made on first use, their starts and ends told
 // to the clients (process_update) and an end to the model (Notices),
-// those a dead daemon left reported lost, and the process methods
-// (list, output, kill, write) as a client calls them.
+// those a dead daemon left reported lost. The process methods (list,
+// output, kill, write) as a client calls them are internal/processes.
 
 // processes is the session's table of background processes, made on
 // first use.
@@ -146,34 +143,6 @@ func wireProcess(i background.Info) protocol.ProcessInfo {
 	return w
 }
 
-// process finds a background process of session id (c's).
-func (m *Manager) process(c *Client, id, pid string) (*background.Process, error) {
-	s, err := m.lookup(c, id)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	t := s.procs
-	s.mu.Unlock()
-	var p *background.Process
-	if t != nil {
-		p = t.Get(pid)
-	}
-	if p == nil {
-		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no process %s in this session (process/list lists them)", pid)}
-	}
-	return p, nil
-}
-
-// ProcessList serves process/list.
-func (m *Manager) ProcessList(c *Client, id string) (*protocol.ProcessListResult, error) {
-	s, err := m.lookup(c, id)
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.ProcessListResult{Processes: s.processInfos()}, nil
-}
-
 // processInfos describes the session's background processes.
 func (s *Session) processInfos() []protocol.ProcessInfo {
 	s.mu.Lock()
@@ -186,89 +155,4 @@ func (s *Session) processInfos() []protocol.ProcessInfo {
 		}
 	}
 	return out
-}
-
-// processOutputMax bounds a read of process/output.
-const processOutputMax = 64 << 10
-
-// ProcessOutput serves process/output.
-func (m *Manager) ProcessOutput(c *Client, p protocol.ProcessOutputParams) (*protocol.ProcessOutputResult, error) {
-	bp, err := m.processToRead(c, p)
-	if err != nil {
-		return nil, err
-	}
-	return readOutput(bp, p), nil
-}
-
-// ProcessOutputWait is process/output with waitMs: the process is found
-// now, and the wait (up to waitMs, or ctx) is the function returned.
-func (m *Manager) ProcessOutputWait(c *Client, p protocol.ProcessOutputParams) (func(ctx context.Context) *protocol.ProcessOutputResult, error) {
-	bp, err := m.processToRead(c, p)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) *protocol.ProcessOutputResult {
-		wctx, cancel := context.WithTimeout(ctx, time.Duration(min(p.WaitMs, processOutputWaitMax))*time.Millisecond)
-		bp.WaitOutput(wctx, p.Since)
-		cancel()
-		return readOutput(bp, p)
-	}, nil
-}
-
-// processOutputWaitMax bounds process/output's waitMs.
-const processOutputWaitMax = 30000
-
-func (m *Manager) processToRead(c *Client, p protocol.ProcessOutputParams) (*background.Process, error) {
-	if p.Since < 0 || p.MaxBytes < 0 || p.WaitMs < 0 {
-		return nil, &protocol.ParamsError{Field: "since", Reason: "since, maxBytes and waitMs may not be negative"}
-	}
-	return m.process(c, p.SessionID, p.ID)
-}
-
-func readOutput(bp *background.Process, p protocol.ProcessOutputParams) *protocol.ProcessOutputResult {
-	max := p.MaxBytes
-	if max == 0 || max > processOutputMax {
-		max = processOutputMax
-	}
-	o := bp.Output(p.Since, max)
-	out := string(o.Data)
-	if p.PlainText {
-		out = background.Plain(o.Data)
-	}
-	return &protocol.ProcessOutputResult{Output: out, Next: o.Next, Dropped: o.Dropped, State: o.State, ExitCode: o.ExitCode}
-}
-
-// ProcessKill serves process/kill: TERM (or the signal named) to its
-// group, then KILL after the shell tool's grace; it answers once the
-// process has ended.
-func (m *Manager) ProcessKill(c *Client, p protocol.ProcessKillParams) (*protocol.ProcessKillResult, error) {
-	bp, err := m.process(c, p.SessionID, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := tool.SignalNamed(p.Signal)
-	if err != nil {
-		return nil, &protocol.ParamsError{Field: "signal", Reason: err.Error()}
-	}
-	if !bp.Running() {
-		return &protocol.ProcessKillResult{Killed: false}, nil
-	}
-	bp.Kill(sig, tool.KillGrace)
-	return &protocol.ProcessKillResult{Killed: true}, nil
-}
-
-// ProcessWrite serves process/write: a client types into a process.
-func (m *Manager) ProcessWrite(c *Client, p protocol.ProcessWriteParams) (*protocol.ProcessWriteResult, error) {
-	bp, err := m.process(c, p.SessionID, p.ID)
-	if err != nil {
-		return nil, err
-	}
-	if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Action: gate.Action{Kind: gate.ProcessWrite, Name: protocol.MethodProcessWrite}})); err != nil {
-		return nil, err
-	}
-	n, err := bp.Write(p.Input)
-	if err != nil {
-		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("%s: %v", p.ID, err)}
-	}
-	return &protocol.ProcessWriteResult{Written: n}, nil
 }

@@ -2,14 +2,12 @@ package session
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/config"
-	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -33,69 +31,37 @@ func processUpdate(t *testing.T, c *conn, skip int, id, state string) protocol.P
 	}
 }
 
-// A background process the model started, as a client drives it: it
-// is told (process_update) and listed; the client types into it and
-// follows its output (a read that waits for what comes next), kills it
-// (told killed; a second kill finds it ended); a process that ends on
-// its own is told to the model before its next call. Reads and writes
-// are checked: a process not the session's, a negative offset, a bad
-// signal, and a writer the gate refuses.
-func TestBackgroundProcessesThroughTheMethods(t *testing.T) {
+// A background process the model started, as the session tells it: its
+// start and its end told to every client (process_update) and listed
+// (ProcessInfos, as session/get shows them); one that is killed is not
+// told to the model, one that ends on its own is, before its next call.
+// (The process methods, as a client calls them, are internal/processes'.)
+func TestBackgroundProcessesToldToClientsAndModel(t *testing.T) {
 	h := newHarnessWith(t, full, func(o *Options) { o.ProcessDir = t.TempDir() })
 	cl, c := h.client(t, "c1")
 	h.open(t, cl, "s")
+	s, err := h.m.Lookup(cl, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.ProcessInfos(); l == nil || len(l) != 0 {
+		t.Fatalf("a session that ran nothing has processes: %+v", s.ProcessInfos())
+	}
 	if r := h.prompt(t, cl, "s", `/tool shell {"command":"cat","background":true}`); r.StopReason != protocol.StopEndTurn {
 		t.Fatalf("start: %+v", r)
 	}
 	p := processUpdate(t, c, 0, "", background.Running)
-	if l, err := h.m.ProcessList(cl, "s"); err != nil || len(l.Processes) != 1 || l.Processes[0].ID != p.ID || l.Processes[0].Command != "cat" {
-		t.Fatalf("list: %+v %v", l, err)
-	}
-	if w, err := h.m.ProcessWrite(cl, protocol.ProcessWriteParams{SessionID: "s", ID: p.ID, Input: "hello\n"}); err != nil || w.Written != 6 {
-		t.Fatalf("write: %+v %v", w, err)
-	}
-	var out string
-	var next int64
-	for !strings.Contains(out, "hello\n") {
-		wait, err := h.m.ProcessOutputWait(cl, protocol.ProcessOutputParams{SessionID: "s", ID: p.ID, Since: next, WaitMs: 20000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := wait(context.Background())
-		if r.State != background.Running {
-			t.Fatalf("output: %+v", r)
-		}
-		out += r.Output
-		next = r.Next
-	}
-	if r, err := h.m.ProcessOutput(cl, protocol.ProcessOutputParams{SessionID: "s", ID: p.ID, MaxBytes: 3, PlainText: true}); err != nil || r.Output != "hel" || r.Next != 3 {
-		t.Errorf("a bounded read: %+v %v", r, err)
-	}
-	if _, err := h.m.ProcessOutput(cl, protocol.ProcessOutputParams{SessionID: "s", ID: p.ID, Since: -1}); err == nil {
-		t.Error("a negative offset was taken")
-	}
-	if _, err := h.m.ProcessOutput(cl, protocol.ProcessOutputParams{SessionID: "s", ID: "proc_none"}); err == nil {
-		t.Error("read a process that is not the session's")
-	}
-	bot, _ := h.client(t, "c2")
-	bot.SetActor(gate.Command)
-	h.open(t, bot, "s")
-	if _, err := h.m.ProcessWrite(bot, protocol.ProcessWriteParams{SessionID: "s", ID: p.ID, Input: "x"}); err == nil {
-		t.Error("a command's client wrote to the process")
-	}
-	if _, err := h.m.ProcessKill(cl, protocol.ProcessKillParams{SessionID: "s", ID: p.ID, Signal: "SIGNOPE"}); err == nil {
-		t.Error("a bad signal was taken")
+	if l := s.ProcessInfos(); len(l) != 1 || l[0].ID != p.ID || l[0].Command != "cat" || l[0].State != background.Running {
+		t.Fatalf("listed: %+v", l)
 	}
 	skip := len(c.events(t))
-	if k, err := h.m.ProcessKill(cl, protocol.ProcessKillParams{SessionID: "s", ID: p.ID}); err != nil || !k.Killed {
-		t.Fatalf("kill: %+v %v", k, err)
-	}
+	s.ProcessTable().Get(p.ID).Kill(nil, 0)
 	processUpdate(t, c, skip, p.ID, background.Killed)
-	if k, err := h.m.ProcessKill(cl, protocol.ProcessKillParams{SessionID: "s", ID: p.ID}); err != nil || k.Killed {
-		t.Errorf("a second kill: %+v %v", k, err)
+	if l := s.ProcessInfos(); len(l) != 1 || l[0].State != background.Killed || l[0].EndedAt == "" {
+		t.Errorf("listed once killed: %+v", l)
 	}
-	if _, err := h.m.ProcessWrite(cl, protocol.ProcessWriteParams{SessionID: "s", ID: p.ID, Input: "late\n"}); err == nil {
-		t.Error("wrote to a process that ended")
+	if n := s.Notices(); len(n) != 0 {
+		t.Errorf("the model is told of a process that was killed: %+v", n)
 	}
 
 	// One that ends on its own: the model hears of it before its next
@@ -115,10 +81,6 @@ func TestBackgroundProcessesThroughTheMethods(t *testing.T) {
 	if !told {
 		t.Error("the model was not told of the process's end")
 	}
-	var pe *protocol.ParamsError
-	if _, err := h.m.ProcessList(cl, "nope"); err == nil || errors.As(err, &pe) {
-		t.Errorf("the processes of no session: %v", err)
-	}
 }
 
 // With [tools] wake_on_exit, a process that ends while its session is
@@ -133,7 +95,11 @@ func TestProcessEndWakesAnIdleSession(t *testing.T) {
 	h.prompt(t, cl, "s", `/tool shell {"command":"read x; echo got $x","background":true}`)
 	p := processUpdate(t, c, 0, "", background.Running)
 	skip := len(c.events(t))
-	if _, err := h.m.ProcessWrite(cl, protocol.ProcessWriteParams{SessionID: "s", ID: p.ID, Input: "go\n"}); err != nil {
+	s, err := h.m.Lookup(cl, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ProcessTable().Get(p.ID).Write("go\n"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(20 * time.Second)
