@@ -36,9 +36,9 @@ func TestEveryEventTypeReadsBack(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	env, out, errb, dir := testEnv(t, "")
-	// The reviewer is an echo agent: its answer is never the object a
-	// review is, so each approval is reviewed (approval_reviewed: ask)
-	// and then asked as always.
+	// The reviewer is an echo agent: its answer is text, never a call
+	// of its verdict tool, so each approval is reviewed
+	// (approval_reviewed: ask) and then asked as always.
 	writeConfig(t, dir, echoConfig("echo")+`risk = "supervised"
 
 [agents.rev]
