@@ -100,7 +100,7 @@ func (s *Session) attach(c *Client) (int64, bool) {
 	last, added, ok := s.events.Attach((*subscriber)(c), func(sb *eventlog.Sub) *eventlog.Sub { return c.subscribe(s, sb) })
 	if added {
 		s.touch()
-		s.m.changed(s.id) // who is attached changed (session/get's attached)
+		s.m.list.Changed(s.id) // who is attached changed (session/get's attached)
 	}
 	return last, ok
 }
@@ -109,7 +109,7 @@ func (s *Session) detach(c *Client) {
 	was := s.events.Detach((*subscriber)(c))
 	s.touch()
 	if was {
-		s.m.changed(s.id)
+		s.m.list.Changed(s.id)
 	}
 }
 

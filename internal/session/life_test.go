@@ -254,9 +254,10 @@ func TestSessionsListedRenamedWatchedConfiguredDeleted(t *testing.T) {
 	}
 	// The watcher was told of the changes as they committed (several
 	// that came while one was told are told once, as they stand): each
-	// session's last word is its state now.
+	// session's last word is its state now (Stop waits for the telling
+	// of all that committed).
 	h.st.Sync()
-	h.m.w.wg.Wait()
+	h.m.list.Stop()
 	watcher.mu.Lock()
 	last := map[string]protocol.SessionChanged{}
 	for _, ch := range watcher.notices {

@@ -35,6 +35,8 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
+	"github.com/zeroclaw/zeroclaw/internal/sessionlist"
+	"github.com/zeroclaw/zeroclaw/internal/spend"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
@@ -57,7 +59,7 @@ type Manager struct {
 	ctx   context.Context // cancelled by Shutdown: every turn's parent
 	stop  context.CancelFunc
 
-	w watchers // clients following the list of sessions
+	list *sessionlist.List // the clients following the list of sessions
 
 	mu   sync.Mutex
 	live map[string]*Session
@@ -73,8 +75,7 @@ type Manager struct {
 	// ([tools] keep_processes_on_close), until the session is open again.
 	kept map[string]*background.Table
 
-	now     func() time.Time // the clock the day's spend is kept by
-	spend   ledger
+	spend   *spend.Ledger     // the day's spend, by the configured clock
 	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
 	procDir string            // where background processes' output files go ("": none)
 	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
@@ -177,15 +178,13 @@ func NewManager(o Options) (*Manager, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	m := &Manager{store: o.Store, log: log, ctx: ctx, stop: stop,
-		now: o.Now, cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, uploads: o.Uploads, reviewer: o.Reviewer,
+		spend: spend.New(o.Store, o.Now, log), cpDir: o.CheckpointDir, procDir: o.ProcessDir, perms: o.Permissions, uploads: o.Uploads, reviewer: o.Reviewer,
 		live: map[string]*Session{}, closing: map[string]chan struct{}{}, opening: map[string]chan struct{}{}}
-	if m.now == nil {
-		m.now = time.Now
-	}
 	if m.gate = o.Gate; m.gate == nil {
 		m.gate = gate.Decide
 	}
-	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: m.changed, Log: log}
+	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: func(id string) { m.list.Changed(id) }, Log: log}
+	m.list = sessionlist.New(m.arch, log)
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
 	m.cur.Store(agentkit.New(o.Config, agentkit.Options{Getenv: o.Getenv, Environ: o.Environ, Umask: o.Umask, Reaper: o.Reaper,
@@ -290,7 +289,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	pwg.Wait()
 	m.store.Sync()
-	m.stopTelling()
+	m.list.Stop()
 	// Every session's servers and the shared ones stop at once.
 	var wg sync.WaitGroup
 	for _, set := range append(own, m.conf().MCP()) {
@@ -595,7 +594,7 @@ func (m *Manager) shut(id string, s *Session, del bool) (deleted bool, err error
 	if del {
 		deleted, err = m.store.DeleteSession(id)
 		if deleted {
-			m.changed(id)
+			m.list.Changed(id)
 		}
 	}
 	m.mu.Lock()
@@ -662,7 +661,7 @@ func (m *Manager) create(c *Client, p protocol.SessionNewParams) (*Session, erro
 	if err := m.store.CreateSession(&store.Session{ID: id, AgentAlias: p.AgentAlias, Mode: p.Mode, Cwd: cwd, Owner: c.ID(), Risk: p.Risk}); err != nil {
 		return nil, err
 	}
-	m.changed(id)
+	m.list.Changed(id)
 	m.log.Info("session created", "sessionId", id, "agent", p.AgentAlias, "mode", p.Mode, "cwd", cwd)
 	return s, nil
 }

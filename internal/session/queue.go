@@ -89,7 +89,7 @@ func (s *Session) run(j *job) {
 		j = next
 	}
 	// The list shows a live session's state from memory: idle only now.
-	s.m.changed(s.id)
+	s.m.list.Changed(s.id)
 	// What participants start when nothing else waits (a goal's turn).
 	s.m.each(func(p Participant) { p.Idle(s) })
 }
@@ -148,9 +148,9 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	if j.cont == nil {
 		perr = s.prepare(ctx, j)
 	}
-	s.m.store.SetState(s.id, store.StateRunning, s.m.changedAfter(s.id, s.written))
+	s.m.store.SetState(s.id, store.StateRunning, s.m.list.ChangedAfter(s.id, s.written))
 	if fresh && j.cont == nil {
-		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.changedAfter(s.id, s.written))
+		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.list.ChangedAfter(s.id, s.written))
 	}
 
 	s.inTurn(turnID)
@@ -211,7 +211,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	s.inputUpdate(in, state, turnID, "", nil)
 	last := s.emitInput(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice},
 		ptr(j.record(state, turnID, attempt, &res)))
-	s.m.store.SetState(s.id, store.StateIdle, s.m.changedAfter(s.id, s.written))
+	s.m.store.SetState(s.id, store.StateIdle, s.m.list.ChangedAfter(s.id, s.written))
 	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 	}

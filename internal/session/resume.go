@@ -34,7 +34,7 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 		s.interruptInputs(ctx)
 	}
 	if rec.State == store.StateInterrupted {
-		m.store.SetState(rec.ID, store.StateIdle, m.changedAfter(rec.ID, s.written))
+		m.store.SetState(rec.ID, store.StateIdle, m.list.ChangedAfter(rec.ID, s.written))
 		// Prompts queued when the daemon died are not run (their callers
 		// went with it): the history says the queue is empty.
 		s.queueChanged()

@@ -28,15 +28,19 @@ import (
 // approvals (approvals.go), the agent's host (host.go), the agent it
 // runs (agents.go; the kit in force, internal/agentkit, builds it),
 // resuming a stored one (resume.go); the registry of live sessions is
-// the Manager (manager.go), the stored ones are read in stored.go, and
-// the list's watchers are in watch.go.
+// the Manager (manager.go), the stored ones are read through
+// internal/archive, the list's watchers are internal/sessionlist (the
+// Manager's list; Watch in watch.go), and the day's spend is
+// internal/spend (the Manager's ledger; Charge and the budgets in
+// spend.go).
 //
-// Lock order. Every mutex of the package and of the session's event log
-// (internal/eventlog), in the one order a goroutine that holds more than
-// one takes them (never the other way):
+// Lock order. Every mutex of the package, of the session's event log
+// (internal/eventlog), of the day's spend (internal/spend) and of the
+// list's followers (internal/sessionlist), in the one order a goroutine
+// that holds more than one takes them (never the other way):
 //
-//	Manager.mu → Session.qmu → Log.emitMu → ledger.mu → Session.mu →
-//	Log.cmu → Log.subMu → turns.mu → Client.mu → watchers.mu → agentkit.Kit.mu
+//	Manager.mu → Session.qmu → Log.emitMu → Ledger.mu → Session.mu →
+//	Log.cmu → Log.subMu → turns.mu → Client.mu → List.mu → agentkit.Kit.mu
 //
 // Manager.mu guards the live, closing and opening ids (a session is built
 // outside it, then inserted); qmu makes one queue_update at a time;
@@ -44,13 +48,15 @@ import (
 // emitMu orders seq assignment with the store's queue (emit, fence,
 // mend, and Record and Charge through Log.InOrder), cmu guards the
 // failure and the "something changed" signal, subMu the attached
-// clients' subscriptions and the recent events; ledger.mu the day's
-// spend; mu the session's settings and its transcript; turns.mu
-// (turns.go) the turn slot, the queue, the running turn and its
-// approvals; a Client's mu its subscriptions; watchers.mu the list's
-// followers; the kit's mu (internal/agentkit) its providers, nothing
-// taken while it is held. kmu, imu and nmu are taken alone, never with
-// another.
+// clients' subscriptions and the recent events; Ledger.mu
+// (spend.Ledger, the Manager's spend) the day's spend, the store's
+// charge queued under it; mu the session's settings and its transcript;
+// turns.mu (turns.go) the turn slot, the queue, the running turn and its
+// approvals; a Client's mu its subscriptions; List.mu
+// (sessionlist.List, the Manager's list) the list's followers and the
+// changes not yet told them; the kit's mu (internal/agentkit) its
+// providers; nothing is taken while either of the last two is held.
+// kmu, imu and nmu are taken alone, never with another.
 //
 // Across sessions: no lock of one session is held while a lock of
 // another is taken. The tree's walks (a child's cost charged to its

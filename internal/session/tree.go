@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/spend"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
 
@@ -94,7 +95,7 @@ func (m *Manager) NewChild(parent *Session, c Child) (*Session, error) {
 	}
 	m.live[id] = s
 	m.mu.Unlock()
-	m.changed(id)
+	m.list.Changed(id)
 	return s, nil
 }
 
@@ -120,7 +121,7 @@ func (s *Session) SteerRunning(text string) string {
 func (s *Session) chargeUp(su store.Usage) {
 	for p := s.liveParent(); p != nil; p = p.liveParent() {
 		p.mu.Lock()
-		add(&p.spent, su)
+		spend.Add(&p.spent, su)
 		p.mu.Unlock()
 		p.m.store.ChargeSession(p.id, su, nil)
 	}

@@ -2,118 +2,25 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
-// watchers are the clients that follow the list of sessions
-// (session/watch): each change to a session's row (created, running,
-// idle, renamed, deleted) is told to each of them as a session/changed
-// notification, read back from the store after its commit. Changes are
-// gathered while a telling runs, so a burst costs one read per session.
-type watchers struct {
-	mu      sync.Mutex
-	clients map[*Client]struct{}
-	pending map[string]struct{}
-	running bool
-	stopped bool           // the manager shuts down: no telling starts
-	wg      sync.WaitGroup // the telling goroutine, while it runs
-}
-
-// stopTelling lets the telling in progress end and starts no other (a
-// change after this is not told: the daemon is stopping).
-func (m *Manager) stopTelling() {
-	m.w.mu.Lock()
-	m.w.stopped = true
-	m.w.mu.Unlock()
-	m.w.wg.Wait()
-}
-
-// Watch makes c follow the list of sessions until it closes.
+// Watch makes c follow the list of sessions (internal/sessionlist)
+// until it closes.
 func (m *Manager) Watch(c *Client) {
-	m.w.mu.Lock()
-	if m.w.clients == nil {
-		m.w.clients = map[*Client]struct{}{}
-	}
-	m.w.clients[c] = struct{}{}
-	m.w.mu.Unlock()
-	c.onClose(func() {
-		m.w.mu.Lock()
-		delete(m.w.clients, c)
-		m.w.mu.Unlock()
-	})
+	f := follower{c}
+	m.list.Follow(f)
+	c.onClose(func() { m.list.Unfollow(f) })
 }
 
-// changed notes that session id's row changed (once committed).
-func (m *Manager) changed(id string) {
-	m.w.mu.Lock()
-	defer m.w.mu.Unlock()
-	if len(m.w.clients) == 0 {
-		return
-	}
-	if m.w.pending == nil {
-		m.w.pending = map[string]struct{}{}
-	}
-	m.w.pending[id] = struct{}{}
-	if !m.w.running && !m.w.stopped {
-		m.w.running = true
-		m.w.wg.Add(1)
-		go m.tell()
-	}
-}
+// follower is a client as the list's follower.
+type follower struct{ c *Client }
 
-// changedAfter is a store callback that reports a committed change.
-func (m *Manager) changedAfter(id string, after func(error)) func(error) {
-	return func(err error) {
-		if after != nil {
-			after(err)
-		}
-		if err == nil {
-			m.changed(id)
-		}
-	}
-}
-
-// tell sends what changed to the watchers until nothing is pending.
-func (m *Manager) tell() {
-	defer m.w.wg.Done()
-	for {
-		m.w.mu.Lock()
-		ids := m.w.pending
-		m.w.pending = nil
-		if len(ids) == 0 || len(m.w.clients) == 0 {
-			m.w.running = false
-			m.w.mu.Unlock()
-			return
-		}
-		clients := make([]*Client, 0, len(m.w.clients))
-		for c := range m.w.clients {
-			clients = append(clients, c)
-		}
-		m.w.mu.Unlock()
-		for id := range ids {
-			ev := protocol.SessionChanged{SessionID: id}
-			info, err := m.arch.Get(context.Background(), id)
-			switch {
-			case errors.Is(err, ErrNotFound):
-				ev.Deleted = true
-			case err != nil:
-				m.log.Warn("session/changed: reading the session", "sessionId", id, "err", err)
-				continue
-			default:
-				ev.Session = info
-			}
-			for _, c := range clients {
-				c.notify(protocol.MethodSessionChanged, ev)
-			}
-		}
-	}
-}
+func (f follower) Notify(method string, params any) { f.c.notify(method, params) }
 
 // Rename sets a session's title (session/rename): one line, at most
 // MaxTitle characters; "" clears it. It needs no attachment: like
@@ -130,7 +37,7 @@ func (m *Manager) Rename(ctx context.Context, id, t string) (*protocol.SessionIn
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	m.changed(id)
+	m.list.Changed(id)
 	m.log.Info("session renamed", "sessionId", id)
 	return m.arch.Get(ctx, id)
 }
