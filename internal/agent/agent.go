@@ -211,10 +211,11 @@ type Agent struct {
 	MaxStopContinues int
 	// Gate decides what the turn's tool calls may do (nil: gate.Decide;
 	// a test counts what reaches it). Actor is who calls them ("": the
-	// session's model), Grant what its parent holds (nil: no parent).
+	// session's model), Grant what its parent holds now, asked at each
+	// call (nil, or nil returned: no parent).
 	Gate  gate.Func
 	Actor gate.Actor
-	Grant *gate.Grant
+	Grant func() *gate.Grant
 }
 
 // Outcome is how a turn ended.
@@ -590,7 +591,10 @@ func (a *Agent) gate(h Host, env *tool.Env, byName map[string]tool.Tool, call pr
 	t := byName[call.Name]
 	g := gated{tool: t, kind: protocol.KindOther}
 	g.req = gate.Request{Actor: cmp.Or(a.Actor, gate.Model), Action: tool.Action(t, env, call.Name, call.Input),
-		Mode: a.risk(), Sandbox: env.Sandbox != nil, Grant: a.Grant}
+		Mode: a.risk(), Sandbox: env.Sandbox != nil}
+	if a.Grant != nil {
+		g.req.Grant = a.Grant()
+	}
 	if t != nil {
 		g.kind = t.Kind()
 		if d, ok := h.Standing(call.Name, call.Input); ok {

@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	"internal/scheduler":           {"internal/metrics", "internal/protocol", "internal/schedule", "internal/session", "internal/store"},
 	"internal/schema":              {},
 	"internal/schema/schematest":   {},
-	"internal/session":             {"internal/agent", "internal/agentkit", "internal/archive", "internal/background", "internal/attach", "internal/config", "internal/eventlog", "internal/gate", "internal/hook", "internal/mcpauth", "internal/mcptools", "internal/metrics", "internal/permission", "internal/protocol", "internal/provider", "internal/sessionlist", "internal/spend", "internal/store", "internal/tool"},
+	"internal/session":             {"internal/agent", "internal/agentkit", "internal/archive", "internal/background", "internal/attach", "internal/config", "internal/eventlog", "internal/gate", "internal/hook", "internal/mcpauth", "internal/mcptools", "internal/metrics", "internal/permission", "internal/protocol", "internal/provider", "internal/sandbox", "internal/sessionlist", "internal/spend", "internal/store", "internal/tool"},
 	"internal/session/sessiontest": {"internal/config", "internal/protocol", "internal/session", "internal/store"},
 	"internal/sessionlist":         {"internal/archive", "internal/protocol"},
 	"internal/spend":               {"internal/archive", "internal/config", "internal/protocol", "internal/store"},

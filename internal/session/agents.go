@@ -12,6 +12,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/agentkit"
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
@@ -58,9 +59,49 @@ func (s *Session) turnAgent() *agent.Agent {
 		// starts none): no task tools.
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), tool.DrivesTasks)
 	}
-	// Every call goes through the one gate, as this turn's actor.
+	// Every call goes through the one gate, as this turn's actor; a
+	// child's, within what its parent holds at that call.
 	a.Gate, a.Actor = s.m.gate, s.Actor()
+	names := make(map[string]bool, len(a.Tools))
+	for _, t := range a.Tools {
+		names[t.Spec().Name] = true
+	}
+	s.tools.Store(&names)
+	if s.liveParent() != nil {
+		a.Grant = s.grant
+	}
 	return &a
+}
+
+// grant is what the session's parent holds now, and so the most the
+// session may: the tools of the parent's last turn (its tools, its MCP
+// servers', its participants'), as narrowed by its own parent, and the
+// narrowest mode of its ancestors now. nil when it has no live parent.
+func (s *Session) grant() *gate.Grant {
+	p := s.liveParent()
+	if p == nil {
+		return nil
+	}
+	g := &gate.Grant{Mode: p.Mode()}
+	if names := p.tools.Load(); names != nil {
+		g.Tools = *names
+	}
+	if up := p.grant(); up != nil {
+		g.Mode = gate.Narrower(g.Mode, up.Mode)
+		if up.Tools != nil {
+			both := map[string]bool{}
+			for n := range g.Tools {
+				if up.Tools[n] {
+					both[n] = true
+				}
+			}
+			if g.Tools == nil {
+				both = up.Tools
+			}
+			g.Tools = both
+		}
+	}
+	return g
 }
 
 // refreshAgent builds the session's agent again after a config reload

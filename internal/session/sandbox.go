@@ -5,15 +5,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zeroclaw/zeroclaw/internal/sandbox"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
 )
 
 // sandbox is the session's sandbox: the config's, tightened as the
 // session asked.
 func (s *Session) sandbox() *tool.Sandbox {
-	s.mu.Lock()
-	sb := s.m.conf().Sandbox(s.sbMode, s.noNetwork)
-	s.mu.Unlock()
+	mode, noNet := s.sandboxNow()
+	sb := s.m.conf().Sandbox(mode, noNet)
 	if sb == nil || sb.Refuse != "" {
 		return sb
 	}
@@ -22,6 +22,23 @@ func (s *Session) sandbox() *tool.Sandbox {
 	own := *sb
 	own.PrivateTemp = filepath.Join(os.TempDir(), fmt.Sprintf("zeroclaw-%d", os.Getuid()), s.id)
 	return &own
+}
+
+// sandboxNow is the session's sandbox mode and network as tightened by
+// it and, for a child, by every live ancestor now: a child's commands
+// never reach wider than its parent's.
+func (s *Session) sandboxNow() (mode string, noNet bool) {
+	s.mu.Lock()
+	mode, noNet = s.sbMode, s.noNetwork
+	s.mu.Unlock()
+	if p := s.liveParent(); p != nil {
+		pm, pn := p.sandboxNow()
+		if pm == sandbox.ModeReadOnly {
+			mode = pm
+		}
+		noNet = noNet || pn
+	}
+	return mode, noNet
 }
 
 // tighten checks and applies a session/configure's sandbox and network:
