@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/zeroclaw/zeroclaw/internal/continuation"
 	"github.com/zeroclaw/zeroclaw/internal/goals"
 	"github.com/zeroclaw/zeroclaw/internal/hooks"
 	"github.com/zeroclaw/zeroclaw/internal/plan"
@@ -25,11 +26,15 @@ import (
 // schedule's notes and the approval it waits for, the mode switched (a
 // plan-mode turn gets exit_plan), and turns' checkpoints listed, diffed,
 // rewound and undone (each turn's checkpoint kept, the hooks told of
-// every moment), all on the same few sessions, under the race detector.
+// every moment), and what continuation reads at a start (open inputs, a
+// cut attempt's events), all on the same few sessions, under the race
+// detector.
 func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 	var gs *goals.Goals
 	var cps *rewind.Checkpoints
+	var db *store.Store
 	join := func(m *session.Manager, st *store.Store) {
+		db = st
 		gs = goals.New(m, st, nil, nil)
 		subagents.New(m, st, nil)
 		cps = rewind.New(m, st, nil)
@@ -130,5 +135,27 @@ func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 			return "rewind", err
 		},
 	}
-	session.Stress(t, join, ops, []string{"goal changed", "task", "process start", "schedule note", "mode", "rewind"})
+	ops = append(ops,
+		// What continuation reads of a session at a start (its open
+		// inputs, what a cut attempt left in its events), while its
+		// turns and everything else go on.
+		func(ctx context.Context, _ *rand.Rand, m *session.Manager, cl *session.Client, id, _ string) (string, error) {
+			s, err := m.Lookup(cl, id)
+			if err != nil {
+				return "", err
+			}
+			open, err := s.OpenInputs(ctx)
+			if err != nil {
+				return "continuation", err
+			}
+			for _, o := range open {
+				if o.Cut != nil {
+					if err := continuation.ReadCut(ctx, db, id, o.Cut); err != nil {
+						return "continuation", err
+					}
+				}
+			}
+			return "continuation", continuation.ReadCut(ctx, db, id, &session.Cut{TurnID: "turn_any", Since: 1})
+		})
+	session.Stress(t, join, ops, []string{"goal changed", "task", "process start", "schedule note", "mode", "rewind", "continuation"})
 }
