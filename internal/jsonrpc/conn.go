@@ -93,6 +93,9 @@ type Conn struct {
 	readDone chan struct{} // closed when the peer can send nothing more
 	doneOnce sync.Once
 	err      error // why the connection ended; set before done closes
+	// wdeadline is the write deadline set now (writeAll; the writer's
+	// role holder's alone).
+	wdeadline time.Time
 }
 
 // NewConn returns a Conn on rwc. Nothing is read until Run is called.

@@ -306,12 +306,20 @@ type deadliner interface{ SetWriteDeadline(time.Time) error }
 // writeAll writes b. With a stream that has deadlines, a write that makes
 // no progress for the stall timeout fails: a peer that stops reading is
 // cut off instead of holding the writer forever; one that reads slowly is
-// not.
+// not. The deadline is moved only when less than the stall timeout is
+// left (to half as much again): every write has at least the stall
+// timeout and at most 1.5 times it, and a busy connection moves its
+// deadline about once per half a timeout instead of on every write
+// (moving a runtime timer wakes the network poller: a few µs a call).
+// Only the holder of the writer's role writes, so wdeadline needs no lock.
 func (c *Conn) writeAll(b []byte) error {
 	d, ok := c.rwc.(deadliner)
 	for len(b) > 0 {
 		if ok {
-			d.SetWriteDeadline(time.Now().Add(c.stall))
+			if now := time.Now(); c.wdeadline.Sub(now) < c.stall {
+				c.wdeadline = now.Add(c.stall + c.stall/2)
+				d.SetWriteDeadline(c.wdeadline)
+			}
 		}
 		n, err := c.rwc.Write(b)
 		b = b[n:]
