@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	"internal/scheduler":           {"internal/metrics", "internal/protocol", "internal/schedule", "internal/session", "internal/store"},
 	"internal/schema":              {},
 	"internal/schema/schematest":   {},
-	"internal/session":             {"internal/agent", "internal/agentkit", "internal/archive", "internal/background", "internal/attach", "internal/config", "internal/eventlog", "internal/gate", "internal/hook", "internal/mcpauth", "internal/mcptools", "internal/metrics", "internal/permission", "internal/protocol", "internal/provider", "internal/sandbox", "internal/sessionlist", "internal/spend", "internal/store", "internal/tool"},
+	"internal/session":             {"internal/agent", "internal/agentkit", "internal/archive", "internal/background", "internal/attach", "internal/config", "internal/eventlog", "internal/gate", "internal/hook", "internal/mcpauth", "internal/mcptools", "internal/metrics", "internal/permission", "internal/protocol", "internal/provider", "internal/sandbox", "internal/sessionlist", "internal/spend", "internal/store", "internal/tool", "internal/turnslot"},
 	"internal/session/sessiontest": {"internal/config", "internal/protocol", "internal/session", "internal/store"},
 	"internal/sessionlist":         {"internal/archive", "internal/protocol"},
 	"internal/spend":               {"internal/archive", "internal/config", "internal/protocol", "internal/store"},
@@ -77,6 +77,7 @@ var allowed = map[string][]string{
 	"internal/tool":                {"internal/background", "internal/gate", "internal/protocol", "internal/sandbox", "internal/schema"},
 	"internal/sandbox":             {},
 	"internal/transport":           {},
+	"internal/turnslot":            {"internal/protocol", "internal/provider"},
 
 	// Test support for the readers of events.
 	"internal/protocol/prototest": {"internal/protocol"},

@@ -32,7 +32,7 @@ func (c *Client) Actor() gate.Actor {
 // Actor is who makes the running turn's tool calls: a scheduled run's
 // model (nobody to ask), a sub-agent's, or the session's model.
 func (s *Session) Actor() gate.Actor {
-	if s.t.noAsk() {
+	if s.t.NoAsk() {
 		return gate.Scheduled
 	}
 	s.mu.Lock()

@@ -244,7 +244,7 @@ func (m *Manager) readResource(ctx context.Context, s *Session, server, uri stri
 func (s *Session) addMCP(servers map[string]config.MCPServer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mcp == nil && !s.t.shutting() {
+	if s.mcp == nil && !s.t.Shutting() {
 		// The editor's servers run confined as commands do, writing the
 		// session's directory.
 		k := s.m.conf()

@@ -27,12 +27,12 @@ func (s *Session) approve(requestID, decision, reason, feedback string, by *Clie
 	if child != nil {
 		return child.approve(requestID, decision, reason, feedback, by) // a child's, shown here
 	}
-	if opts := s.t.approvalOptions(requestID); opts != nil && !slices.Contains(opts, decision) {
+	if opts := s.t.ApprovalOptions(requestID); opts != nil && !slices.Contains(opts, decision) {
 		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: this request takes %s", decision, strings.Join(opts, ", "))}
 	}
-	a, ok := s.t.answer(requestID)
+	a, ok := s.t.Answer(requestID)
 	if ok {
-		a.ch <- answer{decision: decision, reason: reason, feedback: feedback, by: by}
+		a.Answer <- answer{Decision: decision, Reason: reason, Feedback: feedback, By: by}
 	}
 	return ok, nil
 }
@@ -96,7 +96,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if d, ok := s.Standing(req.ToolName, req.Input); ok && !d.Ask {
 		return d
 	}
-	if s.t.noAsk() {
+	if s.t.NoAsk() {
 		return agent.Decision{Why: "not asked: this run may do only what permission rules allow (a schedule's approve: rules)"}
 	}
 	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
@@ -113,8 +113,8 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if options == nil {
 		options = protocol.Decisions
 	}
-	a := &approval{tool: req.ToolName, options: options, ch: make(chan answer, 1)}
-	s.t.ask(id, a)
+	a := &approval{Options: options, Answer: make(chan answer, 1)}
+	s.t.Ask(id, a)
 
 	secs := s.m.conf().Config().Daemon.ApprovalTimeoutSecs
 	input := req.Input
@@ -142,15 +142,15 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	var ans answer
 	by := "client"
 	select {
-	case ans = <-a.ch:
+	case ans = <-a.Answer:
 	case <-expired:
-		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "timeout")
+		ans, by = s.withdraw(id, a, answer{Decision: "reject_once"}, "timeout")
 	case <-ctx.Done():
-		ans, by = s.withdraw(id, a, answer{decision: "reject_once"}, "cancel")
+		ans, by = s.withdraw(id, a, answer{Decision: "reject_once"}, "cancel")
 	}
-	resolved := protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.decision, By: by}
-	if ans.by != nil {
-		resolved.ClientID, resolved.ClientName = ans.by.ID(), ans.by.Name()
+	resolved := protocol.ApprovalResolvedEvent{RequestID: id, Decision: ans.Decision, By: by}
+	if ans.By != nil {
+		resolved.ClientID, resolved.ClientName = ans.By.ID(), ans.By.Name()
 	}
 	s.emit(resolved)
 	shown.emit(resolved)
@@ -158,9 +158,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if req.Options != nil {
 		// Its own options (a plan's): the choice is the caller's to
 		// read; no standing answer is kept.
-		return agent.Decision{Allow: by == "client", Choice: ans.decision, Feedback: ans.feedback, Why: "no answer (" + by + ")"}
+		return agent.Decision{Allow: by == "client", Choice: ans.Decision, Feedback: ans.Feedback, Why: "no answer (" + by + ")"}
 	}
-	switch ans.decision {
+	switch ans.Decision {
 	case "allow_always":
 		s.mu.Lock()
 		s.always[req.ToolName] = true
@@ -188,8 +188,8 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		return agent.Decision{Why: "the turn was cancelled"}
 	}
 	rejected := "rejected by the user"
-	if ans.reason != "" {
-		rejected += ": " + ans.reason
+	if ans.Reason != "" {
+		rejected += ": " + ans.Reason
 	}
 	return agent.Decision{Why: rejected}
 }
@@ -197,10 +197,10 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 // withdraw removes a pending approval unless a client answered first, in
 // which case that answer wins.
 func (s *Session) withdraw(id string, a *approval, def answer, by string) (answer, string) {
-	if _, pending := s.t.answer(id); pending {
+	if _, pending := s.t.Answer(id); pending {
 		return def, by
 	}
-	return <-a.ch, "client"
+	return <-a.Answer, "client"
 }
 
 // shownAbove is a child's approval shown in its ancestors.

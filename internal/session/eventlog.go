@@ -36,7 +36,7 @@ func (s *Session) inTurn(turn string) { s.events.InTurn(turn) }
 // cancelled with it as the cause.
 func (s *Session) broken(err error) {
 	s.m.log.Error("session write failed: its turn ends", "sessionId", s.id, "err", err)
-	s.t.cancelTurn(err)
+	s.t.CancelTurn(err)
 }
 
 func (s *Session) failure() error { return s.events.Failure() }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
@@ -53,7 +52,7 @@ func (s *Session) OpenInputs(ctx context.Context) ([]Open, error) {
 		var sp storedPrompt
 		json.Unmarshal(rec.Prompt, &sp)
 		in := &input{id: rec.ID, cmid: rec.ClientMessageID, kind: rec.Kind, turnID: rec.TurnID, ended: make(chan struct{})}
-		j := &job{id: protocol.NewID("q_", 6), prompt: sp.Text, images: sp.Images, resources: sp.Resources, queued: time.Now(),
+		j := &job{prompt: sp.Text, images: sp.Images, resources: sp.Resources,
 			done: make(chan protocol.SessionPromptResult, 1), in: in}
 		o := Open{Pending: &Pending{Done: j.done, s: s, j: j}}
 		if rec.State == protocol.InputStarted {

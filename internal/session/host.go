@@ -82,7 +82,7 @@ func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
 // Elicitor implements agent.Host: questions go to the client that sent
 // the prompt, if it advertised elicitation.
 func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) {
-	c := s.t.turnClient()
+	c := s.t.TurnClient()
 	if c == nil || !c.elicits() {
 		return nil
 	}
@@ -117,7 +117,7 @@ func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answe
 // the writes as diffs and reads its unsaved buffers). Like a question,
 // a request waits for the events before it (its tool_call).
 func (s *Session) ClientFS() *tool.ClientFS {
-	c := s.t.turnClient()
+	c := s.t.TurnClient()
 	if c == nil {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (s *Session) ClientFS() *tool.ClientFS {
 // terminal of the client that sent the prompt, if it said it would; a
 // cancelled turn tells it to stop the command (terminal/cancel).
 func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
-	c := s.t.turnClient()
+	c := s.t.TurnClient()
 	if c == nil || !c.runs() {
 		return nil
 	}

@@ -170,7 +170,7 @@ func (j *job) record(state, turnID string, attempts int, res *protocol.SessionPr
 // its row and event, then its caller.
 func (s *Session) neverRan(j *job, state, reason string) {
 	j.waitListed()
-	res := cancelled(s.id)
+	res := protocol.SessionPromptResult{SessionID: s.id, StopReason: protocol.StopCancelled}
 	res.InputID = j.input().id
 	seq := s.inputUpdate(j.in, state, "", reason, ptr(j.record(state, "", 0, &res)))
 	// In memory until the store has its end: sent again meanwhile, it
@@ -308,7 +308,7 @@ func (s *Session) interruptInputs(ctx context.Context) {
 // already (the move's outcome, duplicate). A prompt that started its own
 // turn, or an unknown id, is an error.
 func (s *Session) queuedByClientID(ctx context.Context, cmid string) (qid string, res *protocol.SessionSteerResult, err error) {
-	if qid = s.t.queuedID(cmid); qid != "" {
+	if qid = s.t.QueuedID(cmid); qid != "" {
 		return qid, nil, nil
 	}
 	s.imu.Lock()

@@ -39,13 +39,14 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/spend"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
+	"github.com/zeroclaw/zeroclaw/internal/turnslot"
 )
 
 // Errors the methods return; the wire layer maps them to codes.
 var (
 	ErrNotFound  = archive.ErrNotFound
 	ErrLimit     = errors.New("session limit reached")
-	ErrBusy      = errors.New("session busy")
+	ErrBusy      = turnslot.ErrBusy // one with the turn slot's (a full queue, a turn mismatch)
 	ErrForbidden = errors.New("not attached to this session")
 )
 
@@ -251,7 +252,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	var waits []chan struct{}
 	for _, s := range m.live {
-		if running, done := s.t.state(); running && done != nil {
+		if running, done := s.t.State(); running && done != nil {
 			waits = append(waits, done)
 		}
 	}
@@ -536,8 +537,8 @@ func (m *Manager) describe(o *opened) {
 	s, res := o.s, o.res
 	cr := s.configResult()
 	var queue []protocol.QueueItem
-	if s.t.queued() {
-		queue = s.t.items()
+	if s.t.Queued() {
+		queue = s.t.Items()
 	}
 	res.AgentAlias, res.Mode, res.Cwd, res.Instructions = s.alias, s.mode, s.cwd, protocol.List(s.instructions)
 	res.Provider, res.Model, res.ProviderURL, res.Risk, res.ContextWindow, res.Reasoning = cr.Provider, cr.Model, cr.URL, cr.Risk, cr.ContextWindow, cr.Reasoning
@@ -555,7 +556,7 @@ func (m *Manager) victimLocked() *Session {
 		if !s.unloadable() {
 			continue
 		}
-		t := s.t.used()
+		t := s.t.Used()
 		if v == nil || t.Before(at) {
 			v, at = s, t
 		}
@@ -569,7 +570,7 @@ func (m *Manager) startClosingLocked(s *Session) {
 	if m.closing[s.id] == nil {
 		m.closing[s.id] = make(chan struct{})
 	}
-	s.t.close()
+	s.t.Close()
 }
 
 // shut finishes closing id (already among the closing ones): s, if live,
@@ -640,7 +641,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 	s := &Session{m: m, id: id, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files,
 		always: map[string]bool{}, never: map[string]bool{}}
 	s.events = eventlog.New(m.store, id, s.broken)
-	s.t.lastUsed = time.Now()
+	s.t.Touch()
 	return s, nil
 }
 
@@ -770,7 +771,7 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 // (answered cancelled), its turn cancelled while (or as soon as) it
 // runs, as session/cancel would.
 func (p *Pending) Withdraw() {
-	if p.j != nil && p.s.t.withdraw(p.j) {
+	if p.j != nil && p.s.t.Withdraw(p.j) {
 		p.s.neverRan(p.j, protocol.InputCancelled, "")
 		p.s.queueChanged()
 	}

@@ -26,5 +26,5 @@ func (m *Manager) Waiting(id string) string {
 	if s == nil {
 		return ""
 	}
-	return s.t.asking()
+	return s.t.Asking()
 }

@@ -210,12 +210,11 @@ func (s *Session) hook(ctx context.Context, h HookMoment) agent.HookVerdict {
 // turnKind is the input kind of the running turn ("": none runs, or a
 // borrower's work: a compaction, a rewind).
 func (s *Session) turnKind() string {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	if s.t.current == nil || s.t.current.in == nil {
+	j := s.t.Current()
+	if j == nil || j.in == nil {
 		return ""
 	}
-	return s.t.current.in.kind
+	return j.in.kind
 }
 
 // Keep returns what a participant keeps with the session under key,
@@ -249,7 +248,7 @@ func (s *Session) Spent() store.Usage {
 // runs, no prompt waits and the session is not closing: started says
 // whether it did.
 func (s *Session) StartIfIdle(prompt, kind string) (started bool, err error) {
-	if !s.t.idle() || s.t.queued() || s.t.shutting() {
+	if !s.t.Idle() || s.t.Queued() || s.t.Shutting() {
 		return false, nil
 	}
 	j := &job{prompt: prompt, done: make(chan protocol.SessionPromptResult, 1),

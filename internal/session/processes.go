@@ -66,10 +66,10 @@ func (s *Session) processChanged(p *background.Process) {
 		text += "; its last output:\n" + tail + "\n"
 	}
 	text += "]"
-	if s.m.conf().Config().Tools.WakeOnExit && s.t.idle() {
+	if s.m.conf().Config().Tools.WakeOnExit && s.t.Idle() {
 		// An idle session wakes: a turn of its own tells the model.
 		s.emit(ev)
-		j := &job{id: protocol.NewID("q_", 6), prompt: text, queued: time.Now(), done: make(chan protocol.SessionPromptResult, 1)}
+		j := &job{prompt: text, done: make(chan protocol.SessionPromptResult, 1)}
 		if s.enqueue(j) != nil {
 			s.addNotice(notice{text: text, process: p}) // it closes: the notice waits
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
@@ -27,9 +26,9 @@ func (s *Session) enqueue(j *job) error {
 	// it started, cancelled or steered before it was queued.
 	rec := j.record(protocol.InputQueued, "", 0, nil)
 	j.listed = make(chan struct{})
-	start, err := s.t.enqueue(j, s.m.conf().Config().Daemon.PromptQueue)
+	start, err := s.t.Enqueue(j, s.m.conf().Config().Daemon.PromptQueue)
 	if err != nil {
-		return err
+		return slotErr(err)
 	}
 	if start {
 		close(j.listed)
@@ -49,17 +48,12 @@ func (j *job) waitListed() {
 	}
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
-}
-
 // queueChanged tells every attached client the queue as it is now (a
 // queue_update, stored like every event).
 func (s *Session) queueChanged() {
 	s.qmu.Lock() // one update at a time, each the queue as it stands then
 	defer s.qmu.Unlock()
-	s.emit(protocol.QueueUpdateEvent{Items: s.t.items()})
+	s.emit(protocol.QueueUpdateEvent{Items: s.t.Items()})
 }
 
 // run runs j and then every queued prompt, one turn at a time.
@@ -71,7 +65,7 @@ func (s *Session) run(j *job) {
 		// The session is idle before the prompting client hears the
 		// turn ended: a session/new that follows the answer finds it
 		// idle (to evict, say), never still running.
-		next, waiters, dropped := s.t.release()
+		next, waiters, dropped := s.t.Release()
 		for _, p := range dropped {
 			s.neverRan(p, protocol.InputDiscarded, "the session closed")
 		}
@@ -95,14 +89,14 @@ func (s *Session) run(j *job) {
 }
 
 // borrow takes the turn slot for work between turns (a compaction, a
-// rewind; see turns.borrow); release hands it to the prompt queued
-// meanwhile, if any.
+// rewind; see turnslot's Borrow); release hands it to the prompt
+// queued meanwhile, if any.
 func (s *Session) borrow(ctx context.Context, wait bool, busy error) (release func(), err error) {
-	if err := s.t.borrow(ctx, wait, busy); err != nil {
-		return nil, err
+	if err := s.t.Borrow(ctx, wait, busy); err != nil {
+		return nil, slotErr(err)
 	}
 	return func() {
-		next, _, dropped := s.t.release()
+		next, _, dropped := s.t.Release()
 		for _, p := range dropped {
 			s.neverRan(p, protocol.InputDiscarded, "the session closed")
 		}
@@ -139,7 +133,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 	s.imu.Lock()
 	in.turnID = turnID
 	s.imu.Unlock()
-	s.t.begin(j, turnID, cancel) // one given up before it ran ends at once, cancelled
+	s.t.Begin(j, turnID, cancel) // one given up before it ran ends at once, cancelled
 	s.mu.Lock()
 	fresh := len(s.history.Messages) == 0
 	s.mu.Unlock()
@@ -198,7 +192,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		outcome = protocol.OutcomeFailed
 		res.Error = &protocol.ErrorInfo{Message: out.Err.Error()}
 	}
-	s.t.end()
+	s.t.End(steered)
 	// After a failed write, write what comes next (turn_complete, the
 	// idle state) if the store takes writes again.
 	if err := s.mend(); err != nil {
@@ -222,7 +216,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 var mdLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`) })
 
 // cancelTurn cancels the running turn, if any.
-func (s *Session) cancelTurn() bool { return s.t.cancelTurn(nil) }
+func (s *Session) cancelTurn() bool { return s.t.CancelTurn(nil) }
 
 // Compact leaves all but the last turn out of the model's view
 // (session/compact), between turns.
@@ -249,7 +243,7 @@ func (m *Manager) Queue(c *Client, id string) (*protocol.SessionQueueResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.items()}, nil
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.Items()}, nil
 }
 
 // QueueRemove removes queued prompts: the one qid names, or all ("");
@@ -259,7 +253,7 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 	if err != nil {
 		return nil, err
 	}
-	gone := s.t.remove(qid)
+	gone := s.t.Remove(qid)
 	if qid != "" && len(gone) == 0 {
 		return nil, &protocol.ParamsError{Field: "id", Reason: fmt.Sprintf("no queued prompt %s (session/queue lists them)", qid)}
 	}
@@ -269,7 +263,7 @@ func (m *Manager) QueueRemove(c *Client, id, qid string) (*protocol.SessionQueue
 	if len(gone) > 0 {
 		s.queueChanged()
 	}
-	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.items(), Removed: len(gone)}, nil
+	return &protocol.SessionQueueResult{SessionID: id, Items: s.t.Items(), Removed: len(gone)}, nil
 }
 
 // QueueSteer moves a queued prompt into the running turn as a steer
@@ -289,7 +283,7 @@ func (m *Manager) QueueSteer(ctx context.Context, c *Client, id, qid, cmid strin
 			return res, err
 		}
 	}
-	turn, j, err := s.t.queueSteer(qid)
+	turn, j, err := s.t.QueueSteer(qid)
 	if err != nil {
 		return nil, err
 	}

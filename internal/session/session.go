@@ -14,6 +14,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
+	"github.com/zeroclaw/zeroclaw/internal/turnslot"
 )
 
 // Session is one live session: its transcript, its prompt queue, the
@@ -35,12 +36,13 @@ import (
 // spend.go).
 //
 // Lock order. Every mutex of the package, of the session's event log
-// (internal/eventlog), of the day's spend (internal/spend) and of the
-// list's followers (internal/sessionlist), in the one order a goroutine
-// that holds more than one takes them (never the other way):
+// (internal/eventlog), of its turn slot (internal/turnslot), of the
+// day's spend (internal/spend) and of the list's followers
+// (internal/sessionlist), in the one order a goroutine that holds more
+// than one takes them (never the other way):
 //
 //	Manager.mu → Session.qmu → Log.emitMu → Ledger.mu → Session.mu →
-//	Log.cmu → Log.subMu → turns.mu → Client.mu → List.mu → agentkit.Kit.mu
+//	Log.cmu → Log.subMu → Slot.mu → Client.mu → List.mu → agentkit.Kit.mu
 //
 // Manager.mu guards the live, closing and opening ids (a session is built
 // outside it, then inserted); qmu makes one queue_update at a time;
@@ -51,10 +53,10 @@ import (
 // clients' subscriptions and the recent events; Ledger.mu
 // (spend.Ledger, the Manager's spend) the day's spend, the store's
 // charge queued under it; mu the session's settings and its transcript;
-// turns.mu (turns.go) the turn slot, the queue, the running turn and its
-// approvals; a Client's mu its subscriptions; List.mu
-// (sessionlist.List, the Manager's list) the list's followers and the
-// changes not yet told them; the kit's mu (internal/agentkit) its
+// Slot.mu (turnslot.Slot, the session's t) the turn slot, the queue,
+// the running turn and its approvals; a Client's mu its subscriptions;
+// List.mu (sessionlist.List, the Manager's list) the list's followers
+// and the changes not yet told them; the kit's mu (internal/agentkit) its
 // providers; nothing is taken while either of the last two is held.
 // kmu, imu and nmu are taken alone, never with another.
 //
@@ -100,7 +102,7 @@ type Session struct {
 	events *eventlog.Log
 
 	// t owns the turn slot, the queue, the running turn and its
-	// approvals (turns.go).
+	// approvals (internal/turnslot).
 	t turns
 
 	// parent is the live parent of a session a task started (nil once
@@ -176,26 +178,19 @@ func (s *Session) messageCount() int64 {
 	return int64(len(s.history.Messages))
 }
 
-// steer is text (and images) for the running turn, from a client.
-type steer struct {
-	text   string
-	images []provider.Image
-	client *Client
-}
-
+// job is a prompt for a turn of its own, as the turn slot queues it
+// (a turnslot.Job: face_turnslot.go).
 type job struct {
-	id     string // q_<hex>: its place in the queue, for session/queue
+	// slot is the turn slot's part of it: its place in the queue, and
+	// whether its caller gave it up (internal/turnslot).
+	slot   turnslot.Ticket
 	prompt string
 	images []provider.Image
 	// resources are MCP resources to read into the prompt when its turn
 	// starts (never before it is queued: the queue takes prompts at once).
 	resources []protocol.ResourceRef
 	client    *Client
-	queued    time.Time
 	done      chan protocol.SessionPromptResult
-	// withdrawn: its caller gave up on it (a cancelled request): its
-	// turn is cancelled as soon as it runs; s.mu guards it.
-	withdrawn bool
 	// in is the input it is (its id, its clientMessageId).
 	in *input
 	// cont, when set: the turn a daemon's end cut, to go on (its id,
@@ -209,23 +204,12 @@ type job struct {
 	listed chan struct{}
 }
 
-type approval struct {
-	tool    string
-	options []string // the answers it takes
-	ch      chan answer
-}
-
-type answer struct {
-	decision, reason, feedback string
-	by                         *Client // the client that answered (nil: the daemon)
-}
-
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
 func (s *Session) summary() protocol.SessionSummary {
 	state := store.StateIdle
-	if !s.t.idle() {
+	if !s.t.Idle() {
 		state = store.StateRunning
 	}
 	n := s.events.Attached()
@@ -234,7 +218,7 @@ func (s *Session) summary() protocol.SessionSummary {
 
 // idle: no turn runs, none is queued, and no background process runs
 // (a session is not closed to make room while its dev server runs).
-func (s *Session) idle() bool { return s.t.idle() && !s.runsProcesses() }
+func (s *Session) idle() bool { return s.t.Idle() && !s.runsProcesses() }
 
 // runsProcesses says whether a background process of the session runs.
 func (s *Session) runsProcesses() bool {
@@ -244,21 +228,21 @@ func (s *Session) runsProcesses() bool {
 	return t != nil && t.Running() > 0
 }
 
-func (s *Session) touch() { s.t.touch() }
+func (s *Session) touch() { s.t.Touch() }
 
 // unloadable reports whether the session may be unloaded to make room:
 // no turn, nothing queued, no client attached.
 func (s *Session) unloadable() bool {
 	n := s.events.Attached()
 	// A live parent's child stays (its parent drives it).
-	return n == 0 && s.idle() && !s.t.shutting() && s.liveParent() == nil
+	return n == 0 && s.idle() && !s.t.Shutting() && s.liveParent() == nil
 }
 
 // drain starts closing the session: no prompt is queued any more, and
 // the queue is answered, not kept: each caller hears cancelled, and the
 // history says the queue emptied.
 func (s *Session) drain() {
-	queued := s.t.drain()
+	queued := s.t.Drain()
 	for _, j := range queued {
 		s.neverRan(j, protocol.InputDiscarded, "the session closed")
 	}
@@ -285,8 +269,8 @@ func (s *Session) close(keep bool) {
 		p.Closing(s)
 	}
 	s.drain()
-	s.t.cancelTurn(nil)
-	running, done := s.t.state()
+	s.t.CancelTurn(nil)
+	running, done := s.t.State()
 	s.detachAll()
 	if running && done != nil {
 		t := time.NewTimer(closeWait)

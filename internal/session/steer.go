@@ -16,28 +16,15 @@ import (
 // under the same lock a steer is taken under: each steer is injected or
 // answered promptRequired, exactly once.
 
-// TurnMismatch is a steer for a turn that is not the one running.
-type TurnMismatch struct{ Expected, Running string }
-
-func (e *TurnMismatch) Error() string {
-	if e.Running == "" {
-		return fmt.Sprintf("turn %s is not running (no turn is)", e.Expected)
-	}
-	return fmt.Sprintf("turn %s is not running; turn %s is", e.Expected, e.Running)
-}
-
-// Is makes a mismatch a busy session's error.
-func (e *TurnMismatch) Is(target error) bool { return target == ErrBusy }
-
 // Steers implements agent.Host: the steers waiting, each said in the
 // history as a user_message with steered: true where it joins. final:
 // the turn would end: with none waiting, it takes no more.
 func (s *Session) Steers(final bool) []provider.Message {
-	st := s.t.takeSteers(final)
+	st := s.t.TakeSteers(final)
 	var out []provider.Message
 	for _, x := range st {
-		s.emit(userMessage(x.text, x.client, true))
-		out = append(out, provider.Message{Role: provider.RoleUser, Text: x.text, Images: x.images})
+		s.emit(userMessage(x.Text, x.Client, true))
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: x.Text, Images: x.Images})
 	}
 	return out
 }
@@ -79,7 +66,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 	}
 	pi := providerImages(images)
 	j := &job{prompt: *p.Prompt, images: pi, client: c, done: make(chan protocol.SessionPromptResult, 1), in: in}
-	turn, err := s.t.steer(steer{text: *p.Prompt, images: pi, client: c}, p.ExpectedTurnID)
+	turn, err := s.t.Steer(steer{Text: *p.Prompt, Images: pi, Client: c}, p.ExpectedTurnID)
 	if err != nil {
 		s.forget(in)
 		return nil, err
@@ -113,7 +100,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 }
 
 // runningTurn is the turn running now ("": none).
-func (s *Session) runningTurn() string { return s.t.runningTurn() }
+func (s *Session) runningTurn() string { return s.t.RunningTurn() }
 
 // attached lists the clients attached, in clientId order.
 func (s *Session) attached() []protocol.AttachedClient {

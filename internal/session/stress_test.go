@@ -137,13 +137,7 @@ func stress(t *testing.T, join func(*Manager, *store.Store), ops []StressOp, mus
 					}
 				case 6:
 					if s, err := h.m.lookup(cl, id); err == nil {
-						s.t.mu.Lock()
-						var open []string
-						for rid := range s.t.approvals {
-							open = append(open, rid)
-						}
-						s.t.mu.Unlock()
-						for _, rid := range open {
+						if rid := s.t.Asking(); rid != "" {
 							ok, _ := h.m.Approve(cl, protocol.SessionApproveParams{SessionID: id, RequestID: rid, Decision: protocol.Decisions[r.IntN(len(protocol.Decisions))]})
 							if ok {
 								count("approve", nil)

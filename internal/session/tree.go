@@ -89,7 +89,7 @@ func (m *Manager) NewChild(parent *Session, c Child) (*Session, error) {
 		return nil, err
 	}
 	m.mu.Lock()
-	if parent.t.shutting() || m.live[parent.id] != parent {
+	if parent.t.Shutting() || m.live[parent.id] != parent {
 		m.mu.Unlock()
 		return nil, errors.New("the session is closing: no sub-agent starts")
 	}
@@ -112,7 +112,7 @@ func (s *Session) Tell(text string) {
 // SteerRunning sends text to the running turn for its next model call:
 // the turn's id, "" when none runs that takes steers.
 func (s *Session) SteerRunning(text string) string {
-	turn, _ := s.t.steer(steer{text: text}, "")
+	turn, _ := s.t.Steer(steer{Text: text}, "")
 	return turn
 }
 
