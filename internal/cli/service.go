@@ -21,7 +21,11 @@ import (
 )
 
 // servicePlan is this user's service plan: the zeroclaw running now,
-// with the directories this environment names.
+// with the directories this environment names. The daemon is told the
+// config directory by --config-dir (so the one chosen by the flag is the
+// service's too), and the data directory and socket by the variables
+// that chose them, made absolute: a service starts in no particular
+// directory.
 func servicePlan(env console.Env, dirs config.Dirs) (service.Plan, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -31,10 +35,19 @@ func servicePlan(env console.Env, dirs config.Dirs) (service.Plan, error) {
 		exe = r
 	}
 	vars := map[string]string{}
-	for _, k := range []string{"ZEROCLAW_CONFIG_DIR", "ZEROCLAW_DATA_DIR", "ZEROCLAW_SOCKET", "ZEROCLAW_TEST_MAIN"} {
-		if v := env.Getenv(k); v != "" {
-			vars[k] = v
+	if env.Getenv("ZEROCLAW_DATA_DIR") != "" {
+		vars["ZEROCLAW_DATA_DIR"] = dirs.DataDir
+	}
+	if v := env.Getenv("ZEROCLAW_SOCKET"); v != "" {
+		vars["ZEROCLAW_SOCKET"] = dirs.Endpoint
+		if runtime.GOOS != "windows" {
+			if abs, err := filepath.Abs(v); err == nil {
+				vars["ZEROCLAW_SOCKET"] = abs
+			}
 		}
+	}
+	if v := env.Getenv("ZEROCLAW_TEST_MAIN"); v != "" {
+		vars["ZEROCLAW_TEST_MAIN"] = v
 	}
 	user := env.Getenv("USER")
 	if user == "" {
@@ -45,8 +58,17 @@ func servicePlan(env console.Env, dirs config.Dirs) (service.Plan, error) {
 		home = env.Getenv("USERPROFILE")
 	}
 	return service.For(runtime.GOOS, home, env.Getenv("XDG_CONFIG_HOME"), user,
-		service.Spec{Exe: exe, Args: []string{"daemon"}, Env: vars, Log: filepath.Join(dirs.DataDir, "daemon.log")})
+		service.Spec{Exe: exe, Args: []string{"daemon", "--config-dir", dirs.ConfigDir}, Env: vars, Log: filepath.Join(dirs.DataDir, "daemon.log")})
 }
+
+// checkServiceExe refuses an executable the service must not run
+// (service.CheckExe). The one test that installs the test binary, which
+// go test runs from its temporary build directory, replaces it.
+var checkServiceExe = service.CheckExe
+
+// exeAdvice says what to do about a refused executable.
+const exeAdvice = "put zeroclaw where only you (and root) can change it, and run daemon install from there: " +
+	"go install ./cmd/zeroclaw (from the source), or go build -o ~/.local/bin/zeroclaw ./cmd/zeroclaw, or copy the binary: install -m 0755 zeroclaw ~/.local/bin/"
 
 // runPlanned runs each command (its program looked up in env's PATH);
 // one that cannot run is printed for the user to run, with what
@@ -100,6 +122,24 @@ func lookPath(env console.Env, name string) (string, error) {
 func daemonInstallCmd(g *globals) *cobra.Command {
 	var noEnable bool
 	c := &cobra.Command{Use: "install", Short: "make the daemon a per-user service (systemd user unit, launchd agent, Scheduled Task at logon), so it runs when no client started it",
+		Long: `zeroclaw daemon install makes the daemon a per-user service (a systemd user
+unit, a launchd agent, a Scheduled Task run at logon), so it runs when no
+client started it (a schedule comes due).
+
+The service runs this zeroclaw binary as "zeroclaw daemon --config-dir DIR",
+DIR being this command's config directory (--config-dir, else
+$ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw), with $ZEROCLAW_DATA_DIR and
+$ZEROCLAW_SOCKET when they are set, made absolute.
+
+It runs whatever sits at the binary's path at every login, so a binary
+that will be gone or that another local user could replace is refused,
+saying why: a build of go run (a go-build directory), a binary in the
+temporary directory, or one that a directory holding it (or any above)
+lets another user change: owned by another user than you and root,
+writable by every user (sticky or not), or writable by a group that is not
+your own private group. Put zeroclaw where only you and root can change
+it (go install ./cmd/zeroclaw, or copy it to ~/.local/bin) and run daemon
+install from there.`,
 		Args: noArgs, RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dirs, err := resolve(env, g.configDir)
 			if err != nil {
@@ -108,6 +148,9 @@ func daemonInstallCmd(g *globals) *cobra.Command {
 			p, err := servicePlan(env, dirs)
 			if err != nil {
 				return err
+			}
+			if err := checkServiceExe(p.Exe); err != nil {
+				return fmt.Errorf("%w; %s", err, exeAdvice)
 			}
 			if err := service.Write(p); err != nil {
 				return fmt.Errorf("write %s: %w", p.Path, err)

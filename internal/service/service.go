@@ -39,7 +39,9 @@ type Spec struct {
 // Plan is one system's service: the file to write, its content, and
 // the commands that enable (and start) it, or stop and disable it.
 type Plan struct {
-	Kind    string // "systemd", "launchd" or "task"
+	Kind string // "systemd", "launchd" or "task"
+	// Exe is what the service runs (the Spec's).
+	Exe     string
 	Path    string
 	Content string
 	Enable  [][]string
@@ -61,18 +63,18 @@ func For(goos, home, configHome, user string, s Spec) (Plan, error) {
 			configHome = filepath.Join(home, ".config")
 		}
 		unit := Name + ".service"
-		return Plan{Kind: "systemd", Path: filepath.Join(configHome, "systemd", "user", unit), Content: Unit(s),
+		return Plan{Kind: "systemd", Exe: s.Exe, Path: filepath.Join(configHome, "systemd", "user", unit), Content: Unit(s),
 			Enable:  [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", unit}},
 			Disable: [][]string{{"systemctl", "--user", "disable", "--now", unit}},
 			Advice:  "A user unit runs while you are logged in; to have it run from boot without a login: loginctl enable-linger " + user}, nil
 	case "darwin":
 		path := filepath.Join(home, "Library", "LaunchAgents", Label+".plist")
-		return Plan{Kind: "launchd", Path: path, Content: Plist(s),
+		return Plan{Kind: "launchd", Exe: s.Exe, Path: path, Content: Plist(s),
 			Enable:  [][]string{{"launchctl", "bootstrap", "gui/$UID", path}},
 			Disable: [][]string{{"launchctl", "bootout", "gui/$UID/" + Label}}}, nil
 	case "windows":
 		path := filepath.Join(home, "AppData", "Local", "zeroclaw", Name+"-task.xml")
-		return Plan{Kind: "task", Path: path, Content: TaskXML(s, user),
+		return Plan{Kind: "task", Exe: s.Exe, Path: path, Content: TaskXML(s, user),
 			Enable:  [][]string{{"schtasks", "/Create", "/TN", Name, "/XML", path, "/F"}, {"schtasks", "/Run", "/TN", Name}},
 			Disable: [][]string{{"schtasks", "/End", "/TN", Name}, {"schtasks", "/Delete", "/TN", Name, "/F"}}}, nil
 	}
