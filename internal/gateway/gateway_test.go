@@ -19,6 +19,7 @@ import (
 	"github.com/zeroclaw/zeroclaw/internal/client"
 	"github.com/zeroclaw/zeroclaw/internal/config"
 	"github.com/zeroclaw/zeroclaw/internal/daemon"
+	"github.com/zeroclaw/zeroclaw/internal/pairing"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 )
@@ -257,7 +258,7 @@ func TestAuthRules(t *testing.T) {
 	}
 }
 
-func TestPairingCodesAndRateLimit(t *testing.T) {
+func TestPairingCodesAndTheirLimits(t *testing.T) {
 	g := start(t, nil)
 	code := g.code()
 	// Any case, with or without the dash.
@@ -270,16 +271,31 @@ func TestPairingCodesAndRateLimit(t *testing.T) {
 	if resp.StatusCode != 401 || kind(body) != "bad_code" {
 		t.Fatalf("a used code: %d %s", resp.StatusCode, body)
 	}
-	// Four more failures, then this address is refused, a good code too.
-	for i := range 4 {
-		if resp, body = g.do("POST", "/pair", nil, `{"code":"AAAAA-BBBBB"}`); resp.StatusCode != 401 {
-			t.Fatalf("failure %d: %d %s", i+2, resp.StatusCode, body)
+	// Another local user's wrong codes come from the loopback address
+	// the owner shares: however many, the owner's fresh code pairs.
+	for i := range 3 * pairing.FailBurst {
+		if resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":"WRONG-%05d"}`, i)); resp.StatusCode != 401 || kind(body) != "bad_code" {
+			t.Fatalf("wrong code %d: %d %s", i, resp.StatusCode, body)
 		}
 	}
-	good := g.code()
-	resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":%q}`, good))
-	if resp.StatusCode != 429 || kind(body) != "rate_limited" || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("after five failures: %d %s (Retry-After %q)", resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	if resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":%q}`, g.code())); resp.StatusCode != 200 {
+		t.Fatalf("the owner's code after another user's guesses: %d %s", resp.StatusCode, body)
+	}
+	// Guessing is bounded per code: once CodeGuesses wrong codes were
+	// tried while it was valid, the code is withdrawn and its right code
+	// refused, saying why; a fresh one pairs.
+	waiting := g.code()
+	for i := range pairing.CodeGuesses {
+		if resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":"GUESS-%05d"}`, i)); resp.StatusCode != 401 || kind(body) != "bad_code" {
+			t.Fatalf("guess %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":%q}`, waiting))
+	if resp.StatusCode != 401 || kind(body) != "code_burned" || !strings.Contains(string(body), "wrong codes were tried while it was valid") || !strings.Contains(string(body), "zeroclaw gateway pair") {
+		t.Fatalf("a code after %d wrong guesses: %d %s", pairing.CodeGuesses, resp.StatusCode, body)
+	}
+	if resp, body = g.do("POST", "/pair", nil, fmt.Sprintf(`{"code":%q}`, g.code())); resp.StatusCode != 200 {
+		t.Fatalf("a fresh code after the withdrawal: %d %s", resp.StatusCode, body)
 	}
 	// Bad bodies are answered, not crashed on.
 	for _, b := range []string{`{`, `[]`, `{"code":7}`, strings.Repeat("x", 10000)} {
@@ -291,7 +307,7 @@ func TestPairingCodesAndRateLimit(t *testing.T) {
 	raw := g.socketCall(protocol.MethodGatewayTokens, struct{}{})
 	var tl protocol.GatewayTokensResult
 	json.Unmarshal(raw, &tl)
-	if len(tl.Tokens) != 1 || tl.Tokens[0].TokenID == "" || strings.Contains(string(raw), "zc_") {
+	if len(tl.Tokens) != 3 || tl.Tokens[0].TokenID == "" || strings.Contains(string(raw), "zc_") {
 		t.Fatalf("tokens: %s", raw)
 	}
 }

@@ -193,6 +193,10 @@ func (g *Gateway) pair(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, pairing.ErrBadCode):
 		writeError(w, http.StatusUnauthorized, "bad_code", err.Error()+": get a new one with `zeroclaw gateway pair`")
 		return
+	case errors.Is(err, pairing.ErrCodeBurned):
+		g.log.Warn("gateway pairing refused: the code was withdrawn after wrong codes were tried while it was valid", "peer", "ws:"+r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "code_burned", err.Error()+": get a fresh one with `zeroclaw gateway pair`")
+		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "internal", err.Error())
 		return

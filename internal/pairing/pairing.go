@@ -1,8 +1,11 @@
 // Package pairing keeps the gateway's credentials: one-time pairing codes
 // (in memory, five minutes), what they are exchanged for (stored as
 // SHA-256 hashes only), the open connections each credential holds (so a
-// revocation or an expiry closes them), and the rate limits on failed
-// pairing attempts, per address and in all.
+// revocation or an expiry closes them), and the limits on failed
+// pairing attempts: per code (a code is withdrawn once CodeGuesses wrong
+// codes were tried while it was valid, which bounds guessing whoever
+// guesses) and per remote address, never per loopback address (every
+// local user shares it, so its limit would let one lock the others out).
 //
 // A code buys one of two kinds of credential. A script's token is one
 // secret, sent as a bearer token, valid for TokenTTL from its pairing.
@@ -24,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -39,15 +43,16 @@ const (
 	CodeLife = 5 * time.Minute
 	// MaxCodes bounds the codes waiting to be used.
 	MaxCodes = 16
-	// A client address may fail FailBurst pairing attempts, then one per
-	// FailEvery.
+	// CodeGuesses wrong codes tried, from anywhere, while a code is valid
+	// withdraw it: a code of 50 bits is guessed with a chance of at most
+	// CodeGuesses in 2^50, however many addresses guess, and a fresh code
+	// must be made (the withdrawn one says why).
+	CodeGuesses = 10
+	// A remote client address may fail FailBurst pairing attempts, then
+	// one per FailEvery. Loopback addresses are not limited so: every
+	// local user shares them.
 	FailBurst = 5
 	FailEvery = time.Minute
-	// At most GlobalFailBurst failed attempts from all addresses
-	// together, then one per GlobalFailEvery: many addresses cannot
-	// guess faster than that in all.
-	GlobalFailBurst = 50
-	GlobalFailEvery = time.Second
 	// touchEvery bounds how often a token's last use is written.
 	touchEvery = time.Minute
 
@@ -92,9 +97,11 @@ func Join(cookie, key string) string {
 // Errors of Pair.
 var (
 	ErrBadCode = errors.New("pairing code unknown, used or expired")
+	// ErrCodeBurned is a code that was withdrawn before its use.
+	ErrCodeBurned = fmt.Errorf("pairing code withdrawn: %d wrong codes were tried while it was valid (someone may be guessing)", CodeGuesses)
 )
 
-// RateLimitedError says a client address failed too often.
+// RateLimitedError says a remote client address failed too often.
 type RateLimitedError struct{ RetryAfter time.Duration }
 
 // Seconds is the wait in whole seconds, rounded up and never under 1 (an
@@ -122,6 +129,12 @@ type token struct {
 	touched time.Time
 }
 
+// code is a pairing code waiting to be used.
+type code struct {
+	exp   time.Time
+	wrong int // wrong codes tried while it was valid
+}
+
 type failures struct {
 	n    float64 // attempts charged, leaking at one per FailEvery
 	last time.Time
@@ -135,10 +148,10 @@ type Keeper struct {
 
 	mu     sync.Mutex
 	byHash map[[32]byte]*token
-	codes  map[string]time.Time // code → expiry
+	codes  map[string]*code
+	burned map[string]time.Time // a withdrawn code → when it would have expired
 	held   map[string]map[*hold]struct{}
-	fails  map[string]*failures
-	global failures // every address's failures together
+	fails  map[string]*failures // per remote address
 }
 
 type hold struct{ close func() }
@@ -154,7 +167,7 @@ func New(ctx context.Context, st *store.Store, o Options) (*Keeper, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	k := &Keeper{st: st, now: o.Now, o: o, byHash: map[[32]byte]*token{}, codes: map[string]time.Time{},
+	k := &Keeper{st: st, now: o.Now, o: o, byHash: map[[32]byte]*token{}, codes: map[string]*code{}, burned: map[string]time.Time{},
 		held: map[string]map[*hold]struct{}{}, fails: map[string]*failures{}}
 	ts, err := st.Tokens(ctx)
 	if err != nil {
@@ -223,22 +236,27 @@ func (k *Keeper) NewCode() (string, time.Time) {
 	now := k.now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for c, exp := range k.codes {
-		if !now.Before(exp) {
+	for c, pc := range k.codes {
+		if !now.Before(pc.exp) {
 			delete(k.codes, c)
+		}
+	}
+	for c, exp := range k.burned {
+		if !now.Before(exp) {
+			delete(k.burned, c)
 		}
 	}
 	for len(k.codes) >= MaxCodes { // the oldest goes
 		oldest := ""
-		for c, exp := range k.codes {
-			if oldest == "" || exp.Before(k.codes[oldest]) {
+		for c, pc := range k.codes {
+			if oldest == "" || pc.exp.Before(k.codes[oldest].exp) {
 				oldest = c
 			}
 		}
 		delete(k.codes, oldest)
 	}
 	exp := now.Add(CodeLife)
-	k.codes[raw] = exp
+	k.codes[raw] = &code{exp: exp}
 	return raw[:5] + "-" + raw[5:], exp
 }
 
@@ -260,39 +278,44 @@ func (f *failures) leak(now time.Time, burst int, every time.Duration) (wait tim
 	return 0
 }
 
+// loopback says whether addr is a loopback address, which every local
+// user shares.
+func loopback(addr string) bool {
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Pair exchanges a code for a new credential, shown this once: a
 // script's token, or with browser a browser's session. addr is the
-// client's address (its IP): failures are counted per address and in
-// all, and past either limit every attempt is refused unchecked, a good
-// code too, so that guesses teach nothing.
-func (k *Keeper) Pair(addr, code, name string, browser bool) (cred Credential, info Info, err error) {
+// client's address (its IP).
+//
+// A wrong code counts against every code then valid: the one that
+// reaches CodeGuesses is withdrawn (ErrCodeBurned to whoever brings it
+// after), so no code can be guessed more than CodeGuesses times. A
+// remote address's failures are counted too, and past its limit its
+// every attempt is refused unchecked, a good code too, so that its
+// guesses teach nothing; a loopback address is never held back, since
+// another local user's guesses would lock its owner out.
+func (k *Keeper) Pair(addr, typed, name string, browser bool) (cred Credential, info Info, err error) {
 	now := k.now()
+	remote := !loopback(addr)
 	k.mu.Lock()
-	wait := k.global.leak(now, GlobalFailBurst, GlobalFailEvery)
-	f := k.fails[addr]
-	if f != nil {
-		wait = max(wait, f.leak(now, FailBurst, FailEvery))
-	}
-	if wait > 0 {
-		k.mu.Unlock()
-		return Credential{}, Info{}, &RateLimitedError{RetryAfter: wait}
-	}
-	c := normalize(code)
-	exp, ok := k.codes[c]
-	if !ok || !now.Before(exp) {
-		if f == nil {
-			if len(k.fails) > 4096 { // forget the ones that have leaked out
-				for a, g := range k.fails {
-					if now.Sub(g.last) > FailBurst*FailEvery {
-						delete(k.fails, a)
-					}
-				}
-			}
-			f = &failures{last: now}
-			k.fails[addr] = f
+	if f := k.fails[addr]; remote && f != nil {
+		if wait := f.leak(now, FailBurst, FailEvery); wait > 0 {
+			k.mu.Unlock()
+			return Credential{}, Info{}, &RateLimitedError{RetryAfter: wait}
 		}
-		f.n++
-		k.global.n++
+	}
+	c := normalize(typed)
+	if exp, ok := k.burned[c]; ok && now.Before(exp) {
+		k.mu.Unlock()
+		return Credential{}, Info{}, ErrCodeBurned
+	}
+	if pc, ok := k.codes[c]; !ok || !now.Before(pc.exp) {
+		k.wrongLocked(now)
+		if remote {
+			k.failedLocked(addr, now)
+		}
 		k.mu.Unlock()
 		return Credential{}, Info{}, ErrBadCode
 	}
@@ -329,6 +352,38 @@ func (k *Keeper) Pair(addr, code, name string, browser bool) (cred Credential, i
 	info.ExpiresMs = k.expiresMs(t)
 	k.mu.Unlock()
 	return cred, info, nil
+}
+
+// failedLocked counts a failure of remote address addr (k.mu held).
+func (k *Keeper) failedLocked(addr string, now time.Time) {
+	f := k.fails[addr]
+	if f == nil {
+		if len(k.fails) > 4096 { // forget the ones that have leaked out
+			for a, g := range k.fails {
+				if now.Sub(g.last) > FailBurst*FailEvery {
+					delete(k.fails, a)
+				}
+			}
+		}
+		f = &failures{last: now}
+		k.fails[addr] = f
+	}
+	f.n++
+}
+
+// wrongLocked counts a wrong code against every valid code, and
+// withdraws those that reach CodeGuesses (k.mu held).
+func (k *Keeper) wrongLocked(now time.Time) {
+	for c, pc := range k.codes {
+		if !now.Before(pc.exp) {
+			delete(k.codes, c)
+			continue
+		}
+		if pc.wrong++; pc.wrong >= CodeGuesses {
+			delete(k.codes, c)
+			k.burned[c] = pc.exp
+		}
+	}
 }
 
 // secret is prefix and 256 random bits.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,7 +91,9 @@ func TestTokensPersistAndRevoke(t *testing.T) {
 	}
 }
 
-func TestFailedPairingsAreRateLimitedPerAddress(t *testing.T) {
+// A remote address may fail FailBurst times, then once a minute; past
+// that even its good code is refused unchecked.
+func TestFailedPairingsAreRateLimitedPerRemoteAddress(t *testing.T) {
 	k, _, now := keeper(t)
 	for range FailBurst {
 		if _, _, err := k.Pair("1.2.3.4", "WRONG-CODE0", "", false); !errors.Is(err, ErrBadCode) {
@@ -114,23 +117,76 @@ func TestFailedPairingsAreRateLimitedPerAddress(t *testing.T) {
 	}
 }
 
-// Failures from many addresses together are limited too: past the
-// global burst every attempt is refused unchecked, a good code included.
-func TestFailedPairingsAreRateLimitedInAll(t *testing.T) {
-	k, _, now := keeper(t)
-	for i := range GlobalFailBurst {
-		if _, _, err := k.Pair(fmt.Sprintf("10.0.%d.%d", i/200, i%200), "WRONG-CODE0", "", false); !errors.Is(err, ErrBadCode) {
-			t.Fatalf("attempt %d: %v", i, err)
+// Another local user's wrong codes (loopback, the address every local
+// user shares) never hold the owner back: however many, the owner's
+// fresh code pairs from the same address, at once.
+func TestLocalGuessesNeverLockTheOwnerOut(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "::1", "127.0.0.2"} {
+		k, _, _ := keeper(t)
+		for i := range 100 {
+			if _, _, err := k.Pair(addr, fmt.Sprintf("WRONG-%05d", i), "", false); !errors.Is(err, ErrBadCode) {
+				t.Fatalf("%s, guess %d: %v", addr, i, err)
+			}
+		}
+		code, _ := k.NewCode()
+		if _, _, err := k.Pair(addr, code, "", false); err != nil {
+			t.Fatalf("%s: the owner's fresh code after another user's guesses: %v", addr, err)
 		}
 	}
-	code, _ := k.NewCode()
-	var limited *RateLimitedError
-	if _, _, err := k.Pair("192.0.2.1", code, "", false); !errors.As(err, &limited) || limited.RetryAfter <= 0 {
-		t.Fatalf("a fresh address past the global limit: %v", err)
+}
+
+// Every wrong code, from any address, counts against each code valid
+// then: the one that has seen CodeGuesses is withdrawn, and its right
+// code never pairs after (ErrCodeBurned, which says why), so no code is
+// guessed more than CodeGuesses times, from however many addresses. A
+// code made after the guesses is untouched by them; a withdrawn code is
+// forgotten when it would have expired. A remote address held back by
+// its own limit counts against no code.
+func TestGuessesWithdrawTheCodeTheyCouldHit(t *testing.T) {
+	k, _, now := keeper(t)
+	first, _ := k.NewCode()
+	for i := range CodeGuesses - 1 {
+		addr := "127.0.0.1"
+		if i%2 == 1 {
+			addr = fmt.Sprintf("10.0.0.%d", i)
+		}
+		if _, _, err := k.Pair(addr, fmt.Sprintf("WRONG-%05d", i), "", false); !errors.Is(err, ErrBadCode) {
+			t.Fatalf("guess %d: %v", i, err)
+		}
 	}
-	*now = now.Add(2 * GlobalFailEvery)
-	if _, _, err := k.Pair("192.0.2.1", code, "", false); err != nil {
-		t.Fatalf("after the limit leaked: %v", err)
+	second, _ := k.NewCode()
+	if _, _, err := k.Pair("::1", "WRONG-LAST0", "", false); !errors.Is(err, ErrBadCode) {
+		t.Fatal(err)
+	}
+	if _, _, err := k.Pair("127.0.0.1", first, "", false); !errors.Is(err, ErrCodeBurned) || !strings.Contains(err.Error(), "wrong codes were tried while it was valid") {
+		t.Fatalf("the right code after %d wrong ones: %v", CodeGuesses, err)
+	}
+	if _, _, err := k.Pair("127.0.0.1", first, "", false); !errors.Is(err, ErrCodeBurned) {
+		t.Fatalf("the withdrawn code again: %v", err)
+	}
+	if _, _, err := k.Pair("127.0.0.1", second, "", false); err != nil {
+		t.Fatalf("a code made after the guesses: %v", err)
+	}
+	// A remote address past its limit guesses on, refused unchecked:
+	// the code waiting is not charged.
+	third, _ := k.NewCode()
+	for i := range FailBurst + CodeGuesses {
+		_, _, err := k.Pair("192.0.2.7", fmt.Sprintf("WRONG-%05d", i), "", false)
+		var limited *RateLimitedError
+		if i < FailBurst && !errors.Is(err, ErrBadCode) || i >= FailBurst && !errors.As(err, &limited) {
+			t.Fatalf("remote guess %d: %v", i, err)
+		}
+	}
+	if _, _, err := k.Pair("127.0.0.1", third, "", false); err != nil {
+		t.Fatalf("a code charged by refused guesses: %v", err)
+	}
+	*now = now.Add(CodeLife)
+	k.NewCode()
+	if _, _, err := k.Pair("127.0.0.1", first, "", false); !errors.Is(err, ErrBadCode) {
+		t.Fatalf("a withdrawn code past its life: %v", err)
+	}
+	if len(k.burned) != 0 {
+		t.Fatalf("withdrawn codes kept past their life: %v", k.burned)
 	}
 }
 
