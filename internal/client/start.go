@@ -87,7 +87,8 @@ func DialOrStart(ctx context.Context, endpoint string, o Options, s StartOptions
 		case werr := <-exited:
 			// It exited: if it lost the lock race, another daemon is coming up.
 			tail := logTail(logPath, start)
-			if strings.Contains(tail, "another daemon owns") || strings.Contains(tail, "already serving") {
+			// (A lock without a pid yet: the winner has not written it.)
+			if strings.Contains(tail, "another daemon owns") || strings.Contains(tail, "another process holds the lock of") || strings.Contains(tail, "already serving") {
 				exited = nil
 				continue
 			}

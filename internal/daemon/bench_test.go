@@ -60,7 +60,7 @@ func statusAnswer(b *testing.B) []byte {
 // and returns its path.
 func answerFloor(b *testing.B, reply []byte) string {
 	path := config.DefaultEndpoint(runtime.GOOS, filepath.Join(testdir.New(b), "echo"))
-	ln, err := transport.Listen(path)
+	ln, err := transport.Listen(path, "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -89,7 +89,9 @@ const StopTimeout = 5 * time.Second
 // asks for shutdown, or (ephemeral) the last client has been gone for the
 // grace period. It returns nil after a graceful stop.
 func Run(ctx context.Context, o Options) error {
-	ln, err := transport.Listen(o.Dirs.Endpoint)
+	// A socket in a shared directory (ZEROCLAW_SOCKET=/tmp/...) has its
+	// lock in the data directory, where no other user can make it first.
+	ln, err := transport.Listen(o.Dirs.Endpoint, o.Dirs.DataDir)
 	if err != nil {
 		return err
 	}
@@ -311,7 +313,7 @@ func lockDataDir(dir string) (unlock func(), err error) {
 	if err != nil {
 		var le *transport.LockedError
 		if errors.As(err, &le) {
-			return nil, fmt.Errorf("another daemon (pid %d) uses the data directory %s; stop it first (zeroclaw daemon stop), or give this one another ZEROCLAW_DATA_DIR", le.PID, le.Path)
+			return nil, fmt.Errorf("%s uses the data directory %s; stop it first (zeroclaw daemon stop), or give this one another ZEROCLAW_DATA_DIR", le.Who(), le.Path)
 		}
 		return nil, fmt.Errorf("lock the data directory: %w", err)
 	}

@@ -193,17 +193,17 @@ func TestUnsafeDirRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "open")
 	os.Mkdir(dir, 0o777)
 	os.Chmod(dir, 0o777)
-	if _, err := transport.Listen(filepath.Join(dir, "d.sock")); err == nil || !strings.Contains(err.Error(), "writable by others") {
+	if _, err := transport.Listen(filepath.Join(dir, "d.sock"), ""); err == nil || !strings.Contains(err.Error(), "writable by others") {
 		t.Fatalf("world-writable dir: %v", err)
 	}
 	real := t.TempDir()
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(real, link)
-	if _, err := transport.Listen(filepath.Join(link, "d.sock")); err == nil || !strings.Contains(err.Error(), "symlink") {
+	if _, err := transport.Listen(filepath.Join(link, "d.sock"), ""); err == nil || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("symlinked dir: %v", err)
 	}
 	long := filepath.Join(t.TempDir(), strings.Repeat("x", 120), "d.sock")
-	if _, err := transport.Listen(long); err == nil || !strings.Contains(err.Error(), "ZEROCLAW_SOCKET") || !strings.Contains(err.Error(), "107 bytes") {
+	if _, err := transport.Listen(long, ""); err == nil || !strings.Contains(err.Error(), "ZEROCLAW_SOCKET") || !strings.Contains(err.Error(), "107 bytes") {
 		t.Fatalf("long path: %v", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestStaleSocketReplaced(t *testing.T) {
 
 func TestSecondDaemonRefused(t *testing.T) {
 	r := start(t, testDirs(t), false)
-	_, err := transport.Listen(r.dirs.Endpoint)
+	_, err := transport.Listen(r.dirs.Endpoint, "")
 	var le *transport.LockedError
 	if !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), "another daemon owns") {
 		t.Fatalf("second Listen: %v", err)

@@ -19,10 +19,7 @@ func LockDir(dir string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := takeLock(filepath.Join(dir, "daemon"))
-	if le, ok := err.(*LockedError); ok {
-		le.Path = dir
-	}
+	f, err := takeLock(dir, filepath.Join(dir, "daemon.lock"))
 	if err != nil {
 		return nil, err
 	}

@@ -38,16 +38,36 @@ type Listener struct {
 // Path returns the socket path.
 func (l *Listener) Path() string { return l.path }
 
-// Listen prepares path's directory, takes the lock, clears a stale socket
-// and listens, following the protocol's start-up order.
-func Listen(path string) (*Listener, error) {
+// Listen prepares path's directory, takes the socket's lock, clears a
+// stale socket and listens, following the protocol's start-up order.
+//
+// The lock is <socket>.lock beside the socket when the socket's
+// directory is private (ours, writable by nobody else: the data
+// directory, by default). In a shared directory (sticky and writable by
+// others, such as /tmp) another user could create that file first and
+// hold it, so there the lock is <socket's name>.lock in lockDir, a
+// directory nobody else may write (the daemon's data directory; made
+// 0700 when missing). "" refuses a shared directory.
+func Listen(path, lockDir string) (*Listener, error) {
 	if len(path) > maxPathLen {
 		return nil, fmt.Errorf("socket path %s is %d bytes, over the OS limit of %d bytes; set ZEROCLAW_SOCKET to a shorter path", path, len(path), maxPathLen)
 	}
-	if err := secureDir(filepath.Dir(path)); err != nil {
+	dir := filepath.Dir(path)
+	shared, err := secureDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	lock, err := takeLock(path)
+	lp := path + ".lock"
+	if shared {
+		if lockDir == "" {
+			return nil, fmt.Errorf("socket directory %s is shared with other users, so the socket's lock cannot live there, and no directory of ours was given for it", dir)
+		}
+		if err := privateDir(lockDir); err != nil {
+			return nil, err
+		}
+		lp = filepath.Join(lockDir, filepath.Base(path)+".lock")
+	}
+	lock, err := takeLock(path, lp)
 	if err != nil {
 		return nil, err
 	}
@@ -62,47 +82,84 @@ func Listen(path string) (*Listener, error) {
 
 // secureDir creates dir with mode 0700, or checks that an existing one is
 // safe: not a symlink, owned by us (or root, for a shared sticky dir such
-// as /tmp), and not group/other-writable unless sticky.
-func secureDir(dir string) error {
+// as /tmp), and not group/other-writable unless sticky. shared: others
+// may create files in it (sticky and writable by others, or root's).
+func secureDir(dir string) (shared bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create socket directory: %w", err)
+		return false, fmt.Errorf("create socket directory: %w", err)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("socket directory: %w", err)
+		return false, fmt.Errorf("socket directory: %w", err)
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("socket directory %s is a symlink; refusing it", dir)
+		return false, fmt.Errorf("socket directory %s is a symlink; refusing it", dir)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("socket directory %s is not a directory", dir)
+		return false, fmt.Errorf("socket directory %s is not a directory", dir)
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	uid := uint32(os.Geteuid())
 	if st.Uid != uid && st.Uid != 0 {
-		return fmt.Errorf("socket directory %s is owned by uid %d, not by us (uid %d); refusing it", dir, st.Uid, uid)
+		return false, fmt.Errorf("socket directory %s is owned by uid %d, not by us (uid %d); refusing it", dir, st.Uid, uid)
 	}
 	perm := fi.Mode()
 	if perm.Perm()&0o022 != 0 && perm&os.ModeSticky == 0 {
-		return fmt.Errorf("socket directory %s is writable by others (mode %04o) without the sticky bit; refusing it", dir, perm.Perm())
+		return false, fmt.Errorf("socket directory %s is writable by others (mode %04o) without the sticky bit; refusing it", dir, perm.Perm())
 	}
 	if st.Uid == 0 && uid != 0 && perm&os.ModeSticky == 0 {
-		return fmt.Errorf("socket directory %s is owned by root and not a sticky shared directory; refusing it", dir)
+		return false, fmt.Errorf("socket directory %s is owned by root and not a sticky shared directory; refusing it", dir)
+	}
+	return perm.Perm()&0o022 != 0 || st.Uid != uid, nil
+}
+
+// privateDir makes dir 0700 when missing and checks that nobody else may
+// create or replace a file in it: a directory, not a symlink, ours, not
+// writable by group or others.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the lock's directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("the lock's directory: %w", err)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("the lock's directory %s is not a directory (%s); refusing it", dir, fi.Mode().Type())
+	case st == nil || int(st.Uid) != os.Geteuid():
+		return fmt.Errorf("the lock's directory %s is not ours; refusing it", dir)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("the lock's directory %s is writable by others (mode %04o); refusing it", dir, fi.Mode().Perm())
 	}
 	return nil
 }
 
-// takeLock takes an exclusive flock on path+".lock" and records our pid.
-func takeLock(path string) (*os.File, error) {
-	lp := path + ".lock"
+// takeLock takes an exclusive flock on lp, the lock of path, and records
+// our pid in it. A lock file that is not ours is refused, naming its
+// owner: whoever made it could hold it, or read and rewrite it.
+func takeLock(path, lp string) (*os.File, error) {
 	f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		if fi, lerr := os.Lstat(lp); lerr == nil {
+			if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() {
+				return nil, &ForeignError{What: "lock file", Path: lp, UID: int(st.Uid), Our: os.Geteuid()}
+			}
+		}
 		return nil, fmt.Errorf("open lock file %s: %w", lp, err)
+	}
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat lock file %s: %w", lp, err)
+	} else if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() {
+		f.Close()
+		return nil, &ForeignError{What: "lock file", Path: lp, UID: int(st.Uid), Our: os.Geteuid()}
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &LockedError{Path: path, PID: readPID(f)}
+			return nil, &LockedError{Path: path, Lock: lp, PID: readPID(f)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", lp, err)
 	}
@@ -131,6 +188,13 @@ func fileID(fi os.FileInfo) (dev, ino uint64) {
 // listenLocked clears a stale socket and binds; the caller holds the lock.
 func listenLocked(path string) (*Listener, error) {
 	if fi, err := os.Lstat(path); err == nil {
+		if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() {
+			what := "socket"
+			if fi.Mode()&os.ModeSocket == 0 {
+				what = "file"
+			}
+			return nil, &ForeignError{What: what, Path: path, UID: int(st.Uid), Our: os.Geteuid()}
+		}
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("%s exists and is not a socket; refusing to remove it", path)
 		}

@@ -90,8 +90,9 @@ func mutexName(path string) string {
 
 // Listen creates the pipe's first instance; a second daemon for the same
 // name is refused by the named mutex (ErrAlreadyServing when the other
-// answers, else a LockedError).
-func Listen(path string) (*Listener, error) {
+// answers, else a LockedError). The mutex is the lock: no lock
+// directory is used.
+func Listen(path, _ string) (*Listener, error) {
 	if !strings.HasPrefix(path, `\\.\pipe\`) {
 		return nil, fmt.Errorf("endpoint %q: on Windows it must be a pipe name (\\\\.\\pipe\\NAME)", path)
 	}

@@ -57,7 +57,7 @@ func echo(t *testing.T, l *Listener) {
 // Many clients at once, each a round trip of its own, over real pipe
 // instances.
 func TestPipeConcurrentClients(t *testing.T) {
-	l, err := Listen(pipeName(t))
+	l, err := Listen(pipeName(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestPipeConcurrentClients(t *testing.T) {
 // The pipe is created with a protected DACL for SYSTEM and this user
 // only; read back from the handle (Wine stores it without enforcing it).
 func TestPipeSecurityDescriptor(t *testing.T) {
-	l, err := Listen(pipeName(t))
+	l, err := Listen(pipeName(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,17 +119,17 @@ func TestPipeSecurityDescriptor(t *testing.T) {
 // A second daemon on the same pipe is refused by the named mutex.
 func TestSecondListenerRefused(t *testing.T) {
 	name := pipeName(t)
-	l, err := Listen(name)
+	l, err := Listen(name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	echo(t, l)
-	if _, err := Listen(name); !errors.Is(err, ErrAlreadyServing) {
+	if _, err := Listen(name, ""); !errors.Is(err, ErrAlreadyServing) {
 		t.Fatalf("second Listen: %v, want ErrAlreadyServing", err)
 	}
 	l.Close()
 	// Released on Close: a new daemon may take the name.
-	l2, err := Listen(name)
+	l2, err := Listen(name, "")
 	if err != nil {
 		t.Fatalf("Listen after Close: %v", err)
 	}
@@ -149,7 +149,7 @@ func TestSquattedPipeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer windows.CloseHandle(h)
-	if l, err := Listen(name); err == nil {
+	if l, err := Listen(name, ""); err == nil {
 		l.Close()
 		t.Fatal("Listen took a name another process had created")
 	}
@@ -167,7 +167,7 @@ func TestDialNoDaemon(t *testing.T) {
 // Close ends a blocked Accept; deadlines work on an accepted connection;
 // Close of a connection ends a pending read; a client's end reads as EOF.
 func TestPipeCloseAndDeadlines(t *testing.T) {
-	l, err := Listen(pipeName(t))
+	l, err := Listen(pipeName(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}
