@@ -179,6 +179,9 @@ type Agent struct {
 	// Extra, when set, gives more tools at the start of each turn (the
 	// MCP servers'; it may start them).
 	Extra func(ctx context.Context) []tool.Tool
+	// Offered, when set, is told the names of the tools the turn offers
+	// its model (its Tools and Extra's), once they are known.
+	Offered func(names map[string]bool)
 	// Tasks, when set, starts and drives the session's sub-agents (the
 	// task tools).
 	Tasks tool.Tasks
@@ -276,6 +279,13 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		}
 		byName[s.Name] = t
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Schema: s.Schema})
+	}
+	if a.Offered != nil {
+		names := make(map[string]bool, len(byName))
+		for n := range byName {
+			names[n] = true
+		}
+		a.Offered(names)
 	}
 	if len(held) > 0 {
 		a.runCalls(ctx, h, env, byName, held)

@@ -1414,3 +1414,39 @@ var seeable = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif"
 
 // imagesMax bounds the images of one call that reach the model.
 const imagesMax = 5 << 20
+
+// Sets are the MCP servers a session asks, in order: its own, then the
+// shared ones (a nil Set has none).
+type Sets []*Set
+
+// Prompt is the first set's that has the prompt (see Set.Prompt).
+func (ss Sets) Prompt(ctx context.Context, command, args string) (text string, ok bool, err error) {
+	for _, s := range ss {
+		if text, ok, err = s.Prompt(ctx, command, args); ok || err != nil {
+			return text, ok, err
+		}
+	}
+	return "", false, nil
+}
+
+// Offers are every set's prompts and resources, in order (empty lists,
+// never nil).
+func (ss Sets) Offers(ctx context.Context) (prompts []protocol.MCPPrompt, resources []protocol.MCPResource) {
+	prompts, resources = []protocol.MCPPrompt{}, []protocol.MCPResource{}
+	for _, s := range ss {
+		p, r := s.Offers(ctx)
+		prompts, resources = append(prompts, p...), append(resources, r...)
+	}
+	return prompts, resources
+}
+
+// ReadResource reads the resource of the first set that has server (ok
+// false: none has).
+func (ss Sets) ReadResource(ctx context.Context, server, uri string) (text string, blob []byte, mime string, ok bool, err error) {
+	for _, s := range ss {
+		if text, blob, mime, ok, err = s.ReadResource(ctx, server, uri); ok {
+			return text, blob, mime, ok, err
+		}
+	}
+	return "", nil, "", false, nil
+}

@@ -62,11 +62,7 @@ func (s *Session) turnAgent() *agent.Agent {
 	// Every call goes through the one gate, as this turn's actor; a
 	// child's, within what its parent holds at that call.
 	a.Gate, a.Actor = s.m.gate, s.Actor()
-	names := make(map[string]bool, len(a.Tools))
-	for _, t := range a.Tools {
-		names[t.Spec().Name] = true
-	}
-	s.tools.Store(&names)
+	a.Offered = func(names map[string]bool) { s.tools.Store(&names) }
 	if s.liveParent() != nil {
 		a.Grant = s.grant
 	}
@@ -74,8 +70,9 @@ func (s *Session) turnAgent() *agent.Agent {
 }
 
 // grant is what the session's parent holds now, and so the most the
-// session may: the tools of the parent's last turn (its tools, its MCP
-// servers', its participants'), as narrowed by its own parent, and the
+// session may: the tools its parent's model was last offered (its tools,
+// its MCP servers', its participants'), as narrowed by its own parent,
+// and the
 // narrowest mode of its ancestors now. nil when it has no live parent.
 func (s *Session) grant() *gate.Grant {
 	p := s.liveParent()
@@ -136,7 +133,7 @@ func (s *Session) prepare(ctx context.Context, j *job) error {
 		return err
 	}
 	for _, r := range j.resources {
-		rt, blob, mime, err := s.m.readResource(ctx, s, r.Server, r.URI)
+		rt, blob, mime, err := s.readResource(ctx, r.Server, r.URI)
 		if err != nil {
 			return fmt.Errorf("attachments: %s: %w", r.URI, err)
 		}
@@ -172,22 +169,25 @@ func (s *Session) expandMCPPrompt(ctx context.Context, text string) (string, err
 	command, args, _ := strings.Cut(first, " ")
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	s.mu.Lock()
-	own := s.mcp
-	s.mu.Unlock()
-	for _, set := range []*mcptools.Set{own, s.m.conf().MCP()} {
-		out, ok, err := set.Prompt(ctx, strings.TrimPrefix(command, "/"), args)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", command, err)
+	out, ok, err := s.mcpSets().Prompt(ctx, strings.TrimPrefix(command, "/"), args)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", command, err)
+	}
+	if ok {
+		if rest != "" {
+			out += "\n\n" + rest
 		}
-		if ok {
-			if rest != "" {
-				out += "\n\n" + rest
-			}
-			return out, nil
-		}
+		return out, nil
 	}
 	return "", fmt.Errorf("%s: no MCP server that is ready has this prompt (a prompt that starts with /mcp__ names an MCP server's prompt)", command)
+}
+
+// mcpSets are the MCP servers the session asks: its own, then the
+// shared ones.
+func (s *Session) mcpSets() mcptools.Sets {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mcptools.Sets{s.mcp, s.m.conf().MCP()}
 }
 
 // MCPOffers serves session/mcp: the prompts and resources of the
@@ -197,16 +197,8 @@ func (m *Manager) MCPOffers(ctx context.Context, c *Client, id string) (*protoco
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	own := s.mcp
-	s.mu.Unlock()
-	res := &protocol.SessionMCPResult{SessionID: id, Prompts: []protocol.MCPPrompt{}, Resources: []protocol.MCPResource{}}
-	for _, set := range []*mcptools.Set{own, m.conf().MCP()} {
-		p, r := set.Offers(ctx)
-		res.Prompts = append(res.Prompts, p...)
-		res.Resources = append(res.Resources, r...)
-	}
-	return res, nil
+	p, r := s.mcpSets().Offers(ctx)
+	return &protocol.SessionMCPResult{SessionID: id, Prompts: p, Resources: r}, nil
 }
 
 // ReadResource reads an MCP server's resource for a prompt of session
@@ -216,7 +208,7 @@ func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri s
 	if err != nil {
 		return "", nil, "", err
 	}
-	text, blob, mime, err = m.readResource(ctx, s, server, uri)
+	text, blob, mime, err = s.readResource(ctx, server, uri)
 	if errors.Is(err, errNoServer) {
 		err = &protocol.ParamsError{Field: "attachments", Reason: err.Error()}
 	}
@@ -226,17 +218,12 @@ func (m *Manager) ReadResource(ctx context.Context, c *Client, id, server, uri s
 // errNoServer: no MCP server of that name serves the session.
 var errNoServer = errors.New("no MCP server")
 
-func (m *Manager) readResource(ctx context.Context, s *Session, server, uri string) (text string, blob []byte, mime string, err error) {
-	s.mu.Lock()
-	own := s.mcp
-	s.mu.Unlock()
-	for _, set := range []*mcptools.Set{own, m.conf().MCP()} {
-		text, blob, mime, ok, err := set.ReadResource(ctx, server, uri)
-		if ok {
-			return text, blob, mime, err
-		}
+func (s *Session) readResource(ctx context.Context, server, uri string) (text string, blob []byte, mime string, err error) {
+	text, blob, mime, ok, err := s.mcpSets().ReadResource(ctx, server, uri)
+	if !ok {
+		return "", nil, "", fmt.Errorf("%w %q for this session", errNoServer, server)
 	}
-	return "", nil, "", fmt.Errorf("%w %q for this session", errNoServer, server)
+	return text, blob, mime, err
 }
 
 // addMCP gives the session its own MCP servers, once (a session attached

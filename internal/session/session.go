@@ -108,8 +108,9 @@ type Session struct {
 	// parent is the live parent of a session a task started (nil once
 	// it is gone; tree.go); read on every event (Emitted): no lock.
 	parent atomic.Pointer[Session]
-	// tools are the names of the tools its last turn had (what its
-	// children may have at most: grant); read by its children's calls.
+	// tools are the names of the tools its model was last offered (what
+	// its children may have at most: grant); read by its children's
+	// calls.
 	tools atomic.Pointer[map[string]bool]
 	// resumed is how many times the running turn was continued (its
 	// attempt - 1; 0 between turns).
