@@ -3,8 +3,8 @@ package session
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/zeroclaw/zeroclaw/internal/clientcalls"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/tool"
@@ -79,100 +79,36 @@ func (s *Session) Trimmed(t provider.Transcript, dropped int, reason string) {
 	s.m.log.Info("model view trimmed", "sessionId", s.id, "dropped", dropped, "reason", reason)
 }
 
-// Elicitor implements agent.Host: questions go to the client that sent
-// the prompt, if it advertised elicitation.
+// Elicitor, ClientFS and ClientTerminal implement agent.Host: a turn's
+// questions, file reads and writes and commands go to the client that
+// sent its prompt, when it said it would answer them
+// (internal/clientcalls).
+
 func (s *Session) Elicitor() func(context.Context, tool.Elicitation) (tool.Answer, error) {
 	c := s.t.TurnClient()
 	if c == nil || !c.elicits() {
 		return nil
 	}
-	return func(ctx context.Context, e tool.Elicitation) (tool.Answer, error) {
-		// The question must not overtake the events before it (its
-		// tool_call above all): once they are committed they are queued
-		// on the connection, and the question is queued behind them.
-		if err := s.caughtUp(ctx); err != nil {
-			return tool.Answer{}, err
-		}
-		p := protocol.ElicitationParams{SessionID: s.id, Mode: "form", Message: e.Message, RequestedSchema: e.Schema}
-		if e.URL != "" {
-			if !c.elicitsURL() {
-				return tool.Answer{Action: "decline"}, nil // the client cannot send the user anywhere
-			}
-			p = protocol.ElicitationParams{SessionID: s.id, Mode: "url", Message: e.Message, URL: e.URL, ElicitationID: e.ID}
-		}
-		var res protocol.ElicitationResult
-		err := c.conn.Call(ctx, protocol.MethodElicitationCreate, p, &res)
-		if err != nil {
-			return tool.Answer{}, err
-		}
-		if res.Action == "" {
-			res.Action = "decline" // "result": null
-		}
-		return tool.Answer{Action: res.Action, Content: res.Content}, nil
-	}
+	return s.to(c).Elicitor(c.elicitsURL())
 }
 
-// ClientFS implements agent.Host: the file tools read and write through
-// the client that sent the prompt, if it said it would (an editor shows
-// the writes as diffs and reads its unsaved buffers). Like a question,
-// a request waits for the events before it (its tool_call).
 func (s *Session) ClientFS() *tool.ClientFS {
 	c := s.t.TurnClient()
 	if c == nil {
 		return nil
 	}
-	read, write := c.fs()
-	if !read && !write {
-		return nil
-	}
-	fs := &tool.ClientFS{}
-	if read {
-		fs.Read = func(ctx context.Context, path string) (string, error) {
-			if err := s.caughtUp(ctx); err != nil {
-				return "", err
-			}
-			var r protocol.FSReadResult
-			err := c.conn.Call(ctx, protocol.MethodFSReadTextFile, protocol.FSReadParams{SessionID: s.id, Path: path}, &r)
-			return r.Content, err
-		}
-	}
-	if write {
-		fs.Write = func(ctx context.Context, path, content string) error {
-			if err := s.caughtUp(ctx); err != nil {
-				return err
-			}
-			return c.conn.Call(ctx, protocol.MethodFSWriteTextFile, protocol.FSWriteParams{SessionID: s.id, Path: path, Content: content}, nil)
-		}
-	}
-	return fs
+	return s.to(c).FS(c.fs())
 }
 
-// ClientTerminal implements agent.Host: shell commands run in the
-// terminal of the client that sent the prompt, if it said it would; a
-// cancelled turn tells it to stop the command (terminal/cancel).
 func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool.TerminalOutcome, error) {
 	c := s.t.TurnClient()
 	if c == nil || !c.runs() {
 		return nil
 	}
-	return func(ctx context.Context, r tool.TerminalRun) (tool.TerminalOutcome, error) {
-		if err := s.caughtUp(ctx); err != nil {
-			return tool.TerminalOutcome{}, err
-		}
-		id := protocol.NewID("run_", 6)
-		var res protocol.TerminalRunResult
-		// The client enforces the timeout; a little more here, so a
-		// client that never answers does not hold the turn.
-		cctx, cancel := context.WithTimeout(ctx, time.Duration(r.Timeout+10)*time.Second)
-		defer cancel()
-		err := c.conn.Call(cctx, protocol.MethodTerminalRun, protocol.TerminalRunParams{SessionID: s.id, RunID: id,
-			Program: r.Program, Command: r.Command, Cwd: r.Cwd, TimeoutSecs: r.Timeout, OutputByteLimit: r.OutputLimit}, &res)
-		if cctx.Err() != nil {
-			c.notify(protocol.MethodTerminalCancel, protocol.TerminalCancelParams{SessionID: s.id, RunID: id})
-		}
-		if err != nil && ctx.Err() == nil && cctx.Err() != nil {
-			return tool.TerminalOutcome{Output: res.Output, TimedOut: true}, nil
-		}
-		return tool.TerminalOutcome{Output: res.Output, Truncated: res.Truncated, ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut}, err
-	}
+	return s.to(c).Terminal()
+}
+
+// to is what the turn asks of client c.
+func (s *Session) to(c *Client) clientcalls.To {
+	return clientcalls.To{Conn: c.conn, SessionID: s.id, CaughtUp: s.caughtUp}
 }
