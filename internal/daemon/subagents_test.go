@@ -143,8 +143,21 @@ func TestProjectAgentFiles(t *testing.T) {
 	os.MkdirAll(filepath.Join(cwd, ".claude", "agents"), 0o755)
 	os.WriteFile(filepath.Join(cwd, ".claude", "agents", "reviewer.md"), []byte("---\nname: reviewer\ndescription: Reviews code for bugs\ntools: Read, Grep, Glob\nmodel: sonnet\n---\nYou review code.\n"), 0o644)
 	sid := result(t, a.call("session/new", `{"cwd":`+quote(cwd)+`,"mode":"code"}`))["sessionId"].(string)
-	res := toolResult(t, a, sid, `task {"description":"review it","agent":"reviewer","prompt":"/tool shell {\"command\":\"echo hi\"}\nlook"}`)
-	if out := res["rawOutput"].(string); !strings.Contains(out, "tool shell failed: unknown tool") {
+	// The file's agent is shown to the user before it first runs.
+	done := a.send("session/prompt", prompt(sid, `/tool task {"description":"review it","agent":"reviewer","prompt":"/tool shell {\"command\":\"echo hi\"}\nlook"}`))
+	ask := a.until("approval_request")
+	if ask["toolName"] != "task" || !strings.Contains(fmt.Sprint(ask["summary"]), "You review code.") {
+		t.Fatalf("the file's agent was not shown: %v", ask)
+	}
+	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(ask["requestId"].(string))+`,"decision":"allow_once"}`))
+	result(t, a.wait(done, "the task"))
+	var res map[string]any
+	for _, e := range eventsOf(a.snapshot(), sid) {
+		if e["type"] == "tool_result" && e["name"] == "task" {
+			res = e
+		}
+	}
+	if out := fmt.Sprint(res["rawOutput"]); !strings.Contains(out, "tool shell failed: unknown tool") {
 		t.Fatalf("the file's agent ran a tool it lacks: %v", res)
 	}
 	child := res["details"].(map[string]any)["subagent"].(map[string]any)

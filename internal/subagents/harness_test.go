@@ -122,3 +122,27 @@ func ended(t *testing.T, c *conn, sid, child string) protocol.SubagentInfo {
 		return e.Subagent.SessionID == child && e.Subagent.State != protocol.SubagentRunning
 	}).Subagent
 }
+
+// callAnswering is call for a task that runs a project's agent: the
+// request that shows it is answered decision (the first one of the
+// turn: the agent's file), and returns the request with the result.
+func (d *daemon) callAnswering(t *testing.T, cl *session.Client, c *conn, sid, line, decision string) (protocol.ApprovalRequestEvent, protocol.ToolResultEvent) {
+	t.Helper()
+	done, err := d.M.Prompt(cl, sid, "/tool "+line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := of(t, c, sid, func(e protocol.ApprovalRequestEvent) bool { return e.ToolName == "task" })
+	if ok, err := d.M.Approve(cl, protocol.SessionApproveParams{SessionID: sid, RequestID: ask.RequestID, Decision: decision}); !ok || err != nil {
+		t.Fatalf("answering %s: %v %v", ask.RequestID, ok, err)
+	}
+	<-done
+	evs := c.All(t)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if r, ok := evs[i].Event.(protocol.ToolResultEvent); ok && evs[i].SessionID == sid {
+			return ask, r
+		}
+	}
+	t.Fatalf("no tool_result for %s", line)
+	return ask, protocol.ToolResultEvent{}
+}

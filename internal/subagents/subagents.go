@@ -20,10 +20,13 @@ package subagents
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +118,9 @@ type family struct {
 	// starting counts the children being started (counted as running
 	// by the max_concurrent check until they are in children).
 	starting int
+	// shown are the project agent files the user let this session's
+	// tasks run, by path and content (trust).
+	shown map[string]bool
 }
 
 type familyKey struct{}
@@ -186,6 +192,14 @@ func (h host) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, err
 			return h.wait(ctx, c)
 		}
 	}
+	f.mu.Unlock()
+	// An agent a project's file defines (a cloned repository's) runs
+	// only once the user has seen what it is.
+	alias := cmp.Or(t.Agent, s.Alias())
+	if err := h.trust(ctx, cfg, alias, t.ToolCallID); err != nil {
+		return tool.TaskStatus{}, err
+	}
+	f.mu.Lock()
 	if s.Lineage().Depth >= cfg.Subagents.MaxDepth {
 		f.mu.Unlock()
 		return tool.TaskStatus{}, fmt.Errorf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", cfg.Subagents.MaxDepth)
@@ -214,7 +228,7 @@ func (h host) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, err
 		started()
 		return tool.TaskStatus{}, fmt.Errorf("the daemon already runs %d sub-agents, its limit", MaxRunning)
 	}
-	c, err := sa.start(s, cmp.Or(t.Agent, s.Alias()), t)
+	c, err := sa.start(s, alias, t)
 	started()
 	if err != nil {
 		sa.running.Add(-1)
@@ -224,6 +238,63 @@ func (h host) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, err
 		return c.status(), nil
 	}
 	return h.wait(ctx, c)
+}
+
+// trust asks the user, the first time in this session, before a task
+// runs an agent that a file of the project defines (not the config):
+// its model, tools and instructions come from the directory, which may
+// be anyone's. The request shows them; the answer holds for the file as
+// it is (a changed file is shown again).
+func (h host) trust(ctx context.Context, cfg *config.Config, alias, callID string) error {
+	if _, ok := cfg.Agents[alias]; ok {
+		return nil
+	}
+	pas, _ := config.ProjectAgents(h.s.Cwd())
+	var pa *config.ProjectAgent
+	for i := range pas {
+		if pas[i].Name == alias {
+			pa = &pas[i]
+		}
+	}
+	if pa == nil {
+		return nil // no such agent: the start says so
+	}
+	b, _ := os.ReadFile(pa.Path)
+	key := pa.Path + "\x00" + string(b)
+	f := familyOf(h.s)
+	f.mu.Lock()
+	seen := f.shown[key]
+	f.mu.Unlock()
+	if seen {
+		return nil
+	}
+	tools := "every tool the session has"
+	if len(pa.Agent.Tools) > 0 {
+		tools = strings.Join(pa.Agent.Tools, ", ")
+	}
+	instr := pa.Agent.SystemPrompt
+	if len(instr) > 600 {
+		instr = instr[:600] + "…"
+	}
+	input, _ := json.Marshal(map[string]string{"agent": alias, "file": pa.Path, "model": cmp.Or(pa.Agent.Model, "the session's"), "tools": tools, "instructions": pa.Agent.SystemPrompt})
+	d := h.s.Approve(ctx, agent.ApprovalRequest{ToolCallID: callID, ToolName: "task", Input: input, Kind: protocol.KindOther,
+		Summary: fmt.Sprintf("Run the project's agent %q (%s)? model: %s; tools: %s; instructions: %s", alias, pa.Path, cmp.Or(pa.Agent.Model, "the session's"), tools, instr),
+		Rule:    "an agent defined by a file of the project is shown before it first runs",
+		Options: []string{protocol.DecisionAllowOnce, protocol.DecisionRejectOnce}})
+	if !d.Allow || d.Choice != protocol.DecisionAllowOnce {
+		why := "the user did not allow it"
+		if !d.Allow && d.Why != "" {
+			why = d.Why
+		}
+		return fmt.Errorf("the project's agent %q (%s) was not run: %s", alias, pa.Path, why)
+	}
+	f.mu.Lock()
+	if f.shown == nil {
+		f.shown = map[string]bool{}
+	}
+	f.shown[key] = true
+	f.mu.Unlock()
+	return nil
 }
 
 // wait waits for c's turn to end; ctx's end (the parent's turn
