@@ -54,6 +54,12 @@ func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigur
 		b.models = models
 		b.mu.Unlock()
 	}
+	return optionsOf(models, cfg)
+}
+
+// optionsOf is the options' list for the settings cfg, models those the
+// provider offers.
+func optionsOf(models []string, cfg protocol.SessionConfigureResult) []any {
 	if cfg.Model != "" && !slices.Contains(models, cfg.Model) {
 		models = append([]string{cfg.Model}, models...)
 	}
@@ -73,6 +79,23 @@ func (b *Bridge) configOptions(ctx context.Context, cfg protocol.SessionConfigur
 		map[string]any{"id": "thought_level", "name": "Thought level", "category": "thought_level", "type": "select",
 			"currentValue": cmp.Or(cfg.Reasoning, "default"), "options": thoughtOpts},
 	}
+}
+
+// configUpdate is the update for a change of the session's settings
+// that the editor did not make (another client's, the plan mode's end):
+// config_option_update, every option with its value now (the models
+// the bridge already knows: it does not wait on the daemon here). A
+// replay sends none: session/load's answer says the settings now.
+func (b *Bridge) configUpdate(u protocol.SessionUpdate, replay bool) map[string]any {
+	ev, ok := u.Event.(protocol.ConfigUpdateEvent)
+	if !ok || replay || (ev.By == protocol.ConfigByClient && ev.ClientID != "" && b.sentByUs(ev.ClientID)) {
+		return nil // the editor's own change: set_config_option's answer said it
+	}
+	b.mu.Lock()
+	models := b.models
+	b.mu.Unlock()
+	return map[string]any{"sessionUpdate": "config_option_update", "configOptions": optionsOf(models,
+		protocol.SessionConfigureResult{Provider: ev.Provider, Model: ev.Model, URL: ev.URL, Risk: ev.Risk, Reasoning: ev.Reasoning})}
 }
 
 // thoughtOpts are the reasoning levels; "default" is the agent's own.

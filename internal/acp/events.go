@@ -173,6 +173,8 @@ func (b *Bridge) forward(u protocol.SessionUpdate, replay bool) {
 		update = b.approvalUpdate(u, replay)
 	case protocol.PlanEvent, protocol.ContextUsageEvent, protocol.GoalUpdateEvent:
 		update = stateUpdate(u, replay, meta)
+	case protocol.ConfigUpdateEvent:
+		update = b.configUpdate(u, replay)
 	case protocol.HistoryTrimmedEvent, protocol.RewindEvent, protocol.HookEvent, protocol.QueueUpdateEvent, protocol.InputUpdateEvent,
 		protocol.TurnInterruptedEvent, protocol.ScheduleUpdateEvent, protocol.ApprovalReviewedEvent,
 		protocol.UnknownEvent, protocol.UndecodableEvent:

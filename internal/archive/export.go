@@ -46,7 +46,8 @@ type exportTurn struct {
 }
 
 // exportItem is one thing a turn did: kind text, thought, tool, plan,
-// approval, steer, hook, rewind or note.
+// approval, steer, hook, rewind, config (the session's settings
+// changed) or note.
 type exportItem struct {
 	Kind     string          `json:"kind"`
 	Text     string          `json:"text,omitempty"`
@@ -198,6 +199,8 @@ func (x *exportBuilder) add(u protocol.SessionUpdate) {
 		it.Text, it.CallID, it.Tool = reviewLine(e), e.ToolCallID, e.ToolName
 	case protocol.GoalUpdateEvent:
 		x.item("goal").Text = goalLine(e)
+	case protocol.ConfigUpdateEvent:
+		x.item("config").Text = configLine(e)
 	case protocol.ScheduleUpdateEvent:
 		it := x.item("schedule")
 		it.Text, it.IsError = scheduleLine(e), e.Run.State == protocol.RunFailed
@@ -303,6 +306,26 @@ func goalLine(e protocol.GoalUpdateEvent) string {
 		text += " (" + g.Summary + g.Reason + ")"
 	}
 	return text
+}
+
+// configLine says how the session's settings changed, and who changed
+// them: "settings changed by phone (cl_1): risk full".
+func configLine(e protocol.ConfigUpdateEvent) string {
+	now := map[string]string{"model": e.Model, "risk": e.Risk, "reasoning": cmp.Or(e.Reasoning, "the agent's"), "sandbox": e.Sandbox,
+		"network": map[bool]string{true: "on", false: "off"}[e.Network]}
+	var what []string
+	for _, c := range e.Changed {
+		what = append(what, strings.TrimSpace(c+" "+now[c]))
+	}
+	by := "by the agent (the plan was approved)"
+	if e.By != protocol.ConfigByAgent {
+		who := cmp.Or(e.ClientID, e.By)
+		if e.ClientName != "" {
+			who = e.ClientName + " (" + e.ClientID + ")"
+		}
+		by = "by " + who
+	}
+	return "settings changed " + by + ": " + strings.Join(what, ", ")
 }
 
 // scheduleLine says what became of a scheduled run, and why.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/testdir"
 )
 
@@ -551,5 +552,31 @@ func TestChatTmuxPlan(t *testing.T) {
 	tc.keys("a")
 	tc.wait("proceeding, accepting edits: exit_plan")
 	tc.wait("accept edits mode")
+	tc.quit()
+}
+
+// Another client's switch of the mode shows in the chat at once: the
+// footer says the new mode, and a line says who switched it.
+func TestChatTmuxAnotherClientsMode(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChat(t, dir, testdir.New(t), "--session", "tmux-other-mode")
+	tc.keys("/mode plan", "Enter")
+	tc.wait("plan mode")
+	ctx := context.Background()
+	phone, err := client.Dial(ctx, endpointOf(env.Getenv("ZEROCLAW_CONFIG_DIR")), client.Options{ClientInfo: protocol.ClientInfo{Name: "phone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer phone.Close()
+	if _, err := phone.NewSession(ctx, protocol.SessionNewParams{SessionID: "tmux-other-mode", KeepSiblings: true}); err != nil {
+		t.Fatal(err)
+	}
+	full := protocol.RiskFull
+	if _, err := phone.Configure(ctx, protocol.SessionConfigureParams{SessionID: "tmux-other-mode", Risk: &full}); err != nil {
+		t.Fatal(err)
+	}
+	tc.wait("(mode → full access, by phone (" + phone.Init.ClientID + "))")
+	tc.wait("full access mode")
 	tc.quit()
 }

@@ -221,6 +221,16 @@ command = "sleep 60"
 		return ok && e.Goal.State == protocol.GoalMet && e.Goal.Turns == 1
 	})
 
+	// Its mode switched by a client (config_update).
+	full := protocol.RiskFull
+	if _, err := c.Configure(ctx, protocol.SessionConfigureParams{SessionID: sid, Risk: &full}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the mode switched", func(u protocol.SessionUpdate) bool {
+		e, ok := u.Event.(protocol.ConfigUpdateEvent)
+		return ok && e.Risk == full
+	})
+
 	// The Go client's replay: every event type, each as its own type.
 	var raws []json.RawMessage
 	seen := map[string]bool{}
@@ -272,7 +282,8 @@ command = "sleep 60"
 	if code := Main(ctx, []string{"sessions", "show", sid}, env); code != 0 {
 		t.Fatalf("sessions show: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"> /think let me see", "hook PreToolUse (sleep 30) timeout", "hook PreToolUse (sleep 60) error: cancelled", "echo: after the cancel"} {
+	for _, want := range []string{"> /think let me see", "hook PreToolUse (sleep 30) timeout", "hook PreToolUse (sleep 60) error: cancelled", "echo: after the cancel",
+		"(mode → full access, by cl_"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("sessions show lacks %q:\n%s", want, out.String())
 		}
@@ -284,7 +295,7 @@ command = "sleep 60"
 		if err := c.Call(ctx, protocol.MethodSessionExport, protocol.SessionExportParams{SessionID: sid, Format: format}, &ex); err != nil {
 			t.Fatalf("export %s: %v", format, err)
 		}
-		for _, want := range []string{"blocked in", "timeout in", "error in", "cancelled", "exit status 3", "after the cancel"} {
+		for _, want := range []string{"blocked in", "timeout in", "error in", "cancelled", "exit status 3", "after the cancel", "settings changed by cl_"} {
 			if !strings.Contains(ex.Content, want) {
 				t.Errorf("export %s lacks %q", format, want)
 			}

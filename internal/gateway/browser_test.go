@@ -148,6 +148,20 @@ func TestDashboardInABrowser(t *testing.T) {
 			phone = startPhone(t, ctx, g.sock, m.SessionID)
 		case "phone-done":
 			phone.check(t)
+		case "other-mode":
+			// Another client switches the page's session to full.
+			c, err := client.Dial(ctx, g.sock, client.Options{ClientInfo: protocol.ClientInfo{Name: "tablet"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := protocol.RiskFull
+			if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: m.SessionID, KeepSiblings: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Configure(ctx, protocol.SessionConfigureParams{SessionID: m.SessionID, Risk: &full}); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
 		case "stop":
 			g.halt()
 		case "missed":
@@ -208,6 +222,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		SchedPaused                        bool
 		ModeOptions                        []string
 		ModeAfter, ModeAfterPlan, PlanCard string
+		ModeNote, ModeFooter               string
 		ContrastLight, ContrastDark        []struct {
 			Sel     string
 			Ratio   float64
@@ -320,6 +335,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		"the goal's progress: %q, bar %v", out.GoalSpent, out.GoalProgress)
 	check(strings.Join(out.ModeOptions, " ") == strings.Join(protocol.RiskIDs(), " ") && out.ModeAfter == "supervised",
 		"the mode picker: %v (the daemon's: %v), after %q", out.ModeOptions, protocol.RiskIDs(), out.ModeAfter)
+	check(out.ModeNote == "mode \u2192 Full access (by tablet)" && out.ModeFooter == out.ModeNote,
+		"another client's switch to full: the conversation says %q, the footer %q", out.ModeNote, out.ModeFooter)
 	check(strings.Contains(out.PlanCard, "The plan") && strings.Contains(out.PlanCard, ".zeroclaw/plans/") && out.ModeAfterPlan == "edits",
 		"the plan mode: card %q, mode after %q", out.PlanCard, out.ModeAfterPlan)
 	check(out.SchedWhen == "every 1h" && out.SchedPaused, "the schedule: %q, paused %v", out.SchedWhen, out.SchedPaused)

@@ -122,6 +122,16 @@ func TestExitPlanWritesTellsAndAsks(t *testing.T) {
 	if rec, _ := h.Store.GetSession(ctx, "p"); rec.Risk != protocol.RiskEdits {
 		t.Errorf("the stored mode: %q", rec.Risk)
 	}
+	// Every client is told, as the agent's switch, in its turn.
+	var told []string
+	for _, e := range c.All(t) {
+		if u, ok := e.Event.(protocol.ConfigUpdateEvent); ok {
+			told = append(told, u.Risk+" by "+u.By+" in "+e.TurnID)
+		}
+	}
+	if want := protocol.RiskEdits + " by agent in " + r.TurnID; len(told) != 1 || told[0] != want {
+		t.Errorf("the switch was told %q, want [%s]", told, want)
+	}
 
 	plan := protocol.RiskPlan
 	if _, err := d.M.Configure(ctx, cl, protocol.SessionConfigureParams{SessionID: "p", Risk: &plan}); err != nil {

@@ -63,6 +63,7 @@ var Events = events(
 	ScheduleUpdateEvent{},
 	GoalUpdateEvent{},
 	ApprovalReviewedEvent{},
+	ConfigUpdateEvent{},
 )
 
 func events(bodies ...EventBody) []Event {
@@ -488,6 +489,51 @@ func (ApprovalReviewedEvent) EventType() string { return EventApprovalReviewed }
 
 // EventApprovalReviewed is approval_reviewed's type.
 const EventApprovalReviewed = "approval_reviewed"
+
+// ConfigUpdateEvent is config_update: the session's settings changed
+// (session/configure, or the plan mode's end switching its mode): what
+// they are now, as session/configure answers them, which of them
+// changed, and who changed them. A mode binds the session from the
+// moment it changes, so every attached client is told at once (the
+// chat's footer, the editor's mode option, the dashboard's picker). A
+// change that changes nothing is not told.
+type ConfigUpdateEvent struct {
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	URL           string `json:"url"`
+	Risk          string `json:"risk"`
+	ContextWindow int64  `json:"contextWindow"`
+	// Reasoning is the level in force ("": the provider's own).
+	Reasoning string `json:"reasoning"`
+	// Sandbox and Network say how the session's commands are confined
+	// ("off": not at all).
+	Sandbox string `json:"sandbox"`
+	Network bool   `json:"network"`
+	// Changed names what changed: model, risk, reasoning, sandbox,
+	// network (the ConfigSettings), in that order.
+	Changed []string `json:"changed"`
+	// By is who changed them: ConfigByClient (ClientID and ClientName
+	// name it) or ConfigByAgent (the plan mode's end: exit_plan, as its
+	// user answered).
+	By         string `json:"by"`
+	ClientID   string `json:"clientId,omitempty"`
+	ClientName string `json:"clientName,omitempty"`
+}
+
+func (ConfigUpdateEvent) EventType() string { return EventConfigUpdate }
+
+// EventConfigUpdate is config_update's type.
+const EventConfigUpdate = "config_update"
+
+// Who changed a session's settings (config_update's by).
+const (
+	ConfigByClient = "client"
+	ConfigByAgent  = "agent"
+)
+
+// ConfigSettings are the settings a config_update's changed names, in
+// its order.
+var ConfigSettings = []string{"model", "risk", "reasoning", "sandbox", "network"}
 
 // Review is a reviewer's rating on an approval_request it left to the
 // user.

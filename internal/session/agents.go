@@ -238,10 +238,3 @@ func (s *Session) addMCP(servers map[string]config.MCPServer) {
 		s.mcp = k.SessionMCP(s.id, s.cwd, servers, k.Sandbox(s.sbMode, s.noNetwork), func() { s.m.mcpChanged(s.id) })
 	}
 }
-
-// configResult says what the session runs on.
-func (s *Session) configResult() *protocol.SessionConfigureResult {
-	res := agentkit.Describe(s.turnAgent())
-	res.SessionID = s.id
-	return res
-}

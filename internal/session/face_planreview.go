@@ -61,9 +61,13 @@ func (s *Session) Sandbox() *tool.Sandbox { return s.sandbox() }
 
 // SetMode switches the session's mode to risk and stores it, as
 // session/configure does, from the next tool call on (also in the
-// running turn). The gate is not asked: the caller has the user's word
-// (the plan mode's end asks them).
+// running turn), and tells every attached client (config_update, by the
+// agent: the running turn's). The gate is not asked: the caller has the
+// user's word (the plan mode's end asks them).
 func (s *Session) SetMode(risk string) error {
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	before := s.settings()
 	s.mu.Lock()
 	model, reasoning := s.model, s.reasoning
 	s.mu.Unlock()
@@ -73,5 +77,6 @@ func (s *Session) SetMode(risk string) error {
 	s.mu.Lock()
 	s.risk = risk
 	s.mu.Unlock()
+	s.tellConfig(before, protocol.ConfigByAgent, nil)
 	return nil
 }

@@ -5,7 +5,6 @@
 package session
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -535,7 +534,7 @@ type opened struct {
 // names (its agent may be built again after a reload: not under m.mu).
 func (m *Manager) describe(o *opened) {
 	s, res := o.s, o.res
-	cr := s.configResult()
+	cr := s.settings()
 	var queue []protocol.QueueItem
 	if s.t.Queued() {
 		queue = s.t.Items()
@@ -889,11 +888,12 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	if p.Model != nil && len(*p.Model) > 256 {
 		return nil, &protocol.ParamsError{Field: "model", Reason: "longer than 256 bytes"}
 	}
+	// One change at a time, each told in its order (settings.go).
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	before := s.settings()
 	if p.Risk != nil {
-		s.mu.Lock()
-		now := cmp.Or(s.risk, s.agent.Risk)
-		s.mu.Unlock()
-		if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Mode: now, Action: gate.Action{Kind: gate.ModeChange, Name: protocol.MethodSessionConfigure, To: *p.Risk}})); err != nil {
+		if err := refused(m.Decide(gate.Request{Actor: c.Actor(), Mode: s.Mode(), Action: gate.Action{Kind: gate.ModeChange, Name: protocol.MethodSessionConfigure, To: *p.Risk}})); err != nil {
 			return nil, err
 		}
 	}
@@ -913,13 +913,14 @@ func (m *Manager) Configure(ctx context.Context, c *Client, p protocol.SessionCo
 	}
 	s.mu.Unlock()
 	if err := m.store.SetConfig(s.id, model, risk, reasoning); err != nil {
+		s.tellConfig(before, protocol.ConfigByClient, c) // the sandbox may have changed
 		return nil, err
 	}
 	s.mu.Lock()
 	s.model, s.risk, s.reasoning = model, risk, reasoning
 	s.mu.Unlock()
 	m.log.Info("session configured", "sessionId", s.id, "model", model, "risk", risk, "reasoning", reasoning)
-	return s.configResult(), nil
+	return s.tellConfig(before, protocol.ConfigByClient, c), nil
 }
 
 // Compact leaves all but the last turn of a session out of the model's

@@ -41,13 +41,19 @@ import (
 // (internal/sessionlist), in the one order a goroutine that holds more
 // than one takes them (never the other way):
 //
-//	Manager.mu → Session.qmu → Log.emitMu → Ledger.mu → Session.mu →
-//	Log.cmu → Log.subMu → Slot.mu → Client.mu → List.mu → agentkit.Kit.mu
+//	Session.setMu → Manager.mu → Session.qmu → Log.emitMu → Ledger.mu →
+//	Session.mu → Log.cmu → Log.subMu → Slot.mu → Client.mu → List.mu →
+//	agentkit.Kit.mu
 //
-// Manager.mu guards the live, closing and opening ids (a session is built
-// outside it, then inserted); qmu makes one queue_update at a time;
-// emitMu, cmu and subMu are the event log's (eventlog.Log, s.events):
-// emitMu orders seq assignment with the store's queue (emit, fence,
+// setMu makes one change of the session's settings at a time (Configure,
+// SetMode), held until it is told (config_update); it is taken with no
+// other lock held, and it is the one lock of a session held while
+// another session's is taken: what the change is told to be reads its
+// ancestors' sandboxes, child to root, one mu at a time (nobody waits
+// for a setMu holding a lock). Manager.mu guards the live, closing and
+// opening ids (a session is built outside it, then inserted); qmu makes
+// one queue_update at a time; emitMu, cmu and subMu are the event log's
+// (eventlog.Log, s.events): emitMu orders seq assignment with the store's queue (emit, fence,
 // mend, and Record and Charge through Log.InOrder), cmu guards the
 // failure and the "something changed" signal, subMu the attached
 // clients' subscriptions and the recent events; Ledger.mu
@@ -61,9 +67,10 @@ import (
 // kmu, imu and nmu are taken alone, never with another.
 //
 // Across sessions: no lock of one session is held while a lock of
-// another is taken. The tree's walks (a child's cost charged to its
-// ancestors, its approval shown in them, the budget of the whole tree)
-// take each ancestor's lock in turn, child to root, one at a time.
+// another is taken, except setMu (above). The tree's walks (a child's
+// cost charged to its ancestors, its approval shown in them, the budget
+// of the whole tree) take each ancestor's lock in turn, child to root,
+// one at a time.
 //
 // The participants' locks (internal/goals: a goal's box.mu;
 // internal/subagents: a parent's family.mu, then a child's mu;
@@ -96,6 +103,9 @@ type Session struct {
 	agentGen     uint64 // the config generation agent was built from
 
 	qmu sync.Mutex // one queue_update at a time
+	// setMu makes one change of the session's settings at a time, each
+	// told (config_update) before the next is made (settings.go).
+	setMu sync.Mutex
 
 	// events is the session's event log (internal/eventlog): its seqs,
 	// its writes, its failure, the attached clients' subscriptions.

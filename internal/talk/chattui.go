@@ -840,7 +840,7 @@ func (m *tui) event(u update) tea.Cmd {
 		m.conversationEvent(u)
 	case protocol.ToolCallEvent, protocol.ToolResultEvent, protocol.ToolProgressEvent, protocol.SubagentUpdateEvent:
 		m.toolEvent(u)
-	case protocol.QueueUpdateEvent, protocol.ContextUsageEvent, protocol.PlanEvent:
+	case protocol.QueueUpdateEvent, protocol.ContextUsageEvent, protocol.PlanEvent, protocol.ConfigUpdateEvent:
 		m.stateEvent(u)
 	case protocol.ApprovalResolvedEvent, protocol.ApprovalReviewedEvent, protocol.HistoryTrimmedEvent, protocol.HookEvent,
 		protocol.ProcessUpdateEvent, protocol.TurnResumedEvent, protocol.ScheduleUpdateEvent, protocol.GoalUpdateEvent,
@@ -922,7 +922,8 @@ func (m *tui) toolEvent(u update) {
 }
 
 // stateEvent keeps the session's state the view shows: its queue, its
-// context's use and cost (the footer), and its plan.
+// context's use and cost (the footer), its plan, and its settings (the
+// footer's model and mode, at once; another's change said).
 func (m *tui) stateEvent(u update) {
 	ch := m.ch
 	switch e := u.Event.(type) {
@@ -943,6 +944,12 @@ func (m *tui) stateEvent(u update) {
 			break
 		}
 		m.out.print(ch.tuiStyle().planLines(e.Entries))
+	case protocol.ConfigUpdateEvent:
+		ch.configured(e)
+		if note := configNote(e, m.me); note != "" {
+			m.flush()
+			m.out.print(ch.dim(note))
+		}
 	}
 }
 
@@ -1188,20 +1195,13 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 		return m.asked()
 	}
 	if u.Kind == protocol.KindPlan {
-		// The plan mode's end: its own three answers.
-		mode := func(risk string) {
-			m.ch.mu.Lock()
-			if m.ch.ns != nil {
-				m.ch.ns.Risk = risk // the daemon switches it as it takes the answer
-			}
-			m.ch.mu.Unlock()
-		}
+		// The plan mode's end: its own three answers (the daemon
+		// switches the mode as it takes one, and its config_update
+		// changes the footer).
 		switch strings.ToLower(k.String()) {
 		case "y":
-			mode(protocol.RiskSupervised)
 			return decide(protocol.DecisionProceedAsk, "proceeding, asking before changes:")
 		case "a":
-			mode(protocol.RiskEdits)
 			return decide(protocol.DecisionProceedEdits, "proceeding, accepting edits:")
 		case "n", "esc":
 			return decide(protocol.DecisionKeepPlanning, "planning goes on (type what to change):")

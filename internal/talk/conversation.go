@@ -245,6 +245,15 @@ func (r *renderer) plain(ctx context.Context, u protocol.SessionUpdate) bool {
 			r.endLine()
 			r.note("%s\n", note)
 		}
+	case protocol.ConfigUpdateEvent:
+		me := ""
+		if r.c != nil {
+			me = r.c.Init.ClientID
+		}
+		if note := configNote(e, me); note != "" {
+			r.endLine()
+			r.note("%s\n", note)
+		}
 	case protocol.TurnCompleteEvent:
 		r.endLine()
 		return true

@@ -1,10 +1,12 @@
 package talk
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/zeroclaw/zeroclaw/internal/mdterm"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
@@ -81,4 +83,51 @@ func (ch *chat) mode(ctx context.Context, _, arg string) error {
 		}
 	}
 	return nil
+}
+
+// configNote says, for a chat that did not make it, how another client
+// or the agent changed the session's settings: "(mode → full access, by
+// phone (cl_1))". "" for this client's own change (the command that made
+// it said so).
+func configNote(e protocol.ConfigUpdateEvent, me string) string {
+	if e.By == protocol.ConfigByClient && e.ClientID != "" && e.ClientID == me {
+		return ""
+	}
+	var what []string
+	for _, c := range e.Changed {
+		switch c {
+		case "risk":
+			what = append(what, "mode → "+strings.ToLower(modeName(e.Risk)))
+		case "model":
+			what = append(what, "model → "+mdterm.Safe(e.Model))
+		case "reasoning":
+			what = append(what, "reasoning → "+cmp.Or(e.Reasoning, "the agent's"))
+		case "sandbox":
+			what = append(what, "sandbox → "+e.Sandbox)
+		case "network":
+			what = append(what, "network → "+map[bool]string{true: "on", false: "off"}[e.Network])
+		default: // a newer daemon's setting
+			what = append(what, mdterm.Safe(c)+" changed")
+		}
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	by := "by " + mdterm.Safe(fromWhom(e.ClientID, e.ClientName))
+	if e.By == protocol.ConfigByAgent {
+		by = "the plan was approved"
+	}
+	return "  (" + strings.Join(what, ", ") + ", " + by + ")"
+}
+
+// configured keeps what the chat shows of the session (the footer) as a
+// config_update says it is now.
+func (ch *chat) configured(e protocol.ConfigUpdateEvent) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.ns == nil {
+		return
+	}
+	ch.ns.Provider, ch.ns.Model, ch.ns.ProviderURL, ch.ns.Risk = e.Provider, e.Model, e.URL, e.Risk
+	ch.ns.ContextWindow, ch.ns.Reasoning = e.ContextWindow, e.Reasoning
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw/zeroclaw/internal/client"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // screen is the full-screen chat running in this process as a person
@@ -364,5 +367,42 @@ func TestChatLinesSubagents(t *testing.T) {
 	s.typed("/quit\n")
 	if err := s.ended(); err != nil {
 		t.Errorf("the chat left with %v", err)
+	}
+}
+
+// Another client's switch of the mode shows in the chat at once: the
+// footer says the new mode and a line says who switched it, in the
+// full-screen chat and a line at a time; the chat's own switch is said
+// once, by its command.
+func TestChatShowsAnotherClientsModeSwitch(t *testing.T) {
+	h := startDaemon(t, "")
+	s := h.tui("ask", "mode-one")
+	s.expect("ask mode") // the footer
+	s.typed("/mode plan" + keyEnter)
+	s.expect("mode: Plan")
+	s.expect("plan mode")
+	lines := h.lines("ask", "mode-one")
+	lines.typed("hello\n")
+	lines.expect("echo: hello")
+
+	ctx := context.Background()
+	phone, err := client.Dial(ctx, h.dirs.Endpoint, client.Options{ClientInfo: protocol.ClientInfo{Name: "phone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer phone.Close()
+	if _, err := phone.NewSession(ctx, protocol.SessionNewParams{SessionID: "mode-one", KeepSiblings: true}); err != nil {
+		t.Fatal(err)
+	}
+	full := protocol.RiskFull
+	if _, err := phone.Configure(ctx, protocol.SessionConfigureParams{SessionID: "mode-one", Risk: &full}); err != nil {
+		t.Fatal(err)
+	}
+	said := "(mode → full access, by phone (" + phone.Init.ClientID + "))"
+	s.expect(said)
+	s.expect("full access mode")
+	lines.expect(said)
+	if all := s.out.String(); strings.Count(all, "mode → plan") != 0 {
+		t.Errorf("the chat's own switch was said as another's:\n%s", all)
 	}
 }

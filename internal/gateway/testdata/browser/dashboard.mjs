@@ -323,6 +323,15 @@ try {
   await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Ask mode'));
   out.modeAfter = await page.$eval('#mode', (s) => s.value);
 
+  step('another client switches the mode: the picker, the conversation and the footer say so at once');
+  await ask('other-mode', { sessionId: await page.evaluate(() => app.view.sessionId) });
+  await page.waitForFunction(() => document.querySelector('#mode').value === 'full');
+  await page.waitForSelector('.turn-note.config');
+  out.modeNote = await page.$$eval('.turn-note.config', (n) => n[n.length - 1].textContent);
+  out.modeFooter = await text('#footer');
+  await page.selectOption('#mode', 'supervised');
+  await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Ask mode'));
+
   step('the plan mode: the plan shown, more planning asked with feedback, then proceed in accept edits');
   await page.selectOption('#mode', 'plan');
   await page.waitForFunction(() => document.querySelector('#footer').textContent.startsWith('Plan mode'));

@@ -933,6 +933,22 @@ class SessionView {
       this.footer.textContent = (mode ? mode.name : r.risk) + ' mode from the next tool call';
     } catch (e) { this.notice('Could not switch the mode: ' + e.message); }
   }
+  // configured shows the session's settings as a config_update says
+  // they are now: the pickers at once, whoever changed them; a change
+  // this page did not make is said in the conversation and the footer.
+  configured(u) {
+    if (u.risk) this.modeSel.value = u.risk;
+    if (u.model && this.model.value !== u.model) modelOptions(this.model, (this.started || {}).agentAlias, u.model);
+    if (u.by === 'client' && u.clientId === app.clientId) return; // switchMode or configure said it
+    const mode = app.riskLevels.find((m) => m.id === u.risk);
+    const now = { risk: 'mode \u2192 ' + (mode ? mode.name : u.risk), model: 'model \u2192 ' + u.model, reasoning: 'reasoning \u2192 ' + (u.reasoning || 'the agent\u2019s'),
+      sandbox: 'sandbox \u2192 ' + u.sandbox, network: 'network \u2192 ' + (u.network ? 'on' : 'off') };
+    const what = (u.changed || []).map((c) => (Object.hasOwn(now, c) ? now[c] : c + ' changed')).join(', ');
+    const by = u.by === 'agent' ? 'the plan was approved' : 'by ' + (u.clientName || u.clientId || 'another client');
+    this.log.append(el('div', { class: 'turn-note config small muted', text: what + ' (' + by + ')' }));
+    if (this.attachedOnce) this.footer.textContent = what + ' (' + by + ')';
+    this.scroll();
+  }
   async configure() {
     if (!this.sessionId) return;
     try {
@@ -1060,6 +1076,7 @@ class SessionView {
       }
       case 'queue_update': this.showQueue(u.items || []); break;
       case 'goal_update': this.showGoal(u.goal); break;
+      case 'config_update': this.configured(u); break;
       case 'approval_reviewed':
         this.log.append(el('div', { class: 'turn-note review small muted', text: 'reviewer ' + u.reviewer + ': ' + u.decision + ' ' + u.toolName + (u.risk ? ' (' + u.risk + ' risk)' : '') + (u.rationale ? ' \u2014 ' + u.rationale : u.error ? ' \u2014 ' + u.error : '') }));
         this.scroll();
