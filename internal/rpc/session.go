@@ -37,7 +37,7 @@ func (b *binding) sessionPrompt(ctx context.Context, p *protocol.SessionPromptPa
 	if p.Prompt == nil {
 		return nil, &protocol.ParamsError{Field: "prompt", Reason: "is required"}
 	}
-	if err := session.CheckClientMessageID(p.ClientMessageID); err != nil {
+	if err := protocol.CheckClientMessageID(p.ClientMessageID); err != nil {
 		return nil, err
 	}
 	if err := b.refusePaths("attachments", p.Attachments); err != nil {
@@ -441,7 +441,7 @@ func (b *binding) sessionQueueSteer(ctx context.Context, p *protocol.SessionQueu
 	if (p.ID == "") == (p.ClientMessageID == "") {
 		return nil, &protocol.ParamsError{Field: "id", Reason: "name the queued prompt by id or by clientMessageId (one of them)"}
 	}
-	if err := session.CheckClientMessageID(p.ClientMessageID); err != nil {
+	if err := protocol.CheckClientMessageID(p.ClientMessageID); err != nil {
 		return nil, err
 	}
 	return b.srv.sessions.QueueSteer(ctx, b.client, p.SessionID, p.ID, p.ClientMessageID)

@@ -20,30 +20,6 @@ import (
 // steered, cancelled, discarded. A refused input (not taken) keeps no
 // row: sent again, it is tried again.
 
-// validClientMessageID says whether id is 1 to 128 of A-Z a-z 0-9 . _ :
-// - (a loop: the regexp's {1,128} compiled to 128 copies of its class at
-// every process's start).
-func validClientMessageID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// CheckClientMessageID refuses a malformed clientMessageId.
-func CheckClientMessageID(id string) error {
-	if id != "" && !validClientMessageID(id) {
-		return &protocol.ParamsError{Field: "clientMessageId", Reason: fmt.Sprintf("%q: 1 to 128 of A-Z a-z 0-9 . _ : -", cut(id, 140))}
-	}
-	return nil
-}
-
 // input is one input this daemon took, while it may be asked about
 // again from memory (until its end is committed; then the store has it).
 type input struct {
@@ -239,7 +215,7 @@ func (m *Manager) Await(ctx context.Context, c *Client, sid, cmid string) (*prot
 	if cmid == "" {
 		return nil, &protocol.ParamsError{Field: "clientMessageId", Reason: "is required"}
 	}
-	if err := CheckClientMessageID(cmid); err != nil {
+	if err := protocol.CheckClientMessageID(cmid); err != nil {
 		return nil, err
 	}
 	s, err := m.lookup(c, sid)

@@ -722,7 +722,7 @@ type Input struct {
 	Text      string
 	Images    []Image
 	Resources []protocol.ResourceRef
-	// ClientMessageID names it (see CheckClientMessageID): a prompt
+	// ClientMessageID names it (see protocol.CheckClientMessageID): a prompt
 	// sent again under it runs nothing.
 	ClientMessageID string
 	// NoAsk: its turn asks no approval; what would ask is refused (only
@@ -745,7 +745,7 @@ func (m *Manager) Submit(c *Client, id string, in Input) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckClientMessageID(in.ClientMessageID); err != nil {
+	if err := protocol.CheckClientMessageID(in.ClientMessageID); err != nil {
 		return nil, err
 	}
 	inp, dup, err := s.take(context.Background(), kindPrompt, in.ClientMessageID)

@@ -50,7 +50,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 	default:
 		return nil, &protocol.ParamsError{Field: "idleBehavior", Reason: fmt.Sprintf("%q: promptRequired or start", p.IdleBehavior)}
 	}
-	if err := CheckClientMessageID(p.ClientMessageID); err != nil {
+	if err := protocol.CheckClientMessageID(p.ClientMessageID); err != nil {
 		return nil, err
 	}
 	s, err := m.lookup(c, p.SessionID)
