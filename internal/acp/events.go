@@ -391,11 +391,31 @@ var planOptions = []map[string]any{
 	{"optionId": protocol.DecisionKeepPlanning, "name": "Keep planning", "kind": "reject_once"},
 }
 
+// permissionOptions are a tool approval's answers as the editor is
+// offered them. ACP's kinds say only once or always, so each "always"
+// names its scope: this session only (kept while the session lives), or
+// this project (stored: later sessions there too, until revoked).
 var permissionOptions = []map[string]any{
-	{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-	{"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
-	{"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-	{"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+	{"optionId": protocol.DecisionAllowOnce, "name": "Allow once", "kind": "allow_once"},
+	{"optionId": protocol.DecisionAllowAlways, "name": "Always allow, this session only", "kind": "allow_always"},
+	{"optionId": protocol.DecisionAllowProject, "name": "Always allow in this project (stored, later sessions too)", "kind": "allow_always"},
+	{"optionId": protocol.DecisionRejectOnce, "name": "Reject", "kind": "reject_once"},
+	{"optionId": protocol.DecisionRejectAlways, "name": "Always reject, this session only", "kind": "reject_always"},
+	{"optionId": protocol.DecisionRejectProject, "name": "Always reject in this project (stored, later sessions too)", "kind": "reject_always"},
+}
+
+// offered are the options of permissionOptions the request takes (a
+// daemon that stores no answers offers none for the project), and their
+// ids.
+func offered(ev protocol.ApprovalRequestEvent) (options []map[string]any, ids []string) {
+	options = []map[string]any{}
+	for _, o := range permissionOptions {
+		id := o["optionId"].(string)
+		if slices.Contains(ev.Options, id) {
+			options, ids = append(options, o), append(ids, id)
+		}
+	}
+	return options, ids
 }
 
 // askPermission turns an approval_request into session/request_permission
@@ -429,7 +449,8 @@ func (b *Bridge) askPermission(sessionID string, ev protocol.ApprovalRequestEven
 	tc := map[string]any{"toolCallId": ev.ToolCallID, "title": call.title,
 		"kind": call.kind, "status": "pending", "rawInput": input,
 		"_meta": map[string]any{"zeroclaw": map[string]any{"requestId": ev.RequestID, "summary": ev.Summary}}}
-	options, valid, refuse := permissionOptions, protocol.Decisions, "reject_once"
+	options, valid := offered(ev)
+	refuse := protocol.DecisionRejectOnce
 	if ev.Kind == protocol.KindPlan {
 		// The plan mode's end: the plan is the call's content.
 		var in struct {

@@ -34,9 +34,17 @@ func TestForwardShowsOrLeavesOutEveryEvent(t *testing.T) {
 		return nil, nil
 	}), jsonrpc.Options{})
 	go editor.Run(ctx)
-	// The daemon answers every call with {}.
+	// The daemon answers every call with {}; an approval's answer is
+	// told, so that the bridge's goroutine that sends it is done with
+	// the connection before the test closes it.
+	approved := make(chan struct{}, 8)
 	da, db := net.Pipe()
-	daemon := client.New(db, jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return struct{}{}, nil }))
+	daemon := client.New(db, jsonrpc.HandlerFunc(func(_ context.Context, r *jsonrpc.Request) (any, error) {
+		if r.Method == protocol.MethodSessionApprove {
+			approved <- struct{}{}
+		}
+		return struct{}{}, nil
+	}))
 	d := client.New(da, nil)
 	defer d.Close()
 	defer daemon.Close()
@@ -101,6 +109,13 @@ func TestForwardShowsOrLeavesOutEveryEvent(t *testing.T) {
 			async = 2 // a process that ended before: its call opened and ended
 		}
 		shown := len(sent(async)) > 0
+		if typ == protocol.EventApprovalRequest {
+			select {
+			case <-approved:
+			case <-ctx.Done():
+				t.Fatal("the bridge never answered the daemon's approval request")
+			}
+		}
 		switch {
 		case leftOut && shown:
 			t.Errorf("%s: named as left out, yet sent to the editor", typ)

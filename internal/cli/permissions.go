@@ -16,7 +16,7 @@ import (
 // permissionsCmd lists the permission rules in force and revokes stored
 // "always" answers.
 func permissionsCmd(g *globals) *cobra.Command {
-	c := &cobra.Command{Use: "permissions", Short: "list the permission rules (config and stored answers), revoke a stored answer", Args: noArgs}
+	c := &cobra.Command{Use: "permissions", Short: "list the permission rules (the config's, answers for a project, answers for a live session), revoke an answer", Args: noArgs}
 	var format, cwd string
 	var noStart bool
 	pf := c.PersistentFlags()
@@ -25,7 +25,7 @@ func permissionsCmd(g *globals) *cobra.Command {
 	call := func(ctx context.Context, env console.Env, method string, params, result any) error {
 		return callDaemon(ctx, env, g, format, noStart, "zeroclaw-permissions", nil, method, params, result)
 	}
-	list := &cobra.Command{Use: "list", Short: "list the rules in force (for --cwd: the config's and those stored for its project; else all)", Args: noArgs,
+	list := &cobra.Command{Use: "list", Short: "list the rules in force and each one's scope (for --cwd: the config's, and the answers for its project and its live sessions; else all)", Args: noArgs,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			dir, err := absDir(cwd)
 			if err != nil {
@@ -44,23 +44,19 @@ func permissionsCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(env.Stdout, "no permission rules")
 			}
 			for _, r := range res.Rules {
-				where := "everywhere"
-				if r.Dir != "" {
-					where = r.Dir
-				}
-				fmt.Fprintf(env.Stdout, "%-14s %-5s %-12s %q  (%s, %s)\n", r.ID, r.Decision, r.Tool, r.Pattern, r.Origin, where)
+				fmt.Fprintf(env.Stdout, "%-14s %-7s %-5s %-12s %q  (%s)\n", r.ID, r.Scope, r.Decision, r.Tool, r.Pattern, holds(r))
 			}
 			return nil
 		})}
 	list.Flags().StringVar(&cwd, "cwd", "", "the directory whose rules to list")
-	revoke := &cobra.Command{Use: "revoke ID", Short: "remove a stored answer (zeroclaw permissions list shows the ids)", Args: exactArgs(1, "one rule id"),
+	revoke := &cobra.Command{Use: "revoke ID", Short: "remove an answer, for a project or a live session (zeroclaw permissions list shows the ids)", Args: exactArgs(1, "one rule id"),
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			var res protocol.PermissionsRevokeResult
 			if err := call(ctx, env, protocol.MethodPermissionsRevoke, protocol.PermissionsRevokeParams{ID: args[0]}, &res); err != nil {
 				return err
 			}
 			if !res.Revoked {
-				return fmt.Errorf("no stored answer %s (zeroclaw permissions list shows them)", args[0])
+				return fmt.Errorf("no answer %s (zeroclaw permissions list shows them)", args[0])
 			}
 			if format == "json" {
 				b, _ := json.MarshalIndent(res, "", "  ")
@@ -73,6 +69,18 @@ func permissionsCmd(g *globals) *cobra.Command {
 	c.AddCommand(list, revoke)
 	c.RunE = list.RunE
 	return c
+}
+
+// holds says where and how long a rule holds, by its scope (an older
+// daemon says none: its answers are all the project's).
+func holds(r protocol.PermissionRule) string {
+	switch {
+	case r.Scope == protocol.ScopeSession:
+		return "for the session " + r.SessionID + " in " + r.Dir + " only, until it ends; not stored"
+	case r.Scope == protocol.ScopeProject || r.Dir != "":
+		return "for the project " + r.Dir + ", stored until revoked"
+	}
+	return "config.toml, everywhere"
 }
 
 // callDaemon makes one call of a command that asks the daemon once (its

@@ -28,7 +28,7 @@ off), 130 cancelled.`,
 	agentAlias := fs.String("agent", "default", "agent alias from the config")
 	sessionID := fs.String("session", "", "session id to resume or create")
 	cwd := fs.String("cwd", "", "working directory of a new session (default: the current one)")
-	approve := fs.String("approve", "ask", "approvals: ask (read y/a/n from stdin), all, none")
+	approve := fs.String("approve", "ask", "approvals: ask (read y/a/p/n from stdin: a always for this session, p always in this project), all, none")
 	format := fs.String("output-format", "text", "text, json or ndjson")
 	noStart := fs.Bool("no-start", false, "do not start a daemon when none is running")
 	model := fs.String("model", "", "the model for this session (kept with it; see zeroclaw models)")

@@ -440,3 +440,48 @@ func TestPromptMaxTokensExitCode(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// zeroclaw permissions list says each answer's scope: an "always" for
+// the session (a on stdin) is the session's, until it ends; one for the
+// project (p) is stored for the project (issue 50, item 12). Both are
+// revoked by their ids.
+func TestPermissionsListSaysTheScope(t *testing.T) {
+	env, _, _, _ := testEnv(t, "")
+	startDaemon(t, env)
+	cwd := testdir.New(t)
+	code, _, errs := runCLI(t, env, "a\n", "prompt", "--cwd", cwd, "--session", "scoped", `/tool shell {"command":"echo a"}`)
+	if code != 0 || !strings.Contains(errs, "(allowed for the rest of this session (not stored): every call of shell)") {
+		t.Fatalf("a: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runCLI(t, env, "p\n", "prompt", "--cwd", cwd, "--session", "scoped", `/tool write_file {"path":"w.txt","content":"x"}`)
+	if code != 0 || !strings.Contains(errs, "(allowed in this project, this session and later ones, until revoked (zeroclaw permissions): every call of write_file)") {
+		t.Fatalf("p: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := runCLI(t, env, "", "permissions", "list", "--cwd", cwd)
+	if code != 0 {
+		t.Fatalf("list: exit %d %q", code, errs)
+	}
+	var ids []string
+	for _, want := range []string{
+		`project allow write_file   "*"  (for the project ` + cwd + `, stored until revoked)`,
+		`session allow shell        "*"  (for the session scoped in ` + cwd + ` only, until it ends; not stored)`,
+	} {
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasSuffix(l, want) {
+				found, ids = true, append(ids, strings.Fields(l)[0])
+			}
+		}
+		if !found {
+			t.Errorf("permissions list lacks %q:\n%s", want, out)
+		}
+	}
+	for _, id := range ids {
+		if code, out, errs := runCLI(t, env, "", "permissions", "revoke", id); code != 0 || out != "revoked "+id+"\n" {
+			t.Errorf("revoke %s: exit %d %q %q", id, code, out, errs)
+		}
+	}
+	if code, out, _ := runCLI(t, env, "", "permissions", "list", "--cwd", cwd); code != 0 || out != "no permission rules\n" {
+		t.Errorf("after the revokes: %q", out)
+	}
+}

@@ -79,7 +79,7 @@ func TestApprovalTimeoutRejectAndAllowAlways(t *testing.T) {
 	// Timeout: a rejection by "timeout".
 	done := a.send("session/prompt", prompt(sid, write("t.txt")))
 	req := a.until("approval_request")
-	if req["timeoutSecs"].(float64) != 1 || len(req["options"].([]any)) != 5 {
+	if req["timeoutSecs"].(float64) != 1 || len(req["options"].([]any)) != 8 {
 		t.Errorf("request %v", req)
 	}
 	res := a.until("approval_resolved")

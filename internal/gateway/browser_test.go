@@ -202,7 +202,8 @@ func TestDashboardInABrowser(t *testing.T) {
 		EditCard, ListCost, Footer, UndoDiff, RewindNote, Forked, AlsoHere, OtherLabel, SendWhileRunning                     string
 		Queued, Steers, FormLabels, FormValues, FormReplies                                                                  []string
 		FormRefusesOutOfBounds                                                                                               bool
-		ProcOutput, ProcState                                                                                                string
+		ProcOutput, ProcState, AlwaysResolved                                                                                string
+		ApprovalButtons                                                                                                      []string
 		ProcStopHidden                                                                                                       bool
 		SubagentNote, ChildListed, ChildOpened                                                                               string
 		ChildAfterParent                                                                                                     bool
@@ -256,6 +257,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	check(out.WaitingChip == "waiting for approval" && out.ApprovalCommand == "$ echo hi" && out.ApprovalShownOnce,
 		"a command waiting: chip %q, command %q, shown once %v", out.WaitingChip, out.ApprovalCommand, out.ApprovalShownOnce)
 	check(out.DoneChip == "done" && strings.Contains(out.ToolOutput, "hi"), "after Alt+A: chip %q, output %q", out.DoneChip, out.ToolOutput)
+	// Each "always" names its scope (issue 50, item 12), on its button
+	// and in the answer it leaves.
+	check(strings.Join(out.ApprovalButtons, "|") == "Allow once|Always this command, this session only|Always allow shell, this session only|"+
+		"Always this command in this project|Always allow shell in this project|Reject", "the approval's buttons: %q", out.ApprovalButtons)
+	check(out.AlwaysResolved == "Allowed for the rest of this session (not stored): every call", "after the session's always: %q", out.AlwaysResolved)
 	// Forms: the server's order, its defaults shown, a bound kept, the
 	// answer typed; several choices; decline and cancel, each as itself.
 	check(strings.Join(out.FormLabels, "|") == "Name *|age|score|status|verified", "the form's labels: %q", out.FormLabels)

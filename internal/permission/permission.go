@@ -209,6 +209,24 @@ func match(p, s string) bool {
 	return len(s) == 0
 }
 
+// Exact is the pattern that matches this call's input alone (its one
+// subject, escaped), and whether a rule of it would allow exactly this
+// call: not a compound command line (each part would then be allowed
+// alone, in any other line) nor one the shell parser refuses (no
+// pattern allows it). For those the pattern is the whole line escaped,
+// for a person to read.
+func Exact(tool string, input json.RawMessage, cwd string) (string, bool) {
+	subjects := Subjects(tool, input, cwd)
+	if len(subjects) == 1 && !strings.HasPrefix(subjects[0], unparsable) {
+		return Escape(subjects[0]), true
+	}
+	var a struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal(input, &a)
+	return Escape(a.Command), false
+}
+
 // Escape makes s a pattern that matches s alone.
 func Escape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)

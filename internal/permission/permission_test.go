@@ -90,3 +90,31 @@ func TestStore(t *testing.T) {
 		t.Errorf("revoked a rule that is not there")
 	}
 }
+
+// Exact is a pattern of this input alone, offered as a rule only when
+// the rule would allow exactly this call.
+func TestExact(t *testing.T) {
+	for _, c := range []struct {
+		tool  string
+		input json.RawMessage
+		want  string
+		whole bool
+	}{
+		{"shell", shellCall("go test ./..."), "go test ./...", true},
+		{"shell", shellCall("rm -f a*"), `rm -f a\*`, true},
+		{"shell", shellCall("make && make install"), "make && make install", false},
+		{"shell", shellCall("echo 'unclosed"), "echo 'unclosed", false},
+		{"write_file", json.RawMessage(`{"path":"/w/src/a.go","content":"x"}`), "src/a.go", true},
+	} {
+		got, whole := Exact(c.tool, c.input, "/w")
+		if got != c.want || whole != c.whole {
+			t.Errorf("Exact(%s %s) = %q, %v; want %q, %v", c.tool, c.input, got, whole, c.want, c.whole)
+		}
+		if whole {
+			rules := []Rule{{Tool: c.tool, Pattern: got, Decision: Allow}}
+			if v := Judge(rules, c.tool, Subjects(c.tool, c.input, "/w")); v.Decision != Allow {
+				t.Errorf("the exact rule of %s does not allow it: %+v", c.input, v)
+			}
+		}
+	}
+}

@@ -454,13 +454,20 @@ const (
 	StopInterrupted = "interrupted"
 )
 
-// Approval decisions (session/approve, approval_resolved).
+// Approval decisions (session/approve, approval_resolved). Each
+// "always" answer names its scope: the _always ones hold for the rest of
+// the session (kept with the live session, never stored), the _project
+// ones for the session's project (stored, for every later session
+// there, until revoked).
 const (
-	DecisionAllowOnce        = "allow_once"
-	DecisionAllowAlways      = "allow_always"
-	DecisionAllowAlwaysInput = "allow_always_input"
-	DecisionRejectOnce       = "reject_once"
-	DecisionRejectAlways     = "reject_always"
+	DecisionAllowOnce         = "allow_once"
+	DecisionAllowAlways       = "allow_always"        // this tool, this session
+	DecisionAllowAlwaysInput  = "allow_always_input"  // this very input, this session
+	DecisionAllowProject      = "allow_project"       // this tool, this project
+	DecisionAllowProjectInput = "allow_project_input" // this very input, this project
+	DecisionRejectOnce        = "reject_once"
+	DecisionRejectAlways      = "reject_always"  // this tool, this session
+	DecisionRejectProject     = "reject_project" // this tool, this project
 	// A plan's (exit_plan's approval_request, kind KindPlan).
 	DecisionProceedAsk   = "proceed_ask"
 	DecisionProceedEdits = "proceed_accept_edits"

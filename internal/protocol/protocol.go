@@ -407,10 +407,13 @@ var EventTypes = func() []string {
 	return out
 }()
 
-// Approval decisions.
-// allow_always_input (an addition to the spec) allows this tool with
-// exactly this input for the rest of the session: the same command.
-var Decisions = []string{DecisionAllowOnce, DecisionAllowAlways, DecisionAllowAlwaysInput, DecisionRejectOnce, DecisionRejectAlways}
+// Decisions are every answer a tool's approval takes, in the order
+// they are offered. allow_always_input (an addition to the spec) allows
+// this tool with exactly this input for the rest of the session: the
+// same command; the _project ones (additions) are stored for the
+// project. A request lists those it takes (approval_request.options).
+var Decisions = []string{DecisionAllowOnce, DecisionAllowAlways, DecisionAllowAlwaysInput, DecisionAllowProject, DecisionAllowProjectInput,
+	DecisionRejectOnce, DecisionRejectAlways, DecisionRejectProject}
 
 // SessionNewParams are the params of session/new.
 type SessionNewParams struct {
@@ -981,11 +984,31 @@ type PermissionRule struct {
 	Tool     string `json:"tool"`
 	Pattern  string `json:"pattern"`
 	Decision string `json:"decision"` // allow, ask, deny
-	// Dir is the project directory a stored answer holds for ("": the
+	// Dir is the project directory a stored answer holds for, or the
+	// project of the session a session's answer holds in ("": the
 	// config's rules, everywhere).
 	Dir    string `json:"dir"`
 	Origin string `json:"origin"` // config, answer
+	// Scope is where and how long it holds: ScopeGlobal, ScopeProject or
+	// ScopeSession.
+	Scope string `json:"scope"`
+	// SessionID is the session a session's answer holds in.
+	SessionID string `json:"sessionId,omitempty"`
 }
+
+// Scopes of a permission rule (permissions/list).
+const (
+	// ScopeGlobal: a rule of config.toml, for every session everywhere.
+	ScopeGlobal = "global"
+	// ScopeProject: an answer stored for a project (its git root, else
+	// its directory), for every session there, across daemon restarts,
+	// until revoked.
+	ScopeProject = "project"
+	// ScopeSession: an answer for one live session, kept in memory with
+	// it and never stored: it ends when the session is closed or
+	// unloaded, or the daemon stops.
+	ScopeSession = "session"
+)
 
 // PermissionsListResult is permissions/list's.
 type PermissionsListResult struct {

@@ -77,7 +77,7 @@ func TestProtocolDocListsAreTheCodes(t *testing.T) {
 		t.Fatal("approval_request.options is not described")
 	}
 	sentence := doc[i : i+strings.Index(doc[i:], ")")]
-	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven"}
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
 	if !strings.Contains(sentence, " "+words[len(protocol.Decisions)]+" decisions") {
 		t.Errorf("the options' count: %q (the code has %d)", sentence, len(protocol.Decisions))
 	}

@@ -349,9 +349,9 @@ func (b *binding) sessionExport(ctx context.Context, p *protocol.SessionExportPa
 
 // permissionsList serves permissions/list.
 func (b *binding) permissionsList(_ context.Context, p *protocol.PermissionsListParams) (*protocol.PermissionsListResult, error) {
-	res := &protocol.PermissionsListResult{Rules: []protocol.PermissionRule{}}
-	for _, r := range b.srv.sessions.Permissions(p.Cwd) {
-		res.Rules = append(res.Rules, protocol.PermissionRule{ID: r.ID, Tool: r.Tool, Pattern: r.Pattern, Decision: r.Decision, Dir: r.Dir, Origin: r.Origin})
+	res := &protocol.PermissionsListResult{Rules: b.srv.sessions.Permissions(p.Cwd)}
+	if res.Rules == nil {
+		res.Rules = []protocol.PermissionRule{}
 	}
 	return res, nil
 }

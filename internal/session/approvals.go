@@ -9,14 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zeroclaw/zeroclaw/internal/permission"
-
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 )
 
 // Approvals: a call that asks waits for a client's answer (or the
-// timeout); "always" answers stand for the rest of the session.
+// timeout); an "always" answer stands in the scope its option names
+// (standing.go).
 
 // approve answers a pending approval; false when it is unknown or
 // already answered.
@@ -37,58 +36,6 @@ func (s *Session) approve(requestID, decision, reason, feedback string, by *Clie
 	return ok, nil
 }
 
-// Standing implements agent.Host: an "always" answer given earlier in
-// the session for this tool (or this tool with this very input).
-func (s *Session) Standing(toolName string, input json.RawMessage) (agent.Decision, bool) {
-	s.mu.Lock()
-	switch {
-	case s.always[toolName], s.always[toolName+"\x00"+string(protocol.CompactJSON(input))]:
-		s.mu.Unlock()
-		return agent.Decision{Allow: true}, true
-	case s.never[toolName]:
-		s.mu.Unlock()
-		return agent.Decision{Why: "the user rejected " + toolName + " for the rest of this session"}, true
-	}
-	s.mu.Unlock()
-	// The permission rules: the config's, then the answers stored for
-	// the session's project.
-	rules := s.m.conf().Rules()
-	if s.m.perms != nil {
-		rules = append(rules[:len(rules):len(rules)], s.m.perms.For(s.project)...)
-	}
-	v := permission.Judge(rules, toolName, permission.Subjects(toolName, input, s.cwd))
-	switch v.Decision {
-	case permission.Allow:
-		return agent.Decision{Allow: true}, true
-	case permission.Deny:
-		return agent.Decision{Why: "refused by the permission rule " + v.Rule.String()}, true
-	case permission.Ask:
-		return agent.Decision{Ask: true, Why: "the permission rule " + v.Rule.String() + " asks"}, true
-	}
-	return agent.Decision{}, false
-}
-
-// remember stores an "always" answer as a rule for the session's
-// project, so later sessions there hold to it too.
-func (s *Session) remember(toolName string, input json.RawMessage, decision string, exact bool) {
-	if s.m.perms == nil {
-		return
-	}
-	pattern := "*"
-	if exact {
-		subjects := permission.Subjects(toolName, input, s.cwd)
-		if len(subjects) != 1 {
-			// A compound command: each part would be allowed alone;
-			// the answer holds for this session only.
-			return
-		}
-		pattern = permission.Escape(subjects[0])
-	}
-	if _, err := s.m.perms.Add(permission.Rule{Tool: toolName, Pattern: pattern, Decision: decision, Dir: s.project}); err != nil {
-		s.m.log.Warn("an always answer could not be stored", "sessionId", s.id, "err", err)
-	}
-}
-
 // Approve implements agent.Host: an approval_request to every attached
 // client; the first answer wins; no answer within the configured timeout
 // is a rejection by "timeout".
@@ -99,7 +46,6 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	if s.t.NoAsk() {
 		return agent.Decision{Why: "not asked: this run may do only what permission rules allow (a schedule's approve: rules)"}
 	}
-	sameInput := req.ToolName + "\x00" + string(protocol.CompactJSON(req.Input))
 	id := protocol.NewID("apr_", 6)
 	// The reviewer first, when there is one.
 	decision, rv, why := s.review(ctx, id, req)
@@ -111,7 +57,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	}
 	options := req.Options
 	if options == nil {
-		options = protocol.Decisions
+		options = s.decisions(req)
 	}
 	a := &approval{Options: options, Answer: make(chan answer, 1)}
 	s.t.Ask(id, a)
@@ -160,26 +106,9 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		// read; no standing answer is kept.
 		return agent.Decision{Allow: by == "client", Choice: ans.Decision, Feedback: ans.Feedback, Why: "no answer (" + by + ")"}
 	}
-	switch ans.Decision {
-	case "allow_always":
-		s.mu.Lock()
-		s.always[req.ToolName] = true
-		s.mu.Unlock()
-		s.remember(req.ToolName, req.Input, permission.Allow, false)
+	s.keep(req, ans.Decision)
+	if strings.HasPrefix(ans.Decision, "allow_") {
 		return agent.Decision{Allow: true}
-	case "allow_always_input":
-		s.mu.Lock()
-		s.always[sameInput] = true
-		s.mu.Unlock()
-		s.remember(req.ToolName, req.Input, permission.Allow, true)
-		return agent.Decision{Allow: true}
-	case "allow_once":
-		return agent.Decision{Allow: true}
-	case "reject_always":
-		s.mu.Lock()
-		s.never[req.ToolName] = true
-		s.mu.Unlock()
-		s.remember(req.ToolName, req.Input, permission.Deny, false)
 	}
 	switch by {
 	case "timeout":

@@ -78,7 +78,8 @@ type Manager struct {
 	spend   *spend.Ledger     // the day's spend, by the configured clock
 	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
 	procDir string            // where background processes' output files go ("": none)
-	perms   *permission.Store // "always" answers, per project (nil: kept per session only)
+	perms   *permission.Store // answers for a project (nil: none stored, none offered)
+	answers atomic.Int64      // the last id given to an answer a session holds (standing.go)
 	uploads *attach.Store     // where tools' images are kept
 	gate    gate.Func         // decides what every actor may do
 	parts   participants      // what takes part in every turn (Join)
@@ -211,9 +212,8 @@ func (m *Manager) mcpChanged(id string) {
 	}
 }
 
-// MCPStatus describes the configured MCP servers.
-func (m *Manager) MCPStatus() []mcptools.Status {
-	out := m.conf().MCP().Status()
+// liveSessions are the live sessions now, by id.
+func (m *Manager) liveSessions() []*Session {
 	m.mu.Lock()
 	live := make([]*Session, 0, len(m.live))
 	for _, s := range m.live {
@@ -221,7 +221,13 @@ func (m *Manager) MCPStatus() []mcptools.Status {
 	}
 	m.mu.Unlock()
 	slices.SortFunc(live, func(a, b *Session) int { return strings.Compare(a.id, b.id) })
-	for _, s := range live {
+	return live
+}
+
+// MCPStatus describes the configured MCP servers.
+func (m *Manager) MCPStatus() []mcptools.Status {
+	out := m.conf().MCP().Status()
+	for _, s := range m.liveSessions() {
 		s.mu.Lock()
 		own := s.mcp
 		s.mu.Unlock()
@@ -637,8 +643,7 @@ func (m *Manager) newSession(id, alias, mode, cwd, owner string) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{m: m, id: id, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files,
-		always: map[string]bool{}, never: map[string]bool{}}
+	s := &Session{m: m, id: id, alias: alias, mode: mode, cwd: cwd, project: permission.ProjectDir(cwd), owner: owner, agent: a, agentGen: k.Gen(), instructions: files}
 	s.events = eventlog.New(m.store, id, s.broken)
 	s.t.Touch()
 	return s, nil
@@ -935,26 +940,4 @@ func (m *Manager) Compact(ctx context.Context, c *Client, id string) (*protocol.
 		return nil, err
 	}
 	return &protocol.SessionCompactResult{SessionID: id, DroppedMessages: n}, nil
-}
-
-// Permissions lists the rules in force for a directory ("": every
-// stored one): the config's, then the stored answers.
-func (m *Manager) Permissions(cwd string) []permission.Rule {
-	out := append([]permission.Rule(nil), m.conf().Rules()...)
-	if m.perms != nil {
-		dir := ""
-		if cwd != "" {
-			dir = permission.ProjectDir(cwd)
-		}
-		out = append(out, m.perms.For(dir)...)
-	}
-	return out
-}
-
-// Revoke removes a stored answer.
-func (m *Manager) Revoke(id string) (bool, error) {
-	if m.perms == nil {
-		return false, nil
-	}
-	return m.perms.Revoke(id)
 }

@@ -170,9 +170,10 @@ type Session struct {
 	sbMode    string
 	noNetwork bool
 	history   provider.Transcript
-	spent     store.Usage     // what the session's model calls used and cost
-	always    map[string]bool // tool -> allowed for the rest of the session
-	never     map[string]bool // tool -> rejected for the rest of the session
+	spent     store.Usage // what the session's model calls used and cost
+	// answers are the "always" answers for the rest of the session
+	// (standing.go), in the order given.
+	answers []sessionAnswer
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool

@@ -963,12 +963,15 @@ func (m *tui) noteEvent(u update) {
 	case protocol.ApprovalResolvedEvent:
 		// Answered here: the ask is closed already. Elsewhere (another
 		// client first, the timeout, a cancel): withdrawn, and said.
-		if !(e.By == "client" && e.ClientID == m.me) && m.withdraw(e.RequestID) {
+		if e.By == "client" && e.ClientID == m.me {
+			break
+		}
+		if a := m.withdraw(e.RequestID); a != nil {
 			switch {
 			case e.By == "timeout":
 				m.out.print(ch.dim(timedOut))
 			case e.By == "client":
-				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(e.ClientID, e.ClientName), e.Decision)))
+				m.out.print(ch.dim(fmt.Sprintf("  answered by %s: %s", fromWhom(e.ClientID, e.ClientName), cmp.Or(answerSaid(e.Decision, a.ToolName, a.Kind), e.Decision))))
 			}
 		}
 	case protocol.ApprovalReviewedEvent:
@@ -1101,21 +1104,22 @@ func (m *tui) asked() tea.Cmd {
 }
 
 // withdraw drops the ask of an approval answered elsewhere (another
-// client, the timeout, a cancel): its waiting answer is none.
-func (m *tui) withdraw(requestID string) bool {
+// client, the timeout, a cancel): its waiting answer is none. It
+// returns the approval withdrawn (nil: none was asked here).
+func (m *tui) withdraw(requestID string) *approval {
 	for i, l := range m.later {
 		if l.u.RequestID == requestID {
 			l.reply <- [2]string{}
 			m.later = append(m.later[:i:i], m.later[i+1:]...)
-			return true
+			return l.u
 		}
 	}
 	if a := m.asking; a != nil && a.approval != nil && a.approval.RequestID == requestID {
 		a.reply <- [2]string{}
 		m.asked()
-		return true
+		return a.approval
 	}
-	return false
+	return nil
 }
 
 // approvalDetail is what an approval shows, by the tool's kind: the
@@ -1194,6 +1198,16 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 		m.out.print(m.ch.dim(fmt.Sprintf("  %s %s", what, u.ToolName)))
 		return m.asked()
 	}
+	// answer gives a tool approval's decision, when the request takes it,
+	// and says what it means.
+	answer := func(decision string) tea.Cmd {
+		if !offers(u, decision) {
+			return nil
+		}
+		a.reply <- [2]string{decision, ""}
+		m.out.print(m.ch.dim("  " + answerSaid(decision, u.ToolName, u.Kind)))
+		return m.asked()
+	}
 	if u.Kind == protocol.KindPlan {
 		// The plan mode's end: its own three answers (the daemon
 		// switches the mode as it takes one, and its config_update
@@ -1208,19 +1222,28 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	switch strings.ToLower(k.String()) {
+	// Upper case is its own key here: P is every call for the project.
+	key := k.String()
+	if key != "P" {
+		key = strings.ToLower(key)
+	}
+	switch key {
 	case "y":
-		return decide("allow_once", "allowed once:")
+		return answer(protocol.DecisionAllowOnce)
 	case "c":
-		return decide("allow_always_input", "allowed for the rest of the session, this exact input:")
+		return answer(protocol.DecisionAllowAlwaysInput)
 	case "a":
-		return decide("allow_always", "allowed for the rest of the session, every call of")
+		return answer(protocol.DecisionAllowAlways)
+	case "p":
+		return answer(protocol.DecisionAllowProjectInput)
+	case "P":
+		return answer(protocol.DecisionAllowProject)
 	case "n":
-		return decide("reject_once", "rejected:")
+		return answer(protocol.DecisionRejectOnce)
 	case "e":
 		m.out.print(m.ch.dim(fmt.Sprintf("  tool %s, call %s, input %s", u.ToolName, u.ToolCallID, mdterm.Safe(compact(u.RawInput, 2000)))))
 	case "esc", "ctrl+c":
-		cmd := decide("reject_once", "rejected:")
+		cmd := answer(protocol.DecisionRejectOnce)
 		if m.busy {
 			return tea.Batch(cmd, m.cancelTurn())
 		}
@@ -1397,7 +1420,30 @@ func (m *tui) approvalView() string {
 	if u.Kind == protocol.KindPlan {
 		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] proceed, asking  [a] proceed, accepting edits  [n] keep planning (then say what to change)\n")
 	} else {
-		b.WriteString(m.ch.sgr("\x1b[1;33m", "╰ ") + "[y] once  [c] always this " + inputWord(u.Kind) + "  [a] always " + u.ToolName + "  [n] no  [e] explain  [esc] no, and cancel the turn\n")
+		// Each "always" says its scope; those the request does not take
+		// are not shown.
+		keys := []string{"[y] once  [n] no  [e] explain  [esc] no, and cancel the turn"}
+		scope := func(where, exactKey, exact, everyKey, every string) {
+			var ks []string
+			if offers(u, exact) {
+				ks = append(ks, "["+exactKey+"] this "+inputWord(u.Kind))
+			}
+			if offers(u, every) {
+				ks = append(ks, "["+everyKey+"] every "+u.ToolName)
+			}
+			if len(ks) > 0 {
+				keys = append(keys, "always, "+where+": "+strings.Join(ks, "  "))
+			}
+		}
+		scope("for this session only", "c", protocol.DecisionAllowAlwaysInput, "a", protocol.DecisionAllowAlways)
+		scope("in this project (stored: later sessions too)", "p", protocol.DecisionAllowProjectInput, "P", protocol.DecisionAllowProject)
+		for i, l := range keys {
+			edge := "│ "
+			if i == len(keys)-1 {
+				edge = "╰ "
+			}
+			b.WriteString(m.ch.sgr("\x1b[1;33m", edge) + l + "\n")
+		}
 	}
 	return b.String()
 }
@@ -1441,13 +1487,6 @@ func (m *tui) queueView() string {
 		b.WriteString(m.ch.dim("queued: "+cut(strings.ReplaceAll(q, "\n", " ⏎ "), max(m.width-10, 20))) + "\n")
 	}
 	return b.String()
-}
-
-func inputWord(kind string) string {
-	if kind == protocol.KindExecute {
-		return "command"
-	}
-	return "input"
 }
 
 // footer: agent, model, session and the context used.

@@ -145,8 +145,10 @@ Ctrl-C twice on an empty prompt (or Ctrl-D) leaves.
 other clients on the session: their prompts (labelled with their name and
 id), replies and approvals show as they come; the first answer to an
 approval wins.
-approvals: y once, c always for this command or input, a always for the
-tool, n no, e explain.`
+approvals: y once; for the rest of this session only: c this command or
+input, a every call of the tool; in this project, stored for later
+sessions too (zeroclaw permissions lists and revokes them): p this
+command or input, P every call of the tool; n no; e explain.`
 
 func (ch *chat) sessions(ctx context.Context, _, _ string) error {
 	page, err := ch.cv.c.List(ctx, protocol.SessionListParams{Limit: 20})

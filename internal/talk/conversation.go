@@ -311,7 +311,13 @@ func (r *renderer) decide(ctx context.Context, u approval) {
 			if u.Subagent != nil {
 				who = " (sub-agent: " + mdterm.Safe(u.Subagent.Description) + ")"
 			}
-			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s%s? %s [y]es once / [a]lways / [n]o / [e]xplain: ", u.ToolName, who, u.Summary))
+			// Each "always" says its scope; the project's only where the
+			// daemon offers it.
+			always := " / [a]lways, this session"
+			if offers(&u, protocol.DecisionAllowProject) {
+				always += " / [p]roject: always, in this project"
+			}
+			line, err := r.answers.ReadLine(fmt.Sprintf("Allow %s%s? %s [y]es once%s / [n]o / [e]xplain: ", u.ToolName, who, u.Summary, always))
 			ans := strings.ToLower(strings.TrimSpace(line))
 			if err != nil && ans == "" {
 				fmt.Fprintln(r.errw, "\n(no answer: stdin closed) rejected")
@@ -322,7 +328,12 @@ func (r *renderer) decide(ctx context.Context, u approval) {
 			case "y", "yes":
 				decision = "allow_once"
 			case "a", "always":
-				decision = "allow_always"
+				decision = protocol.DecisionAllowAlways
+			case "p", "project":
+				if !offers(&u, protocol.DecisionAllowProject) {
+					continue
+				}
+				decision = protocol.DecisionAllowProject
 			case "n", "no":
 			case "e", "explain":
 				fmt.Fprintf(r.errw, "  tool %s, call %s, input %s\n", u.ToolName, u.ToolCallID, compact(u.RawInput, 2000))
@@ -331,6 +342,9 @@ func (r *renderer) decide(ctx context.Context, u approval) {
 				continue
 			}
 			break
+		}
+		if decision != protocol.DecisionAllowOnce && decision != protocol.DecisionRejectOnce {
+			fmt.Fprintf(r.errw, "(%s)\n", answerSaid(decision, u.ToolName, u.Kind))
 		}
 	}
 	r.answer(ctx, u.RequestID, decision, reason)

@@ -75,6 +75,7 @@ try {
   out.waitingChip = await text('.tool[data-status="waiting"] .chip');
   out.approvalCommand = await text('.tool .tool-summary');
   out.approvalShownOnce = await page.$$eval('.tool', (ts) => ts.length) === 1 && await page.$$eval('.approval, .approval-request', (a) => a.length) === 0;
+  out.approvalButtons = await page.$$eval('.tool[data-status="waiting"] .buttons button', (bs) => bs.map((b) => b.textContent));
   await page.keyboard.press('Alt+A');
   await page.waitForSelector('.tool[data-status="done"]');
   out.doneChip = await text('.tool[data-status="done"] .chip');
@@ -120,7 +121,9 @@ try {
   await page.fill('#prompt', '/tool shell {"command":"for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.1; done; read -r x; echo never","background":true}');
   await page.click('#send');
   await page.waitForSelector('.tool[data-status="waiting"]');
-  await page.keyboard.press('Alt+A');
+  await page.click('.tool[data-status="waiting"] button[data-decision="allow_always"]'); // every shell, this session only
+  await page.waitForSelector('.tool .resolved:text-matches("this session")');
+  out.alwaysResolved = await text('.tool .resolved:text-matches("this session")');
   await page.waitForSelector('#processes .proc[data-state="running"]');
   await page.click('#processes .proc[data-state="running"] .proc-toggle');
   await page.waitForFunction(() => document.querySelector('#processes .proc[data-state="running"] .proc-output').textContent.includes('line-6'));

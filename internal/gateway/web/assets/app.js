@@ -513,6 +513,16 @@ async function modelOptions(select, alias, current) {
 
 // ---- one session ----
 
+// ANSWER_SCOPE says where and how long an approval's "always" answer
+// holds, as the daemon keeps it: the session's in memory with the live
+// session, the project's stored for later sessions there too.
+const ANSWER_SCOPE = {
+  allow_once: 'once', reject_once: '',
+  allow_always: 'for the rest of this session (not stored): every call', allow_always_input: 'for the rest of this session (not stored): this exact input',
+  reject_always: 'for the rest of this session (not stored): every call',
+  allow_project: 'in this project, this session and later ones, until revoked: every call', allow_project_input: 'in this project, this session and later ones, until revoked: this exact input',
+  reject_project: 'in this project, this session and later ones, until revoked: every call',
+};
 const TOOL_STATUS = { waiting: 'waiting for approval', running: 'running', done: 'done', failed: 'failed', refused: 'refused', stopped: 'stopped' };
 
 // modeOptions fills a mode picker with the modes: the daemon's risk
@@ -1119,7 +1129,7 @@ class SessionView {
           break;
         }
         const allowed = (u.decision || '').startsWith('allow');
-        a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (u.decision.endsWith('always') ? ' for this session' : u.decision.endsWith('_input') ? ' for this exact input' : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') +
+        a.box.replaceChildren(el('div', { class: 'resolved', text: (allowed ? 'Allowed' : 'Refused') + (ANSWER_SCOPE[u.decision] ? ' ' + ANSWER_SCOPE[u.decision] : '') + (u.by && u.by !== 'client' ? ' (' + u.by + ')' : '') +
           (u.by === 'client' && u.clientId && u.clientId !== app.clientId ? ' by ' + (u.clientName || u.clientId) : '') }));
         this.toolStatus(a.card, allowed ? 'running' : 'refused');
         break;
@@ -1220,8 +1230,11 @@ class SessionView {
       u.review ? el('div', { class: 'approval-review small', text: 'Reviewer: ' + u.review.risk + ' risk \u2014 ' + u.review.rationale }) : null,
       el('div', { class: 'buttons', role: 'group', 'aria-label': 'Approve ' + u.toolName + '?' },
         el('button', { type: 'button', class: 'allow needs-online', text: 'Allow once', title: 'Alt+A', onclick: () => decide('allow_once') }),
-        opts.includes('allow_always_input') && card.node.dataset.kind === 'execute' ? el('button', { type: 'button', class: 'secondary needs-online', text: 'Always this command', onclick: () => decide('allow_always_input') }) : null,
-        el('button', { type: 'button', class: 'secondary needs-online', text: 'Always allow ' + u.toolName, onclick: () => decide('allow_always') }),
+        // Each "always" names its scope; only those the request takes.
+        ...[['allow_always_input', 'Always this command, this session only', true], ['allow_always', 'Always allow ' + u.toolName + ', this session only'],
+          ['allow_project_input', 'Always this command in this project', true], ['allow_project', 'Always allow ' + u.toolName + ' in this project']]
+          .filter(([d, , command]) => opts.includes(d) && (!command || card.node.dataset.kind === 'execute'))
+          .map(([d, text]) => el('button', { type: 'button', class: 'secondary needs-online always', 'data-decision': d, text, title: ANSWER_SCOPE[d], onclick: () => decide(d) })),
         el('button', { type: 'button', class: 'reject needs-online', text: 'Reject', title: 'Alt+R', onclick: () => decide('reject_once') }))].filter(Boolean));
     card.details = card.node.querySelector('.tool-details');
     if (!diff && card.details) card.details.open = true;
