@@ -339,10 +339,11 @@ func (gs *Goals) TurnEnded(s *session.Session, kind string, res protocol.Session
 
 // Asking implements session.Participant: the goal is blocked while its
 // turn waits for an approval, active again once answered.
-func (gs *Goals) Asking(s *session.Session, kind string, asking bool) {
+func (gs *Goals) Asking(s *session.Session, kind string, a session.Ask) {
 	if kind != Kind {
 		return
 	}
+	asking := a.Resolved == nil
 	b := boxOf(s)
 	b.mu.Lock()
 	defer b.mu.Unlock()

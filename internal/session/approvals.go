@@ -20,11 +20,10 @@ import (
 // approve answers a pending approval; false when it is unknown or
 // already answered.
 func (s *Session) approve(requestID, decision, reason, feedback string, by *Client) (bool, error) {
-	s.mu.Lock()
-	child := s.forwards[requestID]
-	s.mu.Unlock()
-	if child != nil {
-		return child.approve(requestID, decision, reason, feedback, by) // a child's, shown here
+	for _, p := range s.m.participants() {
+		if child := p.Answers(s, requestID); child != nil {
+			return child.approve(requestID, decision, reason, feedback, by) // a child's, shown here
+		}
 	}
 	if opts := s.t.ApprovalOptions(requestID); opts != nil && !slices.Contains(opts, decision) {
 		return false, &protocol.ParamsError{Field: "decision", Reason: fmt.Sprintf("%q: this request takes %s", decision, strings.Join(opts, ", "))}
@@ -70,14 +69,11 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	ev := protocol.ApprovalRequestEvent{RequestID: id, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Kind: req.Kind,
 		RawInput: input, Summary: req.Summary, TimeoutSecs: secs, Options: options, Rule: req.Rule, Review: rv}
 	s.emit(ev)
-	// The participants hear the turn waits (a goal is blocked).
+	// The participants hear the turn waits (a goal is blocked; a
+	// sub-agent's question is shown to its ancestors' clients too:
+	// whoever answers first, here or there).
 	kind := s.turnKind()
-	s.m.each(func(p Participant) { p.Asking(s, kind, true) })
-	defer s.m.each(func(p Participant) { p.Asking(s, kind, false) })
-	// A sub-agent's question is shown to its ancestors' clients too:
-	// whoever answers first, here or there.
-	shown := s.showAncestors(ev)
-	defer shown.resolved()
+	s.m.each(func(p Participant) { p.Asking(s, kind, Ask{Request: &ev}) })
 
 	var expired <-chan time.Time
 	if secs > 0 {
@@ -99,7 +95,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		resolved.ClientID, resolved.ClientName = ans.By.ID(), ans.By.Name()
 	}
 	s.emit(resolved)
-	shown.emit(resolved)
+	s.m.each(func(p Participant) { p.Asking(s, kind, Ask{Request: &ev, Resolved: &resolved}) })
 
 	if req.Options != nil {
 		// Its own options (a plan's): the choice is the caller's to
@@ -130,48 +126,4 @@ func (s *Session) withdraw(id string, a *approval, def answer, by string) (answe
 		return def, by
 	}
 	return <-a.Answer, "client"
-}
-
-// shownAbove is a child's approval shown in its ancestors.
-type shownAbove struct {
-	id    string
-	child *Session
-	in    []*Session
-}
-
-// showAncestors shows a sub-agent's approval request in each live
-// ancestor (labelled with the child), whose session/approve answers it.
-func (s *Session) showAncestors(ev protocol.ApprovalRequestEvent) shownAbove {
-	sh := shownAbove{id: ev.RequestID, child: s}
-	s.mu.Lock()
-	desc := s.description
-	s.mu.Unlock()
-	ev.Subagent = &protocol.SubagentRef{SessionID: s.id, Description: desc}
-	for p := s.liveParent(); p != nil; p = p.liveParent() {
-		p.mu.Lock()
-		if p.forwards == nil {
-			p.forwards = map[string]*Session{}
-		}
-		p.forwards[ev.RequestID] = s
-		p.mu.Unlock()
-		p.emit(ev)
-		sh.in = append(sh.in, p)
-	}
-	return sh
-}
-
-// emit writes ev (the resolution) in each ancestor it was shown in.
-func (sh shownAbove) emit(ev protocol.EventBody) {
-	for _, p := range sh.in {
-		p.emit(ev)
-	}
-}
-
-// resolved forgets the forward.
-func (sh shownAbove) resolved() {
-	for _, p := range sh.in {
-		p.mu.Lock()
-		delete(p.forwards, sh.id)
-		p.mu.Unlock()
-	}
 }

@@ -37,8 +37,12 @@ type Participant interface {
 	// (its tools may be added to).
 	TurnStarting(s *Session, kind string, a *agent.Agent)
 	// Asking: the running turn (of an input of kind) waits for an
-	// approval (asking), or no longer.
-	Asking(s *Session, kind string, asking bool)
+	// approval (a.Request), or no longer (a.Resolved).
+	Asking(s *Session, kind string, a Ask)
+	// Answers is the session (a descendant's) whose approval request
+	// requestID, shown in s, an answer given in s goes to (nil: none of
+	// the participant's).
+	Answers(s *Session, requestID string) *Session
 	// TurnEnded: the turn of an input of kind ended with res.
 	TurnEnded(s *Session, kind string, res protocol.SessionPromptResult)
 	// Idle: no turn runs and no prompt waits (after a turn, or when a
@@ -109,13 +113,21 @@ type HookMoment struct {
 	Source string
 }
 
+// Ask is an approval a turn asks: Request when it begins to wait,
+// Resolved (and Request) once it is answered, withdrawn or timed out.
+type Ask struct {
+	Request  *protocol.ApprovalRequestEvent
+	Resolved *protocol.ApprovalResolvedEvent
+}
+
 // Moments is a Participant that does nothing at every moment: a
 // participant embeds it and says only the moments it takes part in.
 type Moments struct{}
 
 func (Moments) Resumed(*Session, *store.Session)                         {}
 func (Moments) TurnStarting(*Session, string, *agent.Agent)              {}
-func (Moments) Asking(*Session, string, bool)                            {}
+func (Moments) Asking(*Session, string, Ask)                             {}
+func (Moments) Answers(*Session, string) *Session                        { return nil }
 func (Moments) TurnEnded(*Session, string, protocol.SessionPromptResult) {}
 func (Moments) Idle(*Session)                                            {}
 func (Moments) Describe(*Session, *archive.Live)                         {}

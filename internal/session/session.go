@@ -143,7 +143,7 @@ type Session struct {
 
 	// mu guards the rest, and only the rest: the session's settings
 	// (model, risk, reasoning, sandbox), its tree (lineage, description,
-	// forwards), its transcript (history, unloaded, storedMessages,
+	// its transcript (history, unloaded, storedMessages,
 	// cutCalls, asked, held), what it spent, its standing answers
 	// (always, never), and what it opened on first use (mcp, procs).
 	mu    sync.Mutex
@@ -152,9 +152,6 @@ type Session struct {
 	// The tree (tree.go): the lineage of a session a task started.
 	lineage     protocol.Lineage
 	description string
-	// forwards are the approvals of children shown here: requestId to
-	// the child that asks.
-	forwards map[string]*Session
 	// cutCalls are the tool calls the transcript's repair answered
 	// interrupted (a continued turn's clients are told).
 	cutCalls []provider.ToolCall

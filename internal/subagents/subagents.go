@@ -121,6 +121,12 @@ type family struct {
 	// shown are the project agent files the user let this session's
 	// tasks run, by path and content (trust).
 	shown map[string]bool
+	// forwards are the approvals of descendants shown in this session:
+	// requestId to the session that asks (Answers).
+	forwards map[string]*session.Session
+	// shownIn are the ancestors this session's approval requests are
+	// shown in, by requestId (their resolution is told there too).
+	shownIn map[string][]*session.Session
 }
 
 type familyKey struct{}
@@ -238,6 +244,59 @@ func (h host) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, err
 		return c.status(), nil
 	}
 	return h.wait(ctx, c)
+}
+
+// Asking implements session.Participant: a sub-agent's approval request
+// is shown in each live ancestor too, labelled with the child, and is
+// answered in whichever of them answers first (Answers); its resolution
+// is told where it was shown.
+func (sa *Subagents) Asking(s *session.Session, _ string, a session.Ask) {
+	f := familyOf(s)
+	if a.Resolved != nil {
+		f.mu.Lock()
+		in := f.shownIn[a.Request.RequestID]
+		delete(f.shownIn, a.Request.RequestID)
+		f.mu.Unlock()
+		for _, p := range in {
+			p.Publish(*a.Resolved)
+			pf := familyOf(p)
+			pf.mu.Lock()
+			delete(pf.forwards, a.Request.RequestID)
+			pf.mu.Unlock()
+		}
+		return
+	}
+	ev := *a.Request
+	ev.Subagent = &protocol.SubagentRef{SessionID: s.ID(), Description: s.Description()}
+	var in []*session.Session
+	for p := s.Parent(); p != nil; p = p.Parent() {
+		pf := familyOf(p)
+		pf.mu.Lock()
+		if pf.forwards == nil {
+			pf.forwards = map[string]*session.Session{}
+		}
+		pf.forwards[ev.RequestID] = s
+		pf.mu.Unlock()
+		p.Publish(ev)
+		in = append(in, p)
+	}
+	if len(in) > 0 {
+		f.mu.Lock()
+		if f.shownIn == nil {
+			f.shownIn = map[string][]*session.Session{}
+		}
+		f.shownIn[ev.RequestID] = in
+		f.mu.Unlock()
+	}
+}
+
+// Answers implements session.Participant: the descendant whose approval
+// request, shown in s, requestID names.
+func (sa *Subagents) Answers(s *session.Session, requestID string) *session.Session {
+	f := familyOf(s)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.forwards[requestID]
 }
 
 // trust asks the user, the first time in this session, before a task
