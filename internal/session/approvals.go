@@ -56,7 +56,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 	}
 	options := req.Options
 	if options == nil {
-		options = s.decisions(req)
+		options = s.standing().Decisions(req)
 	}
 	a := &approval{Options: options, Answer: make(chan answer, 1)}
 	s.t.Ask(id, a)
@@ -102,7 +102,7 @@ func (s *Session) Approve(ctx context.Context, req agent.ApprovalRequest) agent.
 		// read; no standing answer is kept.
 		return agent.Decision{Allow: by == "client", Choice: ans.Decision, Feedback: ans.Feedback, Why: "no answer (" + by + ")"}
 	}
-	s.keep(req, ans.Decision)
+	s.standing().Keep(req, ans.Decision)
 	if strings.HasPrefix(ans.Decision, "allow_") {
 		return agent.Decision{Allow: true}
 	}

@@ -79,7 +79,6 @@ type Manager struct {
 	cpDir   string            // where each session's checkpoints live ("": nowhere, off)
 	procDir string            // where background processes' output files go ("": none)
 	perms   *permission.Store // answers for a project (nil: none stored, none offered)
-	answers atomic.Int64      // the last id given to an answer a session holds (standing.go)
 	uploads *attach.Store     // where tools' images are kept
 	gate    gate.Func         // decides what every actor may do
 	parts   participants      // what takes part in every turn (Join)

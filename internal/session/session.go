@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/answers"
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/eventlog"
 	"github.com/zeroclaw/zeroclaw/internal/mcptools"
@@ -64,7 +65,8 @@ import (
 // List.mu (sessionlist.List, the Manager's list) the list's followers
 // and the changes not yet told them; the kit's mu (internal/agentkit) its
 // providers; nothing is taken while either of the last two is held.
-// kmu, imu and nmu are taken alone, never with another.
+// kmu, imu, nmu and the held answers' lock (internal/answers) are
+// taken alone, never with another.
 //
 // Across sessions: no lock of one session is held while a lock of
 // another is taken, except setMu (above). The tree's walks (a child's
@@ -142,10 +144,10 @@ type Session struct {
 	notices    []notice // for the model's next call (Notices)
 
 	// mu guards the rest, and only the rest: the session's settings
-	// (model, risk, reasoning, sandbox), its tree (lineage, description,
-	// its transcript (history, unloaded, storedMessages,
-	// cutCalls, asked, held), what it spent, its standing answers
-	// (always, never), and what it opened on first use (mcp, procs).
+	// (model, risk, reasoning, sandbox), its tree (lineage,
+	// description), its transcript (history, unloaded, storedMessages,
+	// cutCalls, asked, held), what it spent, and what it opened on
+	// first use (mcp, procs).
 	mu    sync.Mutex
 	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
 	procs *background.Table // its background processes, once one started
@@ -169,8 +171,8 @@ type Session struct {
 	history   provider.Transcript
 	spent     store.Usage // what the session's model calls used and cost
 	// answers are the "always" answers for the rest of the session
-	// (standing.go), in the order given.
-	answers []sessionAnswer
+	// (internal/answers; their own lock, taken alone).
+	answers answers.Held
 	// unloaded: a resumed session whose transcript is still only in the
 	// store (storedMessages long); load reads it before the first turn.
 	unloaded       bool
