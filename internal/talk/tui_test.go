@@ -401,7 +401,11 @@ func TestChatShowsAnotherClientsModeSwitch(t *testing.T) {
 	said := "(mode → full access, by phone (" + phone.Init.ClientID + "))"
 	s.expect(said)
 	s.expect("full access mode")
+	// The line chat reads the session's events while a prompt of its
+	// runs: what came between its prompts is said with the next one.
+	lines.typed("again\n")
 	lines.expect(said)
+	lines.expect("echo: again")
 	if all := s.out.String(); strings.Count(all, "mode → plan") != 0 {
 		t.Errorf("the chat's own switch was said as another's:\n%s", all)
 	}
