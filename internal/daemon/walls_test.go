@@ -349,8 +349,9 @@ func dialMain() {
 }
 
 // Without network, nothing of the session reaches the network: not a
-// command's UDP datagram, not a connection to an abstract Unix socket
-// of another daemon, not the daemon's own web_fetch.
+// command's UDP datagram, not a connection to another daemon's Unix
+// socket (abstract, or in the user's runtime directory), not the
+// daemon's own web_fetch.
 func TestNoNetworkMeansNoNetwork(t *testing.T) {
 	if runtime.GOOS != "linux" || sandbox.Available().EnforcedBy != "landlock" || sandbox.Isolation() != "" {
 		t.Skip("the Linux sandbox with namespaces")
@@ -366,6 +367,15 @@ func TestNoNetworkMeansNoNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ux.Close()
+	// Another daemon's socket in the user's runtime directory (as a
+	// D-Bus or an ssh-agent's).
+	runtimeDir := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	bus, err := net.Listen("unix", filepath.Join(runtimeDir, "bus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
 	var fetched atomic.Int32
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fetched.Add(1) }))
 	defer web.Close()
@@ -374,7 +384,7 @@ func TestNoNetworkMeansNoNetwork(t *testing.T) {
 	a := connect(t, r.dirs.Endpoint, "")
 	sid := newSession(t, a, "")
 	exe, _ := os.Executable()
-	for _, target := range []string{"udp:" + udp.LocalAddr().String(), "unix:" + abstract} {
+	for _, target := range []string{"udp:" + udp.LocalAddr().String(), "unix:" + abstract, "unix:" + filepath.Join(runtimeDir, "bus")} {
 		out, _ := toolTurn(t, a, sid, `/tool shell {"command":`+quote(dialEnv+"="+target+" "+exe)+`}`)
 		if len(out) != 1 || !strings.Contains(out[0], "dial "+target+": ") || strings.Contains(out[0], "<nil>") {
 			t.Errorf("%s from a command: %q", target, out)

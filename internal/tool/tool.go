@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,6 +238,11 @@ func (sb *Sandbox) Wrap(cwd string, argv []string) ([]string, error) {
 // policy is the sandbox's policy for a command run in cwd.
 func (sb *Sandbox) policy(cwd string) sandbox.Policy {
 	p := sandbox.Policy{Network: sb.Network, Hide: sb.Hide}
+	if !sb.Network {
+		// No network: no other daemon's Unix socket either (where the
+		// shim gives commands namespaces of their own).
+		p.Hide = append(slices.Clip(p.Hide), localSockets()...)
+	}
 	seen := map[string]bool{}
 	add := func(d string) {
 		if d != "" && !seen[d] {
@@ -262,6 +269,19 @@ func (sb *Sandbox) policy(cwd string) sandbox.Policy {
 		add(w)
 	}
 	return p
+}
+
+// localSockets are where the user's and the system's daemons listen on
+// Unix sockets: the user's runtime directory (D-Bus, ssh-agent, gpg,
+// rootless Docker and Podman, Wayland, PipeWire), X's, the system bus
+// and Docker's. A command without network finds them empty.
+func localSockets() []string {
+	out := []string{"/tmp/.X11-unix", "/run/dbus", "/var/run/dbus", "/run/docker.sock", "/var/run/docker.sock",
+		"/run/podman", "/run/user/" + strconv.Itoa(os.Getuid())}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		out = append(out, d)
+	}
+	return out
 }
 
 // note is what a failed command's result says of the sandbox, when its
