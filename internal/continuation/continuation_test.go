@@ -24,6 +24,10 @@ import (
 func TestRunGoesOnWithTheCutTurnAndTheQueue(t *testing.T) {
 	h := sessiontest.New(t, nil)
 	h.DeadDaemon(t, 1)
+	dead, err := h.Store.GetSession(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := h.Start(t, nil)
 	continuation.Run(context.Background(), d.M, h.Store, slog.Default())
 	cl, _ := sessiontest.Client(t, "c2", "")
@@ -40,10 +44,14 @@ func TestRunGoesOnWithTheCutTurnAndTheQueue(t *testing.T) {
 	}
 	var interrupted, resumed, completes, queuedRuns int
 	for _, u := range h.StoredEvents(t, "c") {
+		if u.Seq == dead.LastSeq+1 && u.Type != protocol.EventTurnInterrupted {
+			// The survive issue and docs/protocol.md put it there.
+			t.Errorf("seq %d after the dead daemon's last is %s, not turn_interrupted", u.Seq, u.Type)
+		}
 		switch e := u.Event.(type) {
 		case protocol.TurnInterruptedEvent:
 			interrupted++
-			if u.TurnID != "turn_cut" || e.Reason != "daemon_exit" {
+			if u.TurnID != "turn_cut" || e.Reason != "daemon_exit" || u.Seq != dead.LastSeq+1 {
 				t.Errorf("turn_interrupted: %+v %+v", u.EventHeader, e)
 			}
 		case protocol.TurnResumedEvent:

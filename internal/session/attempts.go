@@ -13,9 +13,10 @@ import (
 // id and attempt) is written with its user_message; its end with its
 // turn_complete. A turn a dead daemon cut (found at the next start, see
 // internal/continuation and face_cont.go) runs another attempt under the
-// same id: turn_interrupted, turn_resumed, then the model again with the
-// conversation as recorded (a tool call that had started and not
-// finished is never run again: its result says so). A turn is continued
+// same id: turn_interrupted (as its session is loaded), turn_resumed,
+// then the model again with the conversation as recorded (a tool call
+// that had started and not finished is never run again: its result
+// says so). A turn is continued
 // at most [daemon] continue_attempts times: one that keeps killing the
 // daemon ends failed.
 
@@ -31,11 +32,28 @@ func (s *Session) startTurn(j *job, turnID string) int64 {
 	return s.emitInput(userMessage(j.prompt, j.client, false), ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
 }
 
-// continueTurn goes on with the cut turn j.cont names: turn_interrupted,
-// then turn_resumed with the claim's new attempt, then the model again;
-// past the attempts allowed, the turn fails instead.
+// sayInterrupted appends turn_interrupted for the turn a dead daemon
+// cut (its input left started), as the session is loaded: the first
+// event this daemon writes in it, the next seq after the dead daemon's
+// last (before the queue, the lost processes or anything else is told).
+// internal/continuation goes on with the turn.
+func (s *Session) sayInterrupted(ctx context.Context) {
+	open, err := s.m.store.OpenInputs(ctx, s.id)
+	if err != nil {
+		return // the turn still goes on; only its mark is missing
+	}
+	for _, rec := range open {
+		if rec.State == protocol.InputStarted {
+			s.write(protocol.TurnInterruptedEvent{Reason: "daemon_exit"}, &rec.TurnID, nil)
+		}
+	}
+}
+
+// continueTurn goes on with the cut turn j.cont names (said interrupted
+// when its session was loaded, see sayInterrupted): turn_resumed with
+// the claim's new attempt, then the model again; past the attempts
+// allowed, the turn fails instead.
 func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent.Outcome {
-	s.emit(protocol.TurnInterruptedEvent{Reason: "daemon_exit"})
 	allowed := s.m.conf().Config().Daemon.ContinueAttempts
 	s.mu.Lock()
 	cut, held := s.cutCalls, s.held

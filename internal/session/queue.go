@@ -26,16 +26,23 @@ func (s *Session) enqueue(j *job) error {
 	// it started, cancelled or steered before it was queued.
 	rec := j.record(protocol.InputQueued, "", 0, nil)
 	j.listed = make(chan struct{})
+	// Its place in the queue and its queued row are taken together
+	// (qmu): the store numbers rows in the order they are written, and
+	// that order is the one a later daemon runs them in.
+	s.qmu.Lock()
 	start, err := s.t.Enqueue(j, s.m.conf().Config().Daemon.PromptQueue)
 	if err != nil {
+		s.qmu.Unlock()
 		return slotErr(err)
 	}
 	if start {
+		s.qmu.Unlock()
 		close(j.listed)
 		go s.run(j)
 		return nil
 	}
 	s.inputUpdate(j.in, protocol.InputQueued, "", "", &rec)
+	s.qmu.Unlock()
 	close(j.listed)
 	s.queueChanged()
 	return nil

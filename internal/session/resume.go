@@ -28,7 +28,11 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	s.sbMode, s.noNetwork = rec.Sandbox, rec.NoNetwork
 	s.lineage = protocol.Lineage{ParentSessionID: rec.ParentID, ParentToolCallID: rec.ParentToolCallID, Depth: rec.Depth}
 	s.description = rec.Description
-	if !m.conf().Config().Daemon.ContinueInterrupted {
+	if m.conf().Config().Daemon.ContinueInterrupted {
+		// Said before anything else is written: turn_interrupted is the
+		// next seq after the dead daemon's last event.
+		s.sayInterrupted(ctx)
+	} else {
 		// The inputs a dead daemon left end, interrupted (their
 		// callers learn it with their clientMessageId).
 		s.interruptInputs(ctx)

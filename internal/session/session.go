@@ -53,7 +53,8 @@ import (
 // ancestors' sandboxes, child to root, one mu at a time (nobody waits
 // for a setMu holding a lock). Manager.mu guards the live, closing and
 // opening ids (a session is built outside it, then inserted); qmu makes
-// one queue_update at a time; emitMu, cmu and subMu are the event log's
+// one queue_update at a time, and a queued input's place in the queue
+// and its queued row one step (enqueue); emitMu, cmu and subMu are the event log's
 // (eventlog.Log, s.events): emitMu orders seq assignment with the store's queue (emit, fence,
 // mend, and Record and Charge through Log.InOrder), cmu guards the
 // failure and the "something changed" signal, subMu the attached
@@ -104,7 +105,7 @@ type Session struct {
 	agent        *agent.Agent
 	agentGen     uint64 // the config generation agent was built from
 
-	qmu sync.Mutex // one queue_update at a time
+	qmu sync.Mutex // one queue_update at a time; a queued input's place and its row taken together
 	// setMu makes one change of the session's settings at a time, each
 	// told (config_update) before the next is made (settings.go).
 	setMu sync.Mutex

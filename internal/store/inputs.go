@@ -24,6 +24,10 @@ type Input struct {
 	// Result its answer once it ended (JSON).
 	Prompt, Result []byte
 	CreatedMs      int64
+	// Ord is its place in the session's inputs: set when its row is
+	// first written (the session's last plus one), kept by every later
+	// write. Open inputs are read in this order.
+	Ord int64
 	// Seq is the seq of the event its claim was last written with (see
 	// AppendEventWithInput); 0 when none.
 	Seq int64
@@ -58,8 +62,8 @@ func putInput(sid string, in Input) func(ctx context.Context, c *sql.Conn) error
 		cmid = in.ClientMessageID
 	}
 	return func(ctx context.Context, c *sql.Conn) error {
-		_, err := c.ExecContext(ctx, `INSERT INTO inputs (session_id, input_id, client_message_id, kind, state, turn_id, attempts, prompt, result, created_ms, updated_ms, seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		_, err := c.ExecContext(ctx, `INSERT INTO inputs (session_id, input_id, client_message_id, kind, state, turn_id, attempts, prompt, result, created_ms, updated_ms, seq, ord)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, (SELECT coalesce(max(ord), 0) + 1 FROM inputs WHERE session_id = ?1))
 			ON CONFLICT (session_id, input_id) DO UPDATE SET state = excluded.state, turn_id = excluded.turn_id, attempts = excluded.attempts,
 				prompt = coalesce(excluded.prompt, prompt), result = excluded.result, updated_ms = excluded.updated_ms,
 				seq = CASE WHEN excluded.seq > 0 THEN excluded.seq ELSE seq END`,
@@ -68,11 +72,11 @@ func putInput(sid string, in Input) func(ctx context.Context, c *sql.Conn) error
 	}
 }
 
-const inputCols = `input_id, coalesce(client_message_id, ''), kind, state, turn_id, attempts, prompt, result, created_ms, seq`
+const inputCols = `input_id, coalesce(client_message_id, ''), kind, state, turn_id, attempts, prompt, result, created_ms, seq, ord`
 
 func scanInput(sc interface{ Scan(...any) error }) (*Input, error) {
 	var in Input
-	err := sc.Scan(&in.ID, &in.ClientMessageID, &in.Kind, &in.State, &in.TurnID, &in.Attempts, &in.Prompt, &in.Result, &in.CreatedMs, &in.Seq)
+	err := sc.Scan(&in.ID, &in.ClientMessageID, &in.Kind, &in.State, &in.TurnID, &in.Attempts, &in.Prompt, &in.Result, &in.CreatedMs, &in.Seq, &in.Ord)
 	return &in, err
 }
 
@@ -92,9 +96,10 @@ func (s *Store) InputByClientID(ctx context.Context, sessionID, clientMessageID 
 }
 
 // OpenInputs are the session's inputs left queued or started (a dead
-// daemon's), the oldest first.
+// daemon's), in the order their rows were first written (Ord): the
+// order they were queued in, whatever their creation times.
 func (s *Store) OpenInputs(ctx context.Context, sessionID string) ([]*Input, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+inputCols+` FROM inputs WHERE session_id = ? AND state IN ('queued', 'started') ORDER BY created_ms, input_id`, sessionID)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+inputCols+` FROM inputs WHERE session_id = ? AND state IN ('queued', 'started') ORDER BY ord, input_id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}

@@ -172,6 +172,17 @@ var migrations = []migration{{sql:
 	// active: a daemon that starts goes on with the active ones.
 	sql: `ALTER TABLE sessions ADD COLUMN goal BLOB;
 	ALTER TABLE sessions ADD COLUMN goal_active INTEGER NOT NULL DEFAULT 0;`,
+}, {
+	// 18: an input's place in its session's order (ord, counted per
+	// session as rows are first written), which decides the order of
+	// what a dead daemon left queued: not its creation millisecond,
+	// which prompts sent together share. The open rows already stored
+	// are numbered in the order they were read in before.
+	sql: `ALTER TABLE inputs ADD COLUMN ord INTEGER NOT NULL DEFAULT 0;
+	UPDATE inputs SET ord = (SELECT count(*) FROM inputs AS o WHERE o.session_id = inputs.session_id
+		AND o.state IN ('queued', 'started') AND (o.created_ms, o.input_id) <= (inputs.created_ms, inputs.input_id))
+		WHERE state IN ('queued', 'started');
+	CREATE INDEX inputs_ord ON inputs (session_id, ord);`,
 }}
 
 // migrateRows is how many schema 1 events are read at a time: a

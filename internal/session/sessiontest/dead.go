@@ -26,7 +26,8 @@ func committedWrite(t *testing.T, write func(after func(error))) {
 // made so far: attempts) claimed with its user_message "go on with it"
 // (clientMessageId k-cut) and its transcript message, the first words
 // of the model's reply ("half a ") streamed, and a prompt "queued
-// behind it" (k-queued) queued behind it. Nothing of its end is stored.
+// behind it" (k-queued) queued behind it; the session is left running.
+// Nothing of its end is stored.
 func (h *Harness) DeadDaemon(t *testing.T, attempts int) {
 	t.Helper()
 	ctx := context.Background()
@@ -75,6 +76,7 @@ func (h *Harness) DeadDaemon(t *testing.T, attempts int) {
 	committedWrite(t, func(after func(error)) {
 		st.AppendEvent("c", event("input_update", map[string]any{"clientMessageId": "k-queued", "inputId": "in_queued", "state": "queued"}), after)
 	})
+	committedWrite(t, func(after func(error)) { st.SetState("c", store.StateRunning, after) })
 }
 
 // StoredEvents are the session's stored events, parsed.
