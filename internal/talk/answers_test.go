@@ -33,8 +33,7 @@ func TestChatAnswersSayTheirScope(t *testing.T) {
 	s.typed("P")
 	s.expect("allowed in this project, this session and later ones, until revoked (zeroclaw permissions): every call of write_file")
 	s.expect("tool write_file returned")
-	s.typed(keyCtrlD)
-	s.ended()
+	s.leave()
 
 	c, err := client.Dial(context.Background(), h.dirs.Endpoint, client.Options{})
 	if err != nil {
@@ -65,8 +64,7 @@ func TestChatAnswersSayTheirScope(t *testing.T) {
 	if shown := s.out.String(); strings.Contains(shown, "allow write_file?") {
 		t.Errorf("write_file asked again after the answer for the project:\n%s", shown)
 	}
-	s.typed(keyCtrlD)
-	s.ended()
+	s.leave()
 
 	// zeroclaw prompt: the scopes offered, and the one chosen said.
 	_, errs, err := h.prompt(PromptOptions{Text: `/tool shell {"command":"echo three"}`}, "a\n")

@@ -107,6 +107,23 @@ func (s *screen) ended() error {
 	}
 }
 
+// leave leaves the chat with Ctrl-D, which an empty input takes only
+// between turns: right after a turn's last words the turn may still be
+// ending, so it is typed again until the chat has left.
+func (s *screen) leave() {
+	s.t.Helper()
+	for range 40 {
+		s.typed(keyCtrlD)
+		select {
+		case err := <-s.done:
+			s.done <- err // for the cleanup
+			return
+		case <-time.After(500 * time.Millisecond): // the turn still ends: type it again
+		}
+	}
+	s.t.Fatal("the chat did not leave")
+}
+
 const (
 	keyEnter  = "\r"
 	keyEsc    = "\x1b"
