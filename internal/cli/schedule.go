@@ -99,8 +99,15 @@ func scheduleCmd(g *globals) *cobra.Command {
 	list := &cobra.Command{Use: "list", Short: "list the schedules: when, the next run, the last one", Args: noArgs,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			var res protocol.ScheduleListResult
-			if err := call(ctx, env, protocol.MethodScheduleList, struct{}{}, &res); err != nil {
-				return err
+			for cursor := ""; ; {
+				var page protocol.ScheduleListResult
+				if err := call(ctx, env, protocol.MethodScheduleList, protocol.ScheduleListParams{Cursor: cursor}, &page); err != nil {
+					return err
+				}
+				res.Schedules = append(res.Schedules, page.Schedules...)
+				if cursor = page.NextCursor; cursor == "" {
+					break
+				}
 			}
 			if format == "json" {
 				b, _ := json.MarshalIndent(res.Schedules, "", "  ")

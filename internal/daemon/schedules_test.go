@@ -98,14 +98,30 @@ func TestScheduleCreateRefusesBadInput(t *testing.T) {
 		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"missed":"always"}`, "missed"},
 		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"approve":"never"}`, "approve"},
 		{`{"prompt":"p","at":"2001-01-01T00:00:00Z","sessionId":` + s + `}`, "at"},
-		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"timezone":"Mars/Base"}`, "cron"},
+		{`{"prompt":"p","every":"1m","sessionId":` + s + `,"timezone":"Mars/Base"}`, "timezone"},
+		{`{"prompt":"p","every":"soon","sessionId":` + s + `}`, "every"},
+		{`{"prompt":"p","every":"10ms","sessionId":` + s + `}`, "every"},
+		{`{"prompt":"p","at":"tomorrow","sessionId":` + s + `}`, "at"},
+		{`{"prompt":"p","every":"1m","newSession":{"agentAlias":"nosuch"}}`, "newSession.agentAlias"},
+		{`{"prompt":"` + strings.Repeat("x", 16385) + `","every":"1m","sessionId":` + s + `}`, "prompt"},
 	} {
 		e := a.call("schedule/create", c.params)
 		data, _ := e["error"].(map[string]any)["data"].(map[string]any)
+		msg := fmt.Sprint(e["error"].(map[string]any)["message"])
 		if errCode(e) != -32602 || data["field"] != c.field {
-			t.Errorf("%s: want -32602 on %s, got %v", c.params, c.field, e)
+			t.Errorf("%.120s: want -32602 on %s, got %.300v", c.params, c.field, e)
+		} else if c.field != "cron" && strings.Contains(msg, "cron") {
+			t.Errorf("%.120s: the message speaks of cron: %s", c.params, msg)
+		} else if c.field == "prompt" && len(c.params) > 1000 && !strings.Contains(msg, "at most 16384") {
+			t.Errorf("the prompt's limit is not said: %s", msg)
 		}
 	}
+	// An update is bounded the same.
+	id := fmt.Sprint(result(t, a.call("schedule/create", `{"prompt":"p","every":"1h","sessionId":`+s+`}`))["schedule"].(map[string]any)["scheduleId"])
+	if e := a.call("schedule/update", `{"scheduleId":`+quote(id)+`,"prompt":"`+strings.Repeat("x", 16385)+`"}`); errCode(e) != -32602 {
+		t.Errorf("an update's prompt past the limit: %.300v", e)
+	}
+	result(t, a.call("schedule/delete", `{"scheduleId":`+quote(id)+`}`))
 	for _, m := range []string{"schedule/run", "schedule/update", "schedule/delete"} {
 		if e := a.call(m, `{"scheduleId":"sch_none"}`); m != "schedule/delete" && errCode(e) != -32602 {
 			t.Errorf("%s of no schedule: %v", m, e)
@@ -142,10 +158,20 @@ func TestScheduledRunWaitsForAnApproval(t *testing.T) {
 	if waiting["kind"] != "approval" || waiting["requestId"] != req["requestId"] || waiting["sessionId"] != sid {
 		t.Fatalf("waiting: %v, the request %v", waiting, req)
 	}
+	// Another schedule/run meanwhile is refused, and changes nothing:
+	// the last run is still the one under way.
+	before := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)["lastRun"]
+	if e := a.call("schedule/run", `{"scheduleId":`+quote(id)+`}`); errCode(e) != -32002 {
+		t.Fatalf("schedule/run while a run is under way: %v", e)
+	}
+	l := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+	if last := l["lastRun"].(map[string]any); last["state"] != "started" || fmt.Sprint(last) != fmt.Sprint(before) || l["waiting"] == nil {
+		t.Fatalf("after a refused schedule/run: %v, before %v", l, before)
+	}
 	result(t, a.call("session/approve", `{"sessionId":`+quote(sid)+`,"requestId":`+quote(fmt.Sprint(req["requestId"]))+`,"decision":"allow_once"}`))
 	for u := a.until("schedule_update"); u["run"].(map[string]any)["state"] != "completed"; u = a.until("schedule_update") {
 	}
-	l := result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
+	l = result(t, a.call("schedule/list", `{}`))["schedules"].([]any)[0].(map[string]any)
 	if l["waiting"] != nil {
 		t.Fatalf("still waiting after the answer: %v", l)
 	}

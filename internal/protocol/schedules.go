@@ -86,6 +86,9 @@ type ScheduleWaiting struct {
 type Schedule struct {
 	ScheduleID string `json:"scheduleId"`
 	ScheduleFields
+	// PromptTruncated: Prompt is cut, as told (a prompt stored before
+	// prompts were bounded; see schedule/create).
+	PromptTruncated bool `json:"promptTruncated,omitempty"`
 	// Runs counts the runs started; Failures the failed ones in a row
 	// (3 pause the schedule: PausedReason says why).
 	Runs         int              `json:"runs"`
@@ -115,9 +118,17 @@ type ScheduleResult struct {
 	Schedule Schedule `json:"schedule"`
 }
 
-// ScheduleListResult answers schedule/list.
+// ScheduleListParams are schedule/list's: the page after Cursor (a
+// nextCursor; "": the first).
+type ScheduleListParams struct {
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ScheduleListResult answers schedule/list: a page of schedules;
+// NextCursor continues after it (absent on the last page).
 type ScheduleListResult struct {
-	Schedules []Schedule `json:"schedules"`
+	Schedules  []Schedule `json:"schedules"`
+	NextCursor string     `json:"nextCursor,omitempty"`
 }
 
 // ScheduleRef names a schedule.

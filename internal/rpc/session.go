@@ -468,12 +468,16 @@ func (b *binding) scheduleCreate(ctx context.Context, p *protocol.ScheduleFields
 	return &protocol.ScheduleResult{Schedule: sc}, nil
 }
 
-func (b *binding) scheduleList(context.Context, *noParams) (*protocol.ScheduleListResult, error) {
+func (b *binding) scheduleList(_ context.Context, p *protocol.ScheduleListParams) (*protocol.ScheduleListResult, error) {
 	s, err := b.schedules()
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ScheduleListResult{Schedules: s.List()}, nil
+	page, next, err := s.List(p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.ScheduleListResult{Schedules: page, NextCursor: next}, nil
 }
 
 func (b *binding) scheduleUpdate(ctx context.Context, p *protocol.ScheduleUpdateParams) (*protocol.ScheduleResult, error) {

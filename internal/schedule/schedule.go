@@ -46,7 +46,18 @@ type When struct {
 
 var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// Parse reads s. anchor is when the schedule began (its every counts
+// FieldError is why Parse refused a Spec, and the field at fault: cron,
+// every, at or timezone (cron too when not exactly one of the three is
+// given).
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Parse reads s (an error is a *FieldError). anchor is when the schedule began (its every counts
 // from it) and now is the time a local At ("HH:MM") is read against: the
 // next such time. The Spec it keeps has a local At resolved (RFC 3339),
 // so parsing it again later gives the same time.
@@ -58,13 +69,13 @@ func Parse(s Spec, anchor, now time.Time) (*When, error) {
 		}
 	}
 	if n != 1 {
-		return nil, errors.New("give exactly one of cron, every and at")
+		return nil, &FieldError{"cron", errors.New("give exactly one of cron, every and at")}
 	}
 	w := &When{Spec: s, loc: time.Local, anchor: anchor}
 	if s.Timezone != "" {
 		loc, err := time.LoadLocation(s.Timezone)
 		if err != nil || s.Timezone == "Local" {
-			return nil, fmt.Errorf("timezone %q: not a zone of the tz database (such as Europe/Paris or UTC)", s.Timezone)
+			return nil, &FieldError{"timezone", fmt.Errorf("timezone %q: not a zone of the tz database (such as Europe/Paris or UTC)", s.Timezone)}
 		}
 		w.loc = loc
 	}
@@ -72,31 +83,31 @@ func Parse(s Spec, anchor, now time.Time) (*When, error) {
 	case s.Cron != "":
 		expr := strings.TrimSpace(s.Cron)
 		if strings.HasPrefix(expr, "@every") {
-			return nil, fmt.Errorf("cron %q: use every for an interval", s.Cron)
+			return nil, &FieldError{"cron", fmt.Errorf("cron %q: use every for an interval", s.Cron)}
 		}
 		if strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=") {
-			return nil, fmt.Errorf("cron %q: give the zone as timezone", s.Cron)
+			return nil, &FieldError{"cron", fmt.Errorf("cron %q: give the zone as timezone", s.Cron)}
 		}
 		sch, err := parser.Parse(expr)
 		if err != nil {
-			return nil, fmt.Errorf("cron %q: %v (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly)", s.Cron, err)
+			return nil, &FieldError{"cron", fmt.Errorf("cron %q: %v (five fields: minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly, @yearly)", s.Cron, err)}
 		}
 		w.cron = sch
 		w.Spec.Cron = expr
 	case s.Every != "":
 		d, err := time.ParseDuration(strings.TrimSpace(s.Every))
 		if err != nil {
-			return nil, fmt.Errorf("every %q: a duration such as 2s, 10m or 1h30m", s.Every)
+			return nil, &FieldError{"every", fmt.Errorf("every %q: a duration such as 2s, 10m or 1h30m", s.Every)}
 		}
 		if d < MinEvery {
-			return nil, fmt.Errorf("every %q: at least %v", s.Every, MinEvery)
+			return nil, &FieldError{"every", fmt.Errorf("every %q: at least %v", s.Every, MinEvery)}
 		}
 		w.every = d
 		w.Spec.Every = strings.TrimSpace(s.Every)
 	default:
 		at, err := parseAt(strings.TrimSpace(s.At), w.loc, now)
 		if err != nil {
-			return nil, err
+			return nil, &FieldError{"at", err}
 		}
 		w.at = at
 		w.Spec.At = at.Format(time.RFC3339)

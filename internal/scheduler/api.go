@@ -2,12 +2,17 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/schedule"
@@ -56,8 +61,15 @@ func (s *Scheduler) check(ctx context.Context, b *stored, now time.Time) (*item,
 	if strings.TrimSpace(f.Prompt) == "" {
 		return nil, bad("prompt", "is required")
 	}
+	if len(f.Prompt) > MaxPrompt {
+		return nil, bad("prompt", "%d bytes: at most %d", len(f.Prompt), MaxPrompt)
+	}
 	w, err := schedule.Parse(schedule.Spec{Cron: f.Cron, Every: f.Every, At: f.At, Timezone: f.Timezone}, time.UnixMilli(b.AnchorMs), now)
-	if err != nil {
+	if fe := (*schedule.FieldError)(nil); errors.As(err, &fe) {
+		// Its message begins with the field's name, which the wire's
+		// error says already.
+		return nil, bad(fe.Field, "%s", strings.TrimPrefix(fe.Error(), fe.Field+" "))
+	} else if err != nil {
 		return nil, bad("cron", "%v", err)
 	}
 	f.Cron, f.Every, f.At = w.Spec.Cron, w.Spec.Every, w.Spec.At
@@ -69,6 +81,11 @@ func (s *Scheduler) check(ctx context.Context, b *stored, now time.Time) (*item,
 			return nil, bad("sessionId", "no session %s", f.SessionID)
 		}
 	case f.NewSession != nil:
+		if a := f.NewSession.AgentAlias; a != "" && s.o.Sessions != nil {
+			if cfg := s.o.Sessions.Config(); !slices.Contains(cfg.AgentAliases(), a) {
+				return nil, bad("newSession.agentAlias", "unknown agent %q (known: %s)", a, strings.Join(cfg.AgentAliases(), ", "))
+			}
+		}
 		if cwd := f.NewSession.Cwd; cwd != "" {
 			if fi, err := os.Stat(cwd); !filepath.IsAbs(cwd) || err != nil || !fi.IsDir() {
 				return nil, bad("newSession.cwd", "%q is not an absolute path to a directory", cwd)
@@ -109,12 +126,39 @@ func (s *Scheduler) check(ctx context.Context, b *stored, now time.Time) (*item,
 	return it, nil
 }
 
-// List tells the schedules, the oldest first (schedule/list).
-func (s *Scheduler) List() []protocol.Schedule {
+// MaxPrompt bounds a schedule's prompt, in bytes (schedule/create and
+// schedule/update refuse a longer one).
+const MaxPrompt = 16384
+
+// maxReason bounds a run's and a pause's reason as a client is told
+// them (an error's text, however long, is cut).
+const maxReason = 2048
+
+// listPageBytes bounds a page of schedule/list (its schedules as JSON):
+// far below any client's frame limit, whatever is stored.
+var listPageBytes = 1 << 20
+
+// List tells the schedules, the oldest first (schedule/list), a page at
+// a time: those after cursor ("": from the first) until the page holds
+// listPageBytes (at least one); next continues after it ("": the last
+// page). A bad cursor is -32602.
+func (s *Scheduler) List(cursor string) (page []protocol.Schedule, next string, err error) {
+	var afterMs int64
+	var afterID string
+	if cursor != "" {
+		ms, id, ok := strings.Cut(cursor, "/")
+		n, perr := strconv.ParseInt(ms, 10, 64)
+		if !ok || perr != nil || id == "" {
+			return nil, "", &protocol.ParamsError{Field: "cursor", Reason: fmt.Sprintf("%q is not a nextCursor of schedule/list", cursor)}
+		}
+		afterMs, afterID = n, id
+	}
 	s.mu.Lock()
 	bs := make([]stored, 0, len(s.items))
 	for _, it := range s.items {
-		bs = append(bs, it.body)
+		if b := it.body; cursor == "" || b.CreatedMs > afterMs || (b.CreatedMs == afterMs && b.ScheduleID > afterID) {
+			bs = append(bs, b)
+		}
 	}
 	s.mu.Unlock()
 	sort.Slice(bs, func(i, j int) bool {
@@ -123,16 +167,34 @@ func (s *Scheduler) List() []protocol.Schedule {
 		}
 		return bs[i].ScheduleID < bs[j].ScheduleID
 	})
-	out := make([]protocol.Schedule, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, s.view(b))
+	page = make([]protocol.Schedule, 0, len(bs))
+	size := 0
+	for i, b := range bs {
+		v := s.view(b)
+		j, _ := json.Marshal(v)
+		if len(page) > 0 && size+len(j) > listPageBytes {
+			last := bs[i-1]
+			return page, strconv.FormatInt(last.CreatedMs, 10) + "/" + last.ScheduleID, nil
+		}
+		size += len(j) + 1
+		page = append(page, v)
 	}
-	return out
+	return page, "", nil
 }
 
-// view is b as a client sees it: with what its run under way waits for.
+// view is b as a client sees it: with what its run under way waits for,
+// and bounded (a prompt stored before MaxPrompt was, cut, says so).
 func (s *Scheduler) view(b stored) protocol.Schedule {
 	v := b.Schedule
+	if len(v.Prompt) > MaxPrompt {
+		v.Prompt, v.PromptTruncated = cut(v.Prompt, MaxPrompt), true
+	}
+	v.PausedReason = cutReason(v.PausedReason)
+	if v.LastRun != nil && len(v.LastRun.Reason) > maxReason {
+		r := *v.LastRun
+		r.Reason = cutReason(r.Reason)
+		v.LastRun = &r
+	}
 	s.mu.Lock()
 	busy := s.running[b.ScheduleID]
 	s.mu.Unlock()
@@ -232,4 +294,23 @@ func (s *Scheduler) RunNow(id string) (protocol.Schedule, error) {
 	}
 	v, err := s.fire(it, s.o.Now().UnixMilli(), "now")
 	return s.view(stored{Schedule: v}), err
+}
+
+// cut is s's first n bytes at most, whole UTF-8 characters.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// cutReason is a reason bounded by maxReason, saying when it was cut.
+func cutReason(r string) string {
+	if len(r) <= maxReason {
+		return r
+	}
+	return cut(r, maxReason) + " … (cut)"
 }

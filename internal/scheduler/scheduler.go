@@ -302,14 +302,18 @@ func (s *Scheduler) fire(it *item, dueMs int64, reason string) (protocol.Schedul
 		after = now
 	}
 	if busy {
-		b.LastRun = &protocol.ScheduleRun{DueMs: dueMs, State: protocol.RunSkipped, SessionID: b.SessionID, Reason: "the previous run is still under way"}
-		if reason == "" {
-			b.NextRunMs = s.nextAfter(it, b, after)
+		// Its lastRun stays the run under way (whose end will replace
+		// it): a due time skipped is told (schedule_update) and moves
+		// the next one on; a schedule/run refused changes nothing.
+		err := fmt.Errorf("%w: a run of %s is under way", session.ErrBusy, b.ScheduleID)
+		if reason != "" {
+			return b.Schedule, err
 		}
+		b.NextRunMs = s.nextAfter(it, b, after)
 		s.save(it, b)
-		s.note(b, *b.LastRun)
+		s.note(b, protocol.ScheduleRun{DueMs: dueMs, State: protocol.RunSkipped, SessionID: b.SessionID, Reason: "the previous run is still under way"})
 		metrics.ScheduleRun(protocol.RunSkipped)
-		return b.Schedule, fmt.Errorf("%w: a run of %s is under way", session.ErrBusy, b.ScheduleID)
+		return b.Schedule, err
 	}
 	sid := b.SessionID
 	if b.NewSession != nil {

@@ -128,15 +128,20 @@ func (ch *chat) schedule(ctx context.Context, _, arg string) error {
 	var res protocol.ScheduleResult
 	switch word {
 	case "":
-		var l protocol.ScheduleListResult
-		if err := ch.cv.c.Call(ctx, protocol.MethodScheduleList, struct{}{}, &l); err != nil {
-			return err
-		}
 		n := 0
-		for _, s := range l.Schedules {
-			if s.SessionID == sid {
-				ch.say(s.ScheduleID + "  " + scheduleSummary(s))
-				n++
+		for cursor := ""; ; {
+			var l protocol.ScheduleListResult
+			if err := ch.cv.c.Call(ctx, protocol.MethodScheduleList, protocol.ScheduleListParams{Cursor: cursor}, &l); err != nil {
+				return err
+			}
+			for _, s := range l.Schedules {
+				if s.SessionID == sid {
+					ch.say(s.ScheduleID + "  " + scheduleSummary(s))
+					n++
+				}
+			}
+			if cursor = l.NextCursor; cursor == "" {
+				break
 			}
 		}
 		if n == 0 {

@@ -679,9 +679,15 @@ class SessionView {
   }
   // loadSchedules lists the schedules that run in this session.
   async loadSchedules() {
-    let l;
-    try { l = await app.conn.call('schedule/list', {}); } catch (e) { this.notice('Could not list the schedules: ' + e.message); return; }
-    const mine = l.schedules.filter((s) => s.sessionId === this.sessionId);
+    const mine = [];
+    try {
+      // Paged: each page bounded, whatever is stored.
+      for (let cursor = ''; ;) {
+        const l = await app.conn.call('schedule/list', cursor ? { cursor } : {});
+        mine.push(...l.schedules.filter((s) => s.sessionId === this.sessionId));
+        if (!(cursor = l.nextCursor)) break;
+      }
+    } catch (e) { this.notice('Could not list the schedules: ' + e.message); return; }
     const when = (s) => s.cron || (s.every ? 'every ' + s.every : 'at ' + new Date(s.at).toLocaleString());
     this.schedList.replaceChildren(...(mine.length ? mine.map((s) => {
       const paused = s.enabled === false;
