@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -51,8 +52,22 @@ type Live struct {
 // ErrNotFound: no session (or event) of that id is stored.
 var ErrNotFound = errors.New("session not found")
 
+// listPageBytes bounds a page of session/list (its sessions as JSON):
+// a page holds fewer sessions than its limit rather than more than any
+// client's frame.
+var listPageBytes = 2 << 20
+
+// maxListedTitle bounds a title as a session is told (session.MaxTitle:
+// a sub-agent's, its task's description, may have been stored longer).
+const maxListedTitle = 200
+
+// maxListedCommand bounds a running process's command as a session is
+// told (as process/list does).
+const maxListedCommand = 4096
+
 // List pages through persisted sessions, newest first: from cursor (a
-// page's nextCursor) by keyset, else from offset (and then with the total).
+// page's nextCursor) by keyset, else from offset (and then with the
+// total); a page stops short of its limit at listPageBytes.
 func (m *Archive) List(ctx context.Context, p protocol.SessionListParams) (*protocol.SessionListResult, error) {
 	limit := p.Limit
 	if limit <= 0 || limit > 500 {
@@ -112,8 +127,17 @@ func (m *Archive) List(ctx context.Context, p protocol.SessionListParams) (*prot
 	if more {
 		recs = recs[:limit]
 	}
-	for _, r := range recs {
-		res.Sessions = append(res.Sessions, m.Info(r))
+	size := 0
+	for i, r := range recs {
+		info := m.Info(r)
+		b, _ := json.Marshal(info)
+		if i > 0 && size+len(b) > listPageBytes {
+			// The page is full: the rest come with the next one.
+			recs, more = recs[:i], true
+			break
+		}
+		size += len(b) + 1
+		res.Sessions = append(res.Sessions, info)
 	}
 	if more {
 		last := recs[len(recs)-1]
@@ -129,7 +153,11 @@ func (m *Archive) List(ctx context.Context, p protocol.SessionListParams) (*prot
 
 // Info describes a stored session, with its live state.
 func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
-	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: r.Title,
+	title := r.Title
+	if t := []rune(title); len(t) > maxListedTitle {
+		title = string(t[:maxListedTitle-1]) + "…"
+	}
+	info := protocol.SessionInfo{SessionID: r.ID, AgentAlias: r.AgentAlias, Mode: r.Mode, Cwd: r.Cwd, Title: title,
 		State: r.State, CreatedMs: r.CreatedMs, UpdatedMs: r.UpdatedMs, LastSeq: r.LastSeq, MessageCount: r.MessageCount,
 		Usage: WireUsage(r.Usage)}
 	if r.ForkedFrom != "" {
@@ -153,6 +181,13 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 		info.Goal = l.Goal
 		for _, p := range l.Processes {
 			if p.State == "running" {
+				if len(p.Command) > maxListedCommand {
+					n := maxListedCommand
+					for n > 0 && !utf8.RuneStart(p.Command[n]) {
+						n--
+					}
+					p.Command, p.CommandTruncated = p.Command[:n], true
+				}
 				info.Processes = append(info.Processes, p)
 			}
 		}

@@ -11,8 +11,10 @@ package processes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/background"
 	"github.com/zeroclaw/zeroclaw/internal/gate"
@@ -27,14 +29,46 @@ const outputMax = 64 << 10
 // outputWaitMax bounds process/output's waitMs.
 const outputWaitMax = 30000
 
+// listMaxCommand bounds a command as process/list tells it, in bytes.
+const listMaxCommand = 4096
+
+// listMaxBytes bounds process/list's processes, as JSON: far below any
+// client's frame limit however many a long session ran.
+var listMaxBytes = 1 << 20
+
 // List serves process/list: the background processes of session id
-// (c's), the oldest first.
+// (c's), the oldest first, bounded (see protocol.ProcessListResult):
+// the oldest ended ones are left out first, the running ones never.
 func List(m *session.Manager, c *session.Client, id string) (*protocol.ProcessListResult, error) {
 	s, err := m.Lookup(c, id)
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ProcessListResult{Processes: s.ProcessInfos()}, nil
+	ps := s.ProcessInfos()
+	size := 0
+	sizes := make([]int, len(ps))
+	for i := range ps {
+		if len(ps[i].Command) > listMaxCommand {
+			n := listMaxCommand
+			for n > 0 && !utf8.RuneStart(ps[i].Command[n]) {
+				n--
+			}
+			ps[i].Command, ps[i].CommandTruncated = ps[i].Command[:n], true
+		}
+		b, _ := json.Marshal(ps[i])
+		sizes[i] = len(b) + 1
+		size += sizes[i]
+	}
+	res := &protocol.ProcessListResult{Processes: make([]protocol.ProcessInfo, 0, len(ps))}
+	for i, p := range ps {
+		if size > listMaxBytes && p.State != background.Running {
+			size -= sizes[i]
+			res.Omitted++
+			continue
+		}
+		res.Processes = append(res.Processes, p)
+	}
+	return res, nil
 }
 
 // Output serves process/output without waitMs: what the process printed

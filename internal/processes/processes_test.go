@@ -357,3 +357,36 @@ func TestOutputPlainText(t *testing.T) {
 		t.Errorf("plain: %+v %v (raw next %d)", plain, err, raw.Next)
 	}
 }
+
+// process/list is bounded whatever the session ran: a command past 4096
+// bytes is told cut (commandTruncated), and past the answer's bound
+// the oldest ended processes are left out (omitted counts them), never
+// a running one.
+func TestListIsBounded(t *testing.T) {
+	f := start(t, nil)
+	long := ": " + strings.Repeat("x", 10000) + "; cat"
+	p := f.run(t, long)
+	for range 3 {
+		q := f.run(t, "true")
+		f.until(t, q.ID, background.Exited)
+	}
+	l, err := processes.List(f.M, f.cl, "s")
+	if err != nil || len(l.Processes) != 4 || l.Omitted != 0 {
+		t.Fatalf("list: %d processes, %d omitted, %v", len(l.Processes), l.Omitted, err)
+	}
+	if c := l.Processes[0]; c.ID != p.ID || !c.CommandTruncated || len(c.Command) != 4096 || !strings.HasPrefix(long, c.Command) {
+		t.Fatalf("the long command listed: %d bytes, truncated %v", len(c.Command), c.CommandTruncated)
+	}
+	if l.Processes[1].CommandTruncated || l.Processes[1].Command != "true" {
+		t.Fatalf("a short command listed: %+v", l.Processes[1])
+	}
+	defer func(n int) { *processes.ListMaxBytes = n }(*processes.ListMaxBytes)
+	*processes.ListMaxBytes = 1
+	l, err = processes.List(f.M, f.cl, "s")
+	if err != nil || len(l.Processes) != 1 || l.Processes[0].ID != p.ID || l.Omitted != 3 {
+		t.Fatalf("over the bound: %+v %v", l, err)
+	}
+	if _, err := processes.Kill(f.M, f.cl, protocol.ProcessKillParams{SessionID: "s", ID: p.ID}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -264,6 +264,8 @@ type ProcessInfo struct {
 	StartedAt   string `json:"startedAt"`
 	EndedAt     string `json:"endedAt,omitempty"`
 	OutputBytes int64  `json:"outputBytes"`
+	// CommandTruncated: Command is cut (process/list bounds it).
+	CommandTruncated bool `json:"commandTruncated,omitempty"`
 }
 
 // QueueUpdateEvent is queue_update: the session's queue of prompts as it

@@ -1070,9 +1070,12 @@ type SessionQueueResult struct {
 }
 
 // ProcessListResult is process/list's answer: the session's background
-// processes, the oldest first.
+// processes, the oldest first, bounded: a command is told cut past 4096
+// bytes (CommandTruncated), and past 1 MiB in all the oldest ended
+// processes are left out (Omitted counts them).
 type ProcessListResult struct {
 	Processes []ProcessInfo `json:"processes"`
+	Omitted   int           `json:"omitted,omitempty"`
 }
 
 // ProcessOutputParams are process/output's params.

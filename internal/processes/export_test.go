@@ -1,0 +1,4 @@
+package processes
+
+// ListMaxBytes is listMaxBytes, for the tests to lower.
+var ListMaxBytes = &listMaxBytes
