@@ -19,7 +19,7 @@ func daemonCmd(g *globals) *cobra.Command {
 Clients start one in the background when none answers (logging to
 <data dir>/daemon.log); the subcommands manage whichever is running.`}
 	fs := c.Flags()
-	ephemeral := fs.Bool("ephemeral", false, "exit 1s after the last client disconnects")
+	ephemeral := fs.Bool("ephemeral", false, "exit 1s after the last client disconnects and the last work ends")
 	var gw gatewayFlag
 	fs.Var(&gw, "gateway", "also serve the HTTP/WebSocket gateway, on ADDR if given (default [gateway] listen, 127.0.0.1:42617)")
 	fs.Lookup("gateway").NoOptDefVal = "true"

@@ -83,6 +83,11 @@ func scheduleCmd(g *globals) *cobra.Command {
 			if format == "text" {
 				fmt.Fprintln(env.Stdout, "It fires while a daemon runs; a due time that passes while none runs follows --missed ("+res.Schedule.Missed+") at the next start.")
 			}
+			if !serviceInstalled(env, g) {
+				// A daemon the CLI starts leaves once its clients and
+				// its work are gone: nothing fires after that.
+				fmt.Fprintln(env.Stderr, "note: schedules need a running daemon, and no user service is installed to keep one; install it with 'zeroclaw daemon install'")
+			}
 			return nil
 		})}
 	af := add.Flags()

@@ -176,6 +176,11 @@ func TestScheduleCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `0 9 * * 1-5 (Europe/Paris), in session cli-sch: "summarise what failed"; next `) {
 		t.Fatalf("add a cron: %d %q %q", code, out, errs)
 	}
+	// No user service is installed: the user is told that schedules
+	// need a running daemon.
+	if !strings.Contains(errs, "schedules need a running daemon, and no user service is installed") || !strings.Contains(errs, "zeroclaw daemon install") {
+		t.Errorf("add without a service installed says nothing of it: %q", errs)
+	}
 	id := strings.TrimSuffix(strings.Fields(out)[1], ":")
 	if code, out, errs := runCLI(t, env, "", "schedule", "add", "every", "10m", "--cwd", t.TempDir(), "check the deploy"); code != 0 || !strings.Contains(out, "every 10m, in a new session per run") {
 		t.Fatalf("add every: %d %q %q", code, out, errs)

@@ -221,6 +221,17 @@ func daemonUninstallCmd(g *globals) *cobra.Command {
 		})}
 }
 
+// serviceInstalled says whether the user service that keeps a daemon
+// running is installed for g's directories (false: unknown).
+func serviceInstalled(env console.Env, g *globals) bool {
+	dirs, err := resolve(env, g.configDir)
+	if err != nil {
+		return false
+	}
+	p, err := servicePlan(env, dirs)
+	return err == nil && service.Installed(p)
+}
+
 // serviceLine says whether the service is installed (for status).
 func serviceLine(env console.Env, dirs config.Dirs) string {
 	p, err := servicePlan(env, dirs)

@@ -62,7 +62,10 @@ func statusCmd(g *globals) *cobra.Command {
 		fmt.Fprintf(w, "data dir:   %s\n", st.DataDir)
 		mode := "persistent"
 		if st.Ephemeral {
-			mode = "ephemeral (exits 1s after the last client leaves)"
+			mode = "ephemeral (exits 1s after the last client leaves and its work ends)"
+			if st.StayingFor != nil && !st.StayingFor.Empty() {
+				mode += "; staying for " + st.StayingFor.String()
+			}
 		}
 		fmt.Fprintf(w, "mode:       %s\n", mode)
 		fmt.Fprintf(w, "service:    %s\n", serviceLine(env, dirs))

@@ -48,7 +48,8 @@ type Options struct {
 	Config    *config.Config
 	Ephemeral bool
 	// Grace is how long an ephemeral daemon waits after its last client
-	// leaves; 0 means one second.
+	// leaves and its last work ends (a turn, a background process, a
+	// goal, a sub-agent); 0 means one second.
 	Grace  time.Duration
 	Logger *slog.Logger
 	// Ready, if set, is called once the socket accepts connections.
@@ -86,8 +87,8 @@ const DBFile = "zeroclaw.db"
 const StopTimeout = 5 * time.Second
 
 // Run listens on the endpoint and serves until ctx is cancelled, a client
-// asks for shutdown, or (ephemeral) the last client has been gone for the
-// grace period. It returns nil after a graceful stop.
+// asks for shutdown, or (ephemeral) the last client and the last work
+// have been gone for the grace period. It returns nil after a graceful stop.
 func Run(ctx context.Context, o Options) error {
 	// A socket in a shared directory (ZEROCLAW_SOCKET=/tmp/...) has its
 	// lock in the data directory, where no other user can make it first.
@@ -198,6 +199,9 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 		Keeper: keeper, GatewayURL: gwURL.get,
 	})
 	life := newLifetime(grace)
+	// An ephemeral daemon stays while its sessions work: a turn, a dev
+	// server, a goal, a sub-agent a CLI command started runs to its end.
+	life.work, life.log = sessions.Work, log
 	if addr := o.Config.Gateway.MetricsListen; addr != "" {
 		// /metrics on loopback without a credential, for a local
 		// Prometheus (the gateway's own /metrics takes a token).

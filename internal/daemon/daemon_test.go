@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zeroclaw/zeroclaw/internal/config"
+	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/schema/schematest"
 	"github.com/zeroclaw/zeroclaw/internal/transport"
 )
@@ -372,6 +374,36 @@ func TestLifetime(t *testing.T) {
 			synctest.Wait()
 			if expired(l) {
 				t.Fatal("expired with a client still connected")
+			}
+		})
+	})
+	t.Run("work keeps it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := newLifetime(time.Second)
+			var mu sync.Mutex
+			work := protocol.StayingFor{Processes: 1}
+			l.work = func() protocol.StayingFor { mu.Lock(); defer mu.Unlock(); return work }
+			l.connect()
+			l.disconnect()
+			time.Sleep(time.Hour)
+			synctest.Wait()
+			if expired(l) {
+				t.Fatal("expired while a process ran")
+			}
+			mu.Lock()
+			work = protocol.StayingFor{}
+			mu.Unlock()
+			// The check after the work ended finds none, and the next
+			// one, a grace later, none either: then it leaves.
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if expired(l) {
+				t.Fatal("expired at the first check without work")
+			}
+			time.Sleep(time.Second)
+			synctest.Wait()
+			if !expired(l) {
+				t.Fatal("not expired a whole grace after the work ended")
 			}
 		})
 	})

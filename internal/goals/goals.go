@@ -266,6 +266,18 @@ func (gs *Goals) Idle(s *session.Session) {
 	}
 }
 
+// Working implements session.Participant: an active goal is work an
+// ephemeral daemon stays for (a paused, blocked or ended one waits for
+// the user instead).
+func (gs *Goals) Working(s *session.Session, w *protocol.StayingFor) {
+	b := boxOf(s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.g != nil && b.g.State == protocol.GoalActive {
+		w.Goals++
+	}
+}
+
 // overBudget says which of the goal's limits its spending reached ("":
 // none).
 func overBudget(g protocol.Goal) string {

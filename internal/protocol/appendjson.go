@@ -59,6 +59,24 @@ func (r *StatusResult) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"sandbox":`...)
 	b = r.Sandbox.appendJSON(b)
+	if w := r.StayingFor; w != nil {
+		b = append(b, `,"stayingFor":{`...)
+		n := len(b)
+		for _, c := range []struct {
+			name string
+			v    int
+		}{{"turns", w.Turns}, {"queued", w.Queued}, {"processes", w.Processes}, {"goals", w.Goals}, {"subagents", w.Subagents}} {
+			if c.v == 0 {
+				continue
+			}
+			if len(b) > n {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, '"'), c.name...), `":`...)
+			b = strconv.AppendInt(b, int64(c.v), 10)
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}'), nil
 }
 

@@ -3,7 +3,11 @@
 // decoder that accepts both camelCase and snake_case keys.
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // Version is the protocol version this daemon speaks.
 const Version = 1
@@ -201,6 +205,43 @@ type StatusResult struct {
 	Today SpendToday `json:"today"`
 	// Sandbox says how the agent's commands are confined.
 	Sandbox SandboxStatus `json:"sandbox"`
+	// StayingFor is the work that keeps an ephemeral daemon running
+	// after its last client leaves (omitted: none, or a persistent
+	// daemon).
+	StayingFor *StayingFor `json:"stayingFor,omitempty"`
+}
+
+// StayingFor is the work an ephemeral daemon waits for before it exits:
+// running turns (of top-level sessions), queued prompts, live
+// background processes, active goals and running sub-agents.
+type StayingFor struct {
+	Turns     int `json:"turns,omitempty"`
+	Queued    int `json:"queued,omitempty"`
+	Processes int `json:"processes,omitempty"`
+	Goals     int `json:"goals,omitempty"`
+	Subagents int `json:"subagents,omitempty"`
+}
+
+// Empty says that nothing is left to wait for.
+func (w StayingFor) Empty() bool { return w == StayingFor{} }
+
+// String says the work as a person reads it: "2 processes, 1 goal"
+// ("" when empty).
+func (w StayingFor) String() string {
+	var parts []string
+	for _, c := range []struct {
+		n         int
+		one, many string
+	}{{w.Turns, "turn", "turns"}, {w.Queued, "queued prompt", "queued prompts"}, {w.Processes, "process", "processes"},
+		{w.Goals, "goal", "goals"}, {w.Subagents, "sub-agent", "sub-agents"}} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, "1 "+c.one)
+		case c.n > 1:
+			parts = append(parts, strconv.Itoa(c.n)+" "+c.many)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SandboxStatus is status's sandbox: the mode in force, whether commands

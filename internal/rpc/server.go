@@ -333,7 +333,15 @@ func (b *binding) status() protocol.StatusResult {
 	agents := s.agentsOf(cfg)
 	sessions := s.sessions.Summaries()
 	servers := s.sessions.MCPStatus() // mcptools.Status is the wire's
+	// An ephemeral daemon says what keeps it after its last client.
+	var staying *protocol.StayingFor
+	if s.ephemeral {
+		if w := s.sessions.Work(); !w.Empty() {
+			staying = &w
+		}
+	}
 	return protocol.StatusResult{
+		StayingFor:      staying,
 		Agents:          agents.agents,
 		MCPServers:      servers,
 		ConfigWarnings:  cfg.Warnings,

@@ -51,6 +51,10 @@ type Participant interface {
 	// Describe adds what the participant knows of a live session to
 	// what session/get shows (a goal with its spending, the children).
 	Describe(s *Session, l *archive.Live)
+	// Working adds to w the work the participant runs for the session
+	// with no client needed (an active goal): an ephemeral daemon stays
+	// for it (Manager.Work). It must be cheap and must not wait.
+	Working(s *Session, w *protocol.StayingFor)
 	// Emitted: the session's agent emitted e (called for every event
 	// of a turn: it must be cheap).
 	Emitted(s *Session, e protocol.EventBody)
@@ -131,6 +135,7 @@ func (Moments) Answers(*Session, string) *Session                        { retur
 func (Moments) TurnEnded(*Session, string, protocol.SessionPromptResult) {}
 func (Moments) Idle(*Session)                                            {}
 func (Moments) Describe(*Session, *archive.Live)                         {}
+func (Moments) Working(*Session, *protocol.StayingFor)                   {}
 func (Moments) Emitted(*Session, protocol.EventBody)                     {}
 func (Moments) Closing(*Session)                                         {}
 func (Moments) Continuing(parent, child *Session, p *Pending, bg bool)   {}
