@@ -200,6 +200,7 @@ func runChatTUI(ctx context.Context, ch *chat, approve, sessionID string, cont b
 		m.history = loadHistory(path)
 	}
 	m.hpos = len(m.history)
+	settleBackground(ch.env.Getenv)
 	p := tea.NewProgram(m, tea.WithInput(ch.env.Stdin), tea.WithOutput(ch.env.Stdout), tea.WithContext(ctx))
 	m.p = p
 	q := m.out
