@@ -497,6 +497,142 @@ func TestContinuedTurnAsksAgainAndKeepsThePartialReply(t *testing.T) {
 	}
 }
 
+// A daemon kill -9 while the first of a reply's two calls runs: the
+// next daemon answers it "interrupted" (it had started) and the second
+// "not run" (it had not), and its note speaks of the running call. Killed
+// again while the model streams (no call running), the note the model
+// reads then says nothing of a running call.
+func TestOnlyStartedCallsAreInterruptedAfterKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	cwd := t.TempDir()
+	var mu sync.Mutex
+	var bodies []string
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		n := len(bodies)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta map[string]any) {
+			d, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta}}})
+			fmt.Fprintf(w, "data: %s\n\n", d)
+		}
+		end := func(reason string) {
+			fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", `{"choices":[{"index":0,"delta":{},"finish_reason":"`+reason+`"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}`)
+		}
+		switch n {
+		case 1: // two calls: the first runs long, the second waits its turn
+			first, _ := json.Marshal(map[string]string{"command": "echo ran >> side.txt; sleep 60"})
+			second, _ := json.Marshal(map[string]string{"command": "echo ran >> second.txt"})
+			chunk(map[string]any{"tool_calls": []any{
+				map[string]any{"index": 0, "id": "call_a", "type": "function", "function": map[string]any{"name": "shell", "arguments": string(first)}},
+				map[string]any{"index": 1, "id": "call_b", "type": "function", "function": map[string]any{"name": "shell", "arguments": string(second)}}}})
+			end("tool_calls")
+		case 2: // half a reply, then the daemon dies
+			chunk(map[string]any{"content": "Half a repl"})
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-hang:
+			}
+		default:
+			chunk(map[string]any{"content": "done."})
+			end("stop")
+		}
+	}))
+	defer srv.Close()
+	defer close(hang) // before the server's Close waits for its handlers
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.fake]\nkind = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"m\"\n"+
+		"[agents.default]\nprovider = \"fake\"\nrisk = \"full\"\n[sandbox]\nmode = \"off\"\n"), 0o600)
+	ctx := context.Background()
+	attach := func() (*exec.Cmd, *client.Client) {
+		cmd, _ := startDaemon(t, env)
+		c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "two", Cwd: cwd, Mode: "code"}); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, c
+	}
+	cmd, c := attach()
+	text := "run both"
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "two", Prompt: &text, ClientMessageID: "two-1"})
+	historyCount(t, c, "two", `"type":"tool_call"`, 1)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(cwd, "side.txt")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first command never ran")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	// The next daemon: the model's second call streams half a reply; the
+	// daemon dies again.
+	cmd, c = attach()
+	historyCount(t, c, "two", "Half a repl", 1)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	_, c = attach()
+	defer c.Close()
+	res, err := c.Await(ctx, "two", "two-1")
+	if err != nil || res.StopReason != "end_turn" || res.Content != "done." {
+		t.Fatalf("the turn's result: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "second.txt")); err == nil {
+		t.Fatal("the call that had not started ran after the restart")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 3 {
+		t.Fatalf("the model was called %d times, want 3", len(bodies))
+	}
+	type message struct {
+		Role       string `json:"role"`
+		Content    any    `json:"content"`
+		ToolCallID string `json:"tool_call_id"`
+	}
+	read := func(body string) (results map[string]string, lastUser string) {
+		var req struct{ Messages []message }
+		json.Unmarshal([]byte(body), &req)
+		results = map[string]string{}
+		for _, m := range req.Messages {
+			text, _ := m.Content.(string)
+			switch m.Role {
+			case "tool":
+				results[m.ToolCallID] = text
+			case "user":
+				lastUser = text
+			}
+		}
+		return results, lastUser
+	}
+	results, note := read(bodies[1])
+	if !strings.Contains(results["call_a"], "interrupted by a daemon restart") {
+		t.Fatalf("the call that ran was answered %q", results["call_a"])
+	}
+	if !strings.HasPrefix(results["call_b"], "not run") || strings.Contains(results["call_b"], "may or may not") {
+		t.Fatalf("the call that never started was answered %q", results["call_b"])
+	}
+	if !strings.Contains(note, "The daemon stopped during this turn") || !strings.Contains(note, "A tool call that was running then") {
+		t.Fatalf("the note after a kill during a call: %q", note)
+	}
+	_, note = read(bodies[2])
+	if !strings.Contains(note, "The daemon stopped during this turn") || strings.Contains(note, "tool call") {
+		t.Fatalf("the note after a kill with no call running: %q", note)
+	}
+}
+
 // A daemon kill -9 while a foreground sub-agent runs: the child's turn
 // and its parent's go on together. The parent's task call is not
 // answered "interrupted" nor run again (no second child): it waits for

@@ -103,14 +103,16 @@ func Run(ctx context.Context, m *session.Manager, st *store.Store, log *slog.Log
 }
 
 // ReadCut reads the cut attempt's events (from c.Since on): the reply it
-// was streaming (c.Partial), its tool calls that started and did not
-// end (c.Calls), and those that waited for an approval no one had given
-// (c.Asked). A read that fails leaves what was read before it.
+// was streaming (c.Partial), its tool calls that started (c.Started) and
+// those of them that did not end (c.Calls), and those that waited for an
+// approval no one had given (c.Asked). A read that fails leaves what was
+// read before it, and c.Started nil (which calls started is not known).
 func ReadCut(ctx context.Context, st *store.Store, sessionID string, c *session.Cut) error {
-	c.Calls, c.Asked = map[string]string{}, map[string]bool{}
+	c.Calls, c.Asked, c.Started = map[string]string{}, map[string]bool{}, nil
 	if c.Since <= 0 {
 		return nil
 	}
+	started := map[string]bool{}
 	var partial strings.Builder
 	asked := map[string]string{} // requestId → toolCallId
 	var rerr error
@@ -138,6 +140,7 @@ func ReadCut(ctx context.Context, st *store.Store, sessionID string, c *session.
 			switch ev.Type {
 			case protocol.EventToolCall:
 				c.Calls[e.ToolCallID] = e.Name
+				started[e.ToolCallID] = true
 			case protocol.EventToolResult:
 				delete(c.Calls, e.ToolCallID)
 			}
@@ -158,6 +161,9 @@ func ReadCut(ctx context.Context, st *store.Store, sessionID string, c *session.
 	c.Partial = partial.String()
 	for _, id := range asked {
 		c.Asked[id] = true
+	}
+	if rerr == nil {
+		c.Started = started
 	}
 	return rerr
 }

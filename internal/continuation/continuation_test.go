@@ -179,4 +179,7 @@ func TestReadCutReadsWhatTheAttemptLeft(t *testing.T) {
 	if len(c.Asked) != 1 || !c.Asked["c2"] {
 		t.Errorf("calls still asked: %v", c.Asked)
 	}
+	if len(c.Started) != 3 || !c.Started["c1"] || !c.Started["c2"] || !c.Started["c3"] {
+		t.Errorf("calls started, ended or not: %v", c.Started)
+	}
 }

@@ -23,6 +23,10 @@ import (
 // interruptedCall is the result of a tool call a daemon's end cut.
 const interruptedCall = "interrupted by a daemon restart: the command may or may not have run to the end"
 
+// unrunCall is the result of a tool call of a cut reply that had not
+// started when the daemon stopped.
+const unrunCall = "not run: the daemon stopped before this call started, and it was not run after the restart"
+
 // startTurn writes a prompt's turn start: its input_update and its
 // user_message with the turn's claim (one transaction), and returns the
 // user_message's seq.
@@ -56,8 +60,8 @@ func (s *Session) sayInterrupted(ctx context.Context) {
 func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent.Outcome {
 	allowed := s.m.conf().Config().Daemon.ContinueAttempts
 	s.mu.Lock()
-	cut, held := s.cutCalls, s.held
-	s.cutCalls, s.held = nil, nil
+	cut, unrun, held := s.cutCalls, s.unrun, s.held
+	s.cutCalls, s.unrun, s.held = nil, nil, nil
 	s.mu.Unlock()
 	if j.cont.Partial != "" {
 		// What the model had said is kept as said.
@@ -71,16 +75,28 @@ func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent
 			j.cont.Attempt-1, allowed)}
 	}
 	seq := s.emitInput(protocol.TurnResumedEvent{Attempt: j.cont.Attempt}, ptr(j.record(protocol.InputStarted, turnID, j.cont.Attempt, nil)))
-	// The calls the daemon's end cut: their results, as the model
-	// will read them.
+	// The calls the daemon's end cut, and those it kept from starting:
+	// their results, as the model will read them.
 	for _, tc := range cut {
 		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: interruptedCall, IsError: true})
 	}
-	note := "[The daemon stopped during this turn and was restarted; the turn goes on (attempt " + fmt.Sprint(j.cont.Attempt) +
-		"). A tool call that was running then was not run again: its result says so. Check what it did before relying on it.]"
+	for _, tc := range unrun {
+		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: unrunCall, IsError: true})
+	}
+	note := continueNote(j.cont.Attempt, len(cut) > 0)
 	ended := s.running(j.prompt, seq)
 	// Calls that waited for an approval never ran: they are asked again.
 	out := s.turnAgent().Continue(ctx, s, s.cwd, note, held)
 	ended()
 	return out
+}
+
+// continueNote is what the model reads when its cut turn goes on; it
+// speaks of a running call only when one was running (cut).
+func continueNote(attempt int, cut bool) string {
+	note := "[The daemon stopped during this turn and was restarted; the turn goes on (attempt " + fmt.Sprint(attempt) + ")."
+	if cut {
+		note += " A tool call that was running then was not run again: its result says so. Check what it did before relying on it."
+	}
+	return note + "]"
 }

@@ -26,6 +26,10 @@ type Cut struct {
 	// Calls are the cut attempt's tool calls that had started and not
 	// ended (by id: their tool's name).
 	Calls map[string]string
+	// Started are all the cut attempt's tool calls that had started,
+	// ended or not (by id; nil: not known). A call of the cut reply not
+	// among them never ran: its result says so, not "interrupted".
+	Started map[string]bool
 	// Asked are the tool calls that waited for an approval no one had
 	// given (by id): the transcript's repair leaves them open, to be
 	// asked again.
@@ -73,7 +77,7 @@ func (s *Session) Reopen(opens []Open) {
 	for _, o := range opens {
 		if o.Cut != nil {
 			s.mu.Lock()
-			s.asked = o.Cut.Asked
+			s.asked, s.started = o.Cut.Asked, o.Cut.Started
 			s.mu.Unlock()
 		}
 	}

@@ -82,9 +82,9 @@ func (s *Session) load(ctx context.Context) error {
 func (s *Session) repairStored() error {
 	s.mu.Lock()
 	old := s.history.Messages
-	fixed, cut, held := repair(old, s.asked)
+	fixed, r := repair(old, s.asked, s.started)
 	s.history = provider.NewTranscript(fixed)
-	s.cutCalls, s.held, s.asked = cut, held, nil
+	s.cutCalls, s.unrun, s.held, s.asked, s.started = r.cut, r.unrun, r.held, nil, nil
 	s.mu.Unlock()
 	from := 0
 	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
@@ -100,13 +100,22 @@ func (s *Session) repairStored() error {
 	return s.m.store.ReplaceMessages(s.id, int64(from), bodies)
 }
 
+// repaired is what repair did with the calls it found open: answered
+// interrupted (cut: they had started), answered not run (unrun: they
+// had not), or left open (held).
+type repaired struct {
+	cut, unrun, held []provider.ToolCall
+}
+
 // repair gives every tool call of an interrupted turn a result, so the
 // transcript is one a model accepts: results follow their assistant
 // message, and a call without one gets an "interrupted" result (cut),
-// except a call of the transcript's last reply that asks holds (one
-// that waited for an approval, never run): it is left open (held),
-// for a continuation to ask again and answer.
-func repair(h []provider.Message, asks map[string]bool) (out []provider.Message, cut, held []provider.ToolCall) {
+// except in the transcript's last reply: a call that asks holds (one
+// that waited for an approval, never run) is left open (held), for a
+// continuation to ask again and answer, and where started says which
+// calls had started (non-nil), one that had not gets a "not run" result
+// (unrun).
+func repair(h []provider.Message, asks, started map[string]bool) (out []provider.Message, r repaired) {
 	out = make([]provider.Message, 0, len(h))
 	for i := 0; i < len(h); i++ {
 		m := h[i]
@@ -122,16 +131,20 @@ func repair(h []provider.Message, asks map[string]bool) (out []provider.Message,
 		}
 		last := i == len(h)-1
 		for _, tc := range m.ToolCalls {
-			if !answered[tc.ID] && last && asks[tc.ID] {
-				held = append(held, tc)
-				continue
-			}
-			if !answered[tc.ID] {
+			switch {
+			case answered[tc.ID]:
+			case last && asks[tc.ID]:
+				r.held = append(r.held, tc)
+			case last && started != nil && !started[tc.ID]:
+				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
+					Text: unrunCall, IsError: true})
+				r.unrun = append(r.unrun, tc)
+			default:
 				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
 					Text: interruptedCall, IsError: true})
-				cut = append(cut, tc)
+				r.cut = append(r.cut, tc)
 			}
 		}
 	}
-	return out, cut, held
+	return out, r
 }

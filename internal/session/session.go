@@ -147,7 +147,7 @@ type Session struct {
 	// mu guards the rest, and only the rest: the session's settings
 	// (model, risk, reasoning, sandbox), its tree (lineage,
 	// description), its transcript (history, unloaded, storedMessages,
-	// cutCalls, asked, held), what it spent, and what it opened on
+	// cutCalls, asked, started, unrun, held), what it spent, and what it opened on
 	// first use (mcp, procs).
 	mu    sync.Mutex
 	mcp   *mcptools.Set     // the session's own MCP servers (an editor's)
@@ -161,7 +161,12 @@ type Session struct {
 	// asked are the calls a cut turn left waiting for an approval (by
 	// tool call id), set before its transcript is loaded: the repair
 	// leaves them open (held) for the continuation to ask again.
-	asked     map[string]bool
+	asked map[string]bool
+	// started are the calls the cut turn had started (by tool call id;
+	// nil: not known), set with asked: the repair answers a call of the
+	// cut reply that had not started "not run" (unrun), not interrupted.
+	started   map[string]bool
+	unrun     []provider.ToolCall
 	held      []provider.ToolCall
 	model     string // the session's own model and risk ("": the agent's)
 	risk      string
