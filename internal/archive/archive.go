@@ -4,6 +4,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -33,13 +34,18 @@ type Archive struct {
 	Live func(id string) (Live, bool)
 	// Changed is told when a session's row changed (a fork made one).
 	Changed func(id string)
-	Log     *slog.Logger
+	// AgentRisk is the risk level of the config's agent of that alias
+	// ("": none such), for a stored session with no risk of its own.
+	AgentRisk func(alias string) string
+	Log       *slog.Logger
 }
 
 // Live is what a loaded session adds to its stored row.
 type Live struct {
 	State         string
 	RunningTurnID string
+	// Risk is the session's risk level now (its own, else its agent's).
+	Risk string
 	// ResumedAttempts: times the running turn was continued.
 	ResumedAttempts int
 	Attached        []protocol.AttachedClient
@@ -164,6 +170,10 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 		info.ForkedFrom = &protocol.ForkRef{SessionID: r.ForkedFrom, Seq: r.ForkedSeq}
 	}
 	info.Lineage = protocol.Lineage{ParentSessionID: r.ParentID, ParentToolCallID: r.ParentToolCallID, Depth: r.Depth}
+	info.Risk = r.Risk
+	if info.Risk == "" && m.AgentRisk != nil {
+		info.Risk = m.AgentRisk(r.AgentAlias)
+	}
 	if len(r.Goal) > 0 {
 		// As stored (its spending then); a live session's is now's.
 		var g protocol.Goal
@@ -174,6 +184,7 @@ func (m *Archive) Info(r *store.Session) protocol.SessionInfo {
 	if l, live := m.Live(r.ID); live {
 		info.Live = true
 		info.State, info.RunningTurnID, info.Attached = l.State, l.RunningTurnID, l.Attached
+		info.Risk = cmp.Or(l.Risk, info.Risk)
 		if l.RunningTurnID != "" {
 			info.ResumedAttempts = l.ResumedAttempts
 		}

@@ -51,6 +51,11 @@ func TestSubagents(t *testing.T) {
 	if kids, _ := get["children"].([]any); len(kids) != 1 {
 		t.Fatalf("session/get's children: %v", get["children"])
 	}
+	// A top-level session is at depth 0 (said, not left out), and its
+	// risk level is told.
+	if d, ok := get["depth"]; !ok || d != float64(0) || get["risk"] != "full" {
+		t.Fatalf("session/get of a top-level session: depth %v (present %v), risk %v", d, ok, get["risk"])
+	}
 	h := result(t, a.call("session/history", `{"sessionId":`+quote(cid)+`}`))["events"].([]any)
 	if len(h) < 2 || h[1].(map[string]any)["type"] != "user_message" || h[1].(map[string]any)["text"] != "hello from the parent" {
 		t.Fatalf("the child's history: %v", h)

@@ -518,11 +518,11 @@ type SessionNewResult struct {
 
 // Lineage is where a sub-agent's session comes from: the session and the
 // tool call (task) that started it, and its depth (0: a session a client
-// started; absent on the wire then).
+// started, which has no parent).
 type Lineage struct {
 	ParentSessionID  string `json:"parentSessionId,omitempty"`
 	ParentToolCallID string `json:"parentToolCallId,omitempty"`
-	Depth            int    `json:"depth,omitempty"`
+	Depth            int    `json:"depth"`
 }
 
 // Attachment is one file of a prompt (section 9).
@@ -756,6 +756,10 @@ type SessionInfo struct {
 	UpdatedMs    int64  `json:"updatedMs"`
 	LastSeq      int64  `json:"lastSeq"`
 	MessageCount int64  `json:"messageCount"`
+	// Risk is the session's risk level: its own, else its agent's
+	// (absent for a stored session whose agent the config no longer
+	// names).
+	Risk string `json:"risk,omitempty"`
 	// Usage sums the session's model calls (absent before the first).
 	Usage *Usage `json:"usage,omitempty"`
 	// ForkedFrom names the session and seq a fork was made from.

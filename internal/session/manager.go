@@ -5,6 +5,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +184,8 @@ func NewManager(o Options) (*Manager, error) {
 	if m.gate = o.Gate; m.gate == nil {
 		m.gate = gate.Decide
 	}
-	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: func(id string) { m.list.Changed(id) }, Log: log}
+	m.arch = &archive.Archive{Store: o.Store, CheckpointDir: o.CheckpointDir, Live: m.liveState, Changed: func(id string) { m.list.Changed(id) }, Log: log,
+		AgentRisk: func(alias string) string { return m.conf().Config().Agents[alias].Risk }}
 	m.list = sessionlist.New(m.arch, log)
 	// The configured MCP servers start now, in the background: the
 	// first turns find them ready, or go on without them.
@@ -683,7 +685,10 @@ func (m *Manager) liveState(id string) (archive.Live, bool) {
 	if !live {
 		return archive.Live{}, false
 	}
-	l := archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), ResumedAttempts: int(s.resumed.Load()),
+	s.mu.Lock()
+	risk := cmp.Or(s.risk, s.agent.Risk)
+	s.mu.Unlock()
+	l := archive.Live{State: s.summary().State, RunningTurnID: s.runningTurn(), Risk: risk, ResumedAttempts: int(s.resumed.Load()),
 		Attached: s.attached(), Processes: s.processInfos()}
 	m.each(func(p Participant) { p.Describe(s, &l) })
 	return l, true
