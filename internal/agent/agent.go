@@ -196,7 +196,10 @@ type Agent struct {
 	// Note, when set, says what the model should know about its tools
 	// now (the MCP servers not available); added to each request's
 	// system prompt when not "".
-	Note        func() string
+	Note func() string
+	// Withheld are tools left out of this turn on purpose, by name: why
+	// (a call of one is refused with the reason, not "unknown tool").
+	Withheld    map[string]string
 	Risk        string
 	MaxRequests int
 	// MaxTokens and Reasoning override the provider's (0, "": its own);
@@ -708,6 +711,9 @@ func toolLabel(byName map[string]tool.Tool, name string) string {
 // hook, the risk level), unknown (no such tool).
 func (a *Agent) call(ctx context.Context, h Host, env *tool.Env, g gated, call provider.ToolCall) (tool.Result, string) {
 	t := g.tool
+	if why := a.Withheld[call.Name]; t == nil && why != "" {
+		return tool.Result{Output: fmt.Sprintf("%s was not run: %s", call.Name, why), IsError: true}, "refused"
+	}
 	if t == nil {
 		out := fmt.Sprintf("unknown tool %q: this agent has no such tool", call.Name)
 		// An MCP server's tool may be missing because its server is not

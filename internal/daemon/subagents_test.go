@@ -119,7 +119,7 @@ func TestSubagents(t *testing.T) {
 
 	// A child may start none ([subagents] max_depth 1).
 	res = run(`task {"description":"nest","prompt":"/tool task {\"description\":\"deeper\",\"prompt\":\"hi\"}"}`)
-	if out := res["rawOutput"].(string); !strings.Contains(out, "tool task failed: unknown tool") {
+	if out := res["rawOutput"].(string); !strings.Contains(out, "tool task failed: task was not run: sub-agents nest at most 1 deep ([subagents] max_depth)") {
 		t.Fatalf("a child starting a task: %v", res)
 	}
 

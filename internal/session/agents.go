@@ -56,7 +56,17 @@ func (s *Session) turnAgent() *agent.Agent {
 	}
 	if a.Tasks == nil {
 		// No participant serves its sub-agents (at its depth a session
-		// starts none): no task tools.
+		// starts none): no task tools, and a call of one says why.
+		why := "sub-agents are not available here"
+		if max := s.m.conf().Config().Subagents.MaxDepth; s.Lineage().Depth >= max {
+			why = fmt.Sprintf("sub-agents nest at most %d deep ([subagents] max_depth): this session may start none", max)
+		}
+		a.Withheld = map[string]string{}
+		for _, t := range a.Tools {
+			if tool.DrivesTasks(t) {
+				a.Withheld[t.Spec().Name] = why
+			}
+		}
 		a.Tools = slices.DeleteFunc(slices.Clone(a.Tools), tool.DrivesTasks)
 	}
 	// Every call goes through the one gate, as this turn's actor; a

@@ -180,7 +180,7 @@ func TestBackgroundTask(t *testing.T) {
 		t.Fatalf("%d sub-agents running", n)
 	}
 	st := d.call(t, cl, c, sid, fmt.Sprintf(`task_cancel {"id":%q}`, long.SessionID))
-	if !st.IsError || st.RawOutput != fmt.Sprintf("sub-agent %s (long one) cancelled", long.SessionID) {
+	if st.IsError || st.RawOutput != fmt.Sprintf("sub-agent %s (long one) cancelled", long.SessionID) {
 		t.Fatalf("task_cancel: %+v", st)
 	}
 	if end := ended(t, c, sid, long.SessionID); end.State != protocol.SubagentCancelled {
@@ -312,9 +312,10 @@ func TestSessionLimits(t *testing.T) {
 	if r := d.call(t, cl, c, sid, `task {"description":"now","prompt":"room again"}`); r.RawOutput != "echo: room again" {
 		t.Fatalf("a task after the others ended: %+v", r)
 	}
-	// max_depth 1: the child has no task tool.
+	// max_depth 1: the child has no task tool, and its call is refused
+	// with the reason.
 	r := d.call(t, cl, c, sid, `task {"description":"nest","prompt":"/tool task {\"description\":\"deeper\",\"prompt\":\"hi\"}"}`)
-	if !strings.Contains(r.RawOutput, "tool task failed: unknown tool") {
+	if !strings.Contains(r.RawOutput, "tool task failed: task was not run: sub-agents nest at most 1 deep ([subagents] max_depth)") {
 		t.Fatalf("a child starting a task at max_depth 1: %+v", r)
 	}
 }

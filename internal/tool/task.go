@@ -272,5 +272,12 @@ func (t taskCancel) Run(ctx context.Context, env *Env, input json.RawMessage) Re
 	if err != nil {
 		return errorf("%v", err)
 	}
-	return taskResult(st)
+	// The cancel did what was asked (a sub-agent cancelled, or one that
+	// had ended already): not an error, whatever state it ends in.
+	r := taskResult(st)
+	r.IsError = false
+	if st.State != protocol.SubagentCancelled && st.State != protocol.SubagentRunning {
+		r.Output = fmt.Sprintf("sub-agent %s (%s) had already ended (%s): there was nothing to cancel", st.SessionID, st.Description, st.State)
+	}
+	return r
 }
