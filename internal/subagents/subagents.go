@@ -594,9 +594,10 @@ func (sa *Subagents) Resumed(s *session.Session, _ *store.Session) {
 // Emitted implements session.Participant: as a child works, its parent
 // hears what it does now: a tool_progress of its task call (chat shows
 // it as the child's live line, the dashboard in the call's card, ACP as
-// the call's content while the call runs), at most five a second. A
-// background child's progress goes on after its task call answered,
-// until its subagent_update says it ended.
+// the call's content while the call runs): each tool call it starts (the
+// line names what it runs for as long as it runs), what it says or
+// thinks at most five a second. A background child's progress goes on
+// after its task call answered, until its subagent_update says it ended.
 func (sa *Subagents) Emitted(s *session.Session, e protocol.EventBody) {
 	var what string
 	switch ev := e.(type) {
@@ -618,11 +619,12 @@ func (sa *Subagents) Emitted(s *session.Session, e protocol.EventBody) {
 		return
 	}
 	c.mu.Lock()
-	if _, call := e.(protocol.ToolCallEvent); call {
+	_, call := e.(protocol.ToolCallEvent)
+	if call {
 		c.steps++
 	}
 	now := time.Now()
-	if c.info.State != protocol.SubagentRunning || c.info.ToolCallID == "" || now.Sub(c.told) < 200*time.Millisecond {
+	if c.info.State != protocol.SubagentRunning || c.info.ToolCallID == "" || (!call && now.Sub(c.told) < 200*time.Millisecond) {
 		c.mu.Unlock()
 		return
 	}

@@ -528,6 +528,25 @@ func TestProgressAndSummary(t *testing.T) {
 	}
 }
 
+// A child that thinks and then runs a command at once: its parent hears
+// the command (step 1), not only the thought the throttle let by first.
+func TestProgressTellsEachToolCall(t *testing.T) {
+	h := newHarness(t, nil)
+	d := h.start(t)
+	cl, c := client(t, "c1", "")
+	sid := d.Open(t, cl, "")
+	r := d.call(t, cl, c, sid, `task {"description":"look","prompt":"/think first a thought\n/tool list_dir {}"}`)
+	var got []string
+	for _, u := range c.All(t) {
+		if e, ok := u.Event.(protocol.ToolProgressEvent); ok && u.SessionID == sid && e.ToolCallID == r.ToolCallID {
+			got = append(got, fmt.Sprintf("%v:%s", e.Progress, e.Message))
+		}
+	}
+	if len(got) < 2 || got[0] != "0:thinking" || got[1] != "1:list_dir" {
+		t.Fatalf("the child's progress: %v", got)
+	}
+}
+
 // A background child that fails: its parent's model is told so, with
 // the failure.
 func TestBackgroundFailureTold(t *testing.T) {
