@@ -633,6 +633,78 @@ func TestOnlyStartedCallsAreInterruptedAfterKill9(t *testing.T) {
 	}
 }
 
+// With [daemon] continue_interrupted off, a daemon kill -9 while a
+// foreground sub-agent runs a command: the next daemon ends the parent's
+// cut turn, and its task call, which had started, gets its tool_result
+// (interrupted) instead of none ever.
+func TestUncontinuedTaskCallGetsItsResultAfterKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[daemon]\ncontinue_interrupted = false\n[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n[sandbox]\nmode = \"off\"\n"), 0o600)
+	cmd, _ := startDaemon(t, env)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "nocont", Cwd: cwd, Mode: "code"}); err != nil {
+		t.Fatal(err)
+	}
+	long := `/tool task {"description":"work","prompt":"/tool shell {\"command\":\"echo ran >> side.txt; sleep 60\"}"}`
+	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "nocont", Prompt: &long, ClientMessageID: "nc-1"})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(cwd, "side.txt")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child's command never ran")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	c.Close()
+
+	startDaemon(t, env)
+	c, err = client.Dial(ctx, endpointOf(dir), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: "nocont"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Await(ctx, "nocont", "nc-1")
+	if err != nil || res.StopReason != protocol.StopInterrupted {
+		t.Fatalf("the cut turn's result: %+v %v", res, err)
+	}
+	h, err := c.History(ctx, protocol.SessionHistoryParams{SessionID: "nocont", Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, results := map[string]string{}, map[string]string{}
+	for _, raw := range h.Events {
+		u, err := protocol.ParseUpdate(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := u.Event.(type) {
+		case protocol.ToolCallEvent:
+			calls[e.ToolCallID] = e.Name
+		case protocol.ToolResultEvent:
+			results[e.ToolCallID] = e.RawOutput
+		}
+	}
+	if len(calls) != 1 {
+		t.Fatalf("the parent's tool calls: %v", calls)
+	}
+	for id := range calls {
+		if !strings.Contains(results[id], "interrupted by a daemon restart") {
+			t.Fatalf("the task call's tool_result: %q (results %v)", results[id], results)
+		}
+	}
+}
+
 // A daemon kill -9 while a foreground sub-agent runs: the child's turn
 // and its parent's go on together. The parent's task call is not
 // answered "interrupted" nor run again (no second child): it waits for

@@ -27,6 +27,10 @@ const interruptedCall = "interrupted by a daemon restart: the command may or may
 // started when the daemon stopped.
 const unrunCall = "not run: the daemon stopped before this call started, and it was not run after the restart"
 
+// unrunAsked is the result of a call that waited for an approval when the
+// daemon stopped, in a turn that is not continued.
+const unrunAsked = "not run: the daemon stopped while it waited for an approval"
+
 // startTurn writes a prompt's turn start: its input_update and its
 // user_message with the turn's claim (one transaction), and returns the
 // user_message's seq.

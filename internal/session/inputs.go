@@ -259,6 +259,13 @@ func (s *Session) interruptInputs(ctx context.Context) {
 		return
 	}
 	for _, rec := range open {
+		if rec.State == protocol.InputStarted {
+			// Its turn's calls left open are answered first.
+			started := s.closeCut(ctx, rec.TurnID, rec.Seq)
+			s.mu.Lock()
+			s.started = started
+			s.mu.Unlock()
+		}
 		res := protocol.SessionPromptResult{SessionID: s.id, InputID: rec.ID, TurnID: rec.TurnID, StopReason: protocol.StopInterrupted,
 			Error: &protocol.ErrorInfo{Message: "interrupted: the daemon stopped before this prompt's turn ended"}}
 		rec.Result = mustJSON(res)

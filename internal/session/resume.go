@@ -148,3 +148,70 @@ func repair(h []provider.Message, asks, started map[string]bool) (out []provider
 	}
 	return out, r
 }
+
+// closeCut gives each tool call a cut turn that is not continued had
+// started and not ended (turnID, its attempt begun at seq since) its
+// tool_result, so no client waits for one: "interrupted" for a call that
+// ran, "not run" for one that waited for an approval. It returns the
+// calls that ran (ended or not), for the transcript's repair (see
+// repair's started), or nil when the history could not be read.
+func (s *Session) closeCut(ctx context.Context, turnID string, since int64) map[string]bool {
+	if since <= 0 {
+		return nil
+	}
+	type call struct{ id, name string }
+	var open []call
+	ended := map[string]bool{}
+	asked := map[string]string{} // requestId → toolCallId
+	for from := since - 1; ; {
+		page, err := s.m.store.Events(ctx, s.id, from, 512, 1<<20)
+		if err != nil {
+			return nil
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, ev := range page {
+			from = ev.Seq
+			var e struct {
+				TurnID     string `json:"turnId"`
+				RequestID  string `json:"requestId"`
+				ToolCallID string `json:"toolCallId"`
+				Name       string `json:"name"`
+			}
+			if json.Unmarshal(ev.Body, &e) != nil || (e.TurnID != turnID && ev.Type != protocol.EventApprovalResolved) {
+				continue
+			}
+			switch ev.Type {
+			case protocol.EventToolCall:
+				open = append(open, call{e.ToolCallID, e.Name})
+			case protocol.EventToolResult:
+				ended[e.ToolCallID] = true
+			case protocol.EventApprovalRequest:
+				asked[e.RequestID] = e.ToolCallID
+			case protocol.EventApprovalResolved:
+				delete(asked, e.RequestID)
+			}
+		}
+	}
+	waited := map[string]bool{}
+	for _, id := range asked {
+		waited[id] = true
+	}
+	ran := map[string]bool{}
+	for _, c := range open {
+		if waited[c.id] {
+			if !ended[c.id] {
+				s.write(protocol.ToolResultEvent{ToolCallID: c.id, Name: c.name, RawOutput: unrunAsked, IsError: true}, &turnID, nil)
+				ended[c.id] = true
+			}
+			continue
+		}
+		ran[c.id] = true
+		if !ended[c.id] {
+			s.write(protocol.ToolResultEvent{ToolCallID: c.id, Name: c.name, RawOutput: interruptedCall, IsError: true}, &turnID, nil)
+			ended[c.id] = true
+		}
+	}
+	return ran
+}
