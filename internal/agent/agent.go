@@ -311,6 +311,9 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 			view = a.compact(ctx, h, view, int64(CompactTo*float64(w))-fixed, "context_window")
 		}
 		system := withSummary(a.System, view.Summary)
+		if n := modeNote(a.risk(), a.PlanExit != nil); n != "" {
+			system += "\n\n" + n
+		}
 		if a.Note != nil {
 			if n := a.Note(); n != "" {
 				system += "\n\n" + n
@@ -807,4 +810,25 @@ func (a *Agent) maxTokensNotice() string {
 		return fmt.Sprintf("the reply reached its output limit, max_tokens = %d: raise max_tokens under [providers.%s] in config.toml", info.MaxTokens, info.Name)
 	}
 	return fmt.Sprintf("the reply reached the server's output limit: set max_tokens under [providers.%s] in config.toml to ask for more", info.Name)
+}
+
+// modeNote tells the model the session's mode (its risk level) when it
+// is not the default (supervised), read at each model call (a mode may
+// switch mid-turn): the model knows it is in plan mode before a refusal
+// says so. planExit: the turn has exit_plan.
+func modeNote(risk string, planExit bool) string {
+	if risk == "" || risk == RiskSupervised {
+		return ""
+	}
+	for _, l := range protocol.RiskLevels {
+		if l.ID != risk {
+			continue
+		}
+		n := fmt.Sprintf("The session is in the %s mode (%s): %s.", l.Name, l.ID, l.Description)
+		if risk == protocol.RiskPlan && planExit {
+			n += " When the plan is ready, call exit_plan with it: the user decides whether to leave the plan mode."
+		}
+		return n
+	}
+	return ""
 }

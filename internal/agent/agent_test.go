@@ -538,3 +538,43 @@ func TestSteersReachTheNextCall(t *testing.T) {
 		t.Errorf("a steer at the end: %+v after %d calls", out, c.calls)
 	}
 }
+
+// systems is the echo model, keeping each request's system prompt.
+type systems struct {
+	provider.Echo
+	got []string
+}
+
+func (s *systems) Stream(ctx context.Context, req provider.Request, f func(provider.Delta)) (*provider.Response, error) {
+	s.got = append(s.got, req.System)
+	return s.Echo.Stream(ctx, req, f)
+}
+
+// The system prompt says the session's mode when it is not the default:
+// a model in plan mode knows it before a refusal tells it; in the default
+// mode nothing is added.
+func TestSystemPromptSaysTheMode(t *testing.T) {
+	for _, c := range []struct {
+		risk, want string
+	}{
+		{RiskSupervised, ""},
+		{protocol.RiskPlan, "The session is in the Plan mode (plan): looks around and writes a plan"},
+		{RiskFull, "The session is in the Full access mode (full): never asks."},
+	} {
+		p := &systems{}
+		a := agentWith(c.risk)
+		a.System, a.Provider = "You are a test.", p
+		if out := a.Run(context.Background(), &host{}, t.TempDir(), "hi"); out.Err != nil {
+			t.Fatal(out.Err)
+		}
+		if len(p.got) != 1 {
+			t.Fatalf("%s: %d requests", c.risk, len(p.got))
+		}
+		if c.want == "" && (p.got[0] != "You are a test." || strings.Contains(p.got[0], "mode")) {
+			t.Errorf("%s: system prompt %q", c.risk, p.got[0])
+		}
+		if c.want != "" && !strings.Contains(p.got[0], c.want) {
+			t.Errorf("%s: system prompt %q, want it to hold %q", c.risk, p.got[0], c.want)
+		}
+	}
+}

@@ -317,6 +317,28 @@ func TestRewindUndoesAChildsEdits(t *testing.T) {
 	}
 }
 
+// After a rewind, a task call whose id repeats an earlier one's starts
+// a child of its own, whose answer it returns (not the old child's).
+func TestTaskAfterARewindStartsANewChild(t *testing.T) {
+	r := startWith(t, echoAgent+`risk = "full"`+"\n")
+	a := connect(t, r.dirs.Endpoint, "")
+	sid := newSession(t, a, "")
+	first := toolResult(t, a, sid, `task {"description":"ask","prompt":"the first question"}`)
+	if first["rawOutput"] != "echo: the first question" {
+		t.Fatalf("the first task: %v", first)
+	}
+	if res := result(t, a.call("session/rewind", `{"sessionId":`+quote(sid)+`,"turn":1}`)); res["rewound"] != true {
+		t.Fatalf("the rewind: %v", res)
+	}
+	second := toolResult(t, a, sid, `task {"description":"ask","prompt":"the second question"}`)
+	if second["toolCallId"] != first["toolCallId"] {
+		t.Fatalf("the call ids differ (%v, %v): the test needs them the same", first["toolCallId"], second["toolCallId"])
+	}
+	if second["rawOutput"] != "echo: the second question" {
+		t.Fatalf("the task after the rewind: %v", second)
+	}
+}
+
 // A background child's answer reaches its parent's model before its
 // next call after the child ended.
 func TestBackgroundChildAnswerReachesTheModel(t *testing.T) {

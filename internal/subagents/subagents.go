@@ -87,6 +87,10 @@ type child struct {
 	// cancelled: a cancel came while the turn was being submitted (no
 	// turn to withdraw yet): it is withdrawn once it is.
 	cancelled bool
+	// held (guarded by its family's mu): its parent's cut task call
+	// waits for it again (Continuing), once; a later call with the same
+	// id (after a rewind) starts a child of its own.
+	held bool
 }
 
 // cancel cancels the child's turn: the one running, or the one about to
@@ -191,9 +195,10 @@ func (h host) Start(ctx context.Context, t tool.TaskStart) (tool.TaskStatus, err
 	f := familyOf(s)
 	f.mu.Lock()
 	for _, c := range f.children {
-		if c.info.ToolCallID == t.ToolCallID && !c.info.Background {
+		if c.held && c.info.ToolCallID == t.ToolCallID {
 			// The call a dead daemon cut, held for its child that goes
 			// on (Continuing): it waits for it again.
+			c.held = false
 			f.mu.Unlock()
 			return h.wait(ctx, c)
 		}
@@ -527,6 +532,7 @@ func (sa *Subagents) Continuing(parent, s *session.Session, p *session.Pending, 
 		Description: s.Description(), Agent: s.Alias(), Background: background, State: protocol.SubagentRunning}}
 	f := familyOf(parent)
 	f.mu.Lock()
+	c.held = !background
 	f.children[s.ID()] = c
 	f.mu.Unlock()
 	parent.Publish(protocol.SubagentUpdateEvent{Subagent: c.info})
