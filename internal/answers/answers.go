@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
 	"github.com/zeroclaw/zeroclaw/internal/permission"
@@ -192,6 +193,9 @@ type Live struct {
 	Held               *Held
 }
 
+// MaxListedPattern bounds a rule's pattern as Rules tells it, in bytes.
+const MaxListedPattern = 4096
+
 // Rules lists the rules in force for a directory's project ("":
 // everywhere): the config's, the answers stored for the project, then
 // the answers the live sessions there hold for themselves; each says
@@ -203,8 +207,18 @@ func Rules(config []permission.Rule, st *permission.Store, cwd string, live []Li
 	}
 	var out []protocol.PermissionRule
 	add := func(r permission.Rule, scope, sessionID string) {
-		out = append(out, protocol.PermissionRule{ID: r.ID, Tool: r.Tool, Pattern: r.Pattern, Decision: r.Decision, Dir: r.Dir,
-			Origin: r.Origin, Scope: scope, SessionID: sessionID})
+		pr := protocol.PermissionRule{ID: r.ID, Tool: r.Tool, Pattern: r.Pattern, Decision: r.Decision, Dir: r.Dir,
+			Origin: r.Origin, Scope: scope, SessionID: sessionID}
+		if len(pr.Pattern) > MaxListedPattern {
+			// An exact answer's pattern is its whole input (a long
+			// command): told cut, it still holds whole.
+			n := MaxListedPattern
+			for n > 0 && !utf8.RuneStart(pr.Pattern[n]) {
+				n--
+			}
+			pr.Pattern, pr.PatternTruncated = pr.Pattern[:n], true
+		}
+		out = append(out, pr)
 	}
 	for _, r := range config {
 		add(r, protocol.ScopeGlobal, "")

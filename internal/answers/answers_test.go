@@ -135,3 +135,26 @@ func TestDecisionsOfferOnlyWhatHolds(t *testing.T) {
 		t.Errorf("a part of the compound command is allowed alone: %+v", d)
 	}
 }
+
+// permissions/list tells an answer's pattern cut past MaxListedPattern
+// (an exact answer's pattern is its whole input, a command of any
+// length), saying so; the answer still holds whole.
+func TestRulesCutALongPattern(t *testing.T) {
+	long := strings.Repeat("é", MaxListedPattern) // twice the bound, in bytes
+	h := &Held{}
+	h.add(answer{id: Prefix + "1", tool: "shell", exact: true, pattern: long, decision: "allow"})
+	h.add(answer{id: Prefix + "2", tool: "shell", pattern: "*", decision: "allow"})
+	rules := Rules(nil, nil, "", []Live{{SessionID: "s", Project: "/p", Held: h}})
+	if len(rules) != 2 {
+		t.Fatalf("rules: %+v", rules)
+	}
+	if r := rules[0]; !r.PatternTruncated || len(r.Pattern) > MaxListedPattern || !strings.HasPrefix(long, r.Pattern) || r.Pattern == "" {
+		t.Fatalf("the long pattern listed: %d bytes, truncated %v", len(r.Pattern), r.PatternTruncated)
+	}
+	if r := rules[1]; r.PatternTruncated || r.Pattern != "*" {
+		t.Fatalf("a short pattern listed: %+v", r)
+	}
+	if h.list[0].pattern != long {
+		t.Fatal("the answer itself was cut")
+	}
+}

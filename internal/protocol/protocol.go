@@ -955,12 +955,17 @@ type Checkpoint struct {
 	Uncaptured []string `json:"uncaptured"`
 	// Rewound: a rewind undid the turn's changes to the files.
 	Rewound bool `json:"rewound,omitempty"`
+	// FilesOmitted counts the files and uncaptured paths left out of
+	// Files and Uncaptured (past 1000 in all; session/diff has them).
+	FilesOmitted int `json:"filesOmitted,omitempty"`
 }
 
-// SessionCheckpointsResult is the result of session/checkpoints.
+// SessionCheckpointsResult is the result of session/checkpoints;
+// Omitted counts the oldest checkpoints left out (past 2 MiB in all).
 type SessionCheckpointsResult struct {
 	SessionID   string       `json:"sessionId"`
 	Checkpoints []Checkpoint `json:"checkpoints"`
+	Omitted     int          `json:"omitted,omitempty"`
 }
 
 // SessionRewindParams are session/rewind's.
@@ -1039,6 +1044,9 @@ type PermissionRule struct {
 	Scope string `json:"scope"`
 	// SessionID is the session a session's answer holds in.
 	SessionID string `json:"sessionId,omitempty"`
+	// PatternTruncated: Pattern is cut, as listed (past 4096 bytes; the
+	// rule holds whole).
+	PatternTruncated bool `json:"patternTruncated,omitempty"`
 }
 
 // Scopes of a permission rule (permissions/list).

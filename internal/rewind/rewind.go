@@ -147,17 +147,45 @@ func wireFiles(cs []checkpoint.Change) []protocol.CheckpointFile {
 	return out
 }
 
+// listMaxFiles bounds the files (and the uncaptured paths) a checkpoint
+// is listed with; listMaxBytes bounds session/checkpoints' checkpoints,
+// as JSON: far below any client's frame limit, whatever the turns did.
+var (
+	listMaxFiles = 1000
+	listMaxBytes = 2 << 20
+)
+
 // List serves session/checkpoints: the session's turns and what each
-// changed.
+// changed, bounded: a checkpoint lists its first listMaxFiles files
+// (FilesOmitted counts the rest; session/diff has them all), and past
+// listMaxBytes the oldest checkpoints are left out (Omitted), never the
+// newest.
 func (c *Checkpoints) List(ctx context.Context, cl *session.Client, id string) (*protocol.SessionCheckpointsResult, error) {
 	_, cp, err := c.storeOf(cl, id)
 	if err != nil {
 		return nil, err
 	}
 	res := &protocol.SessionCheckpointsResult{SessionID: id, Checkpoints: []protocol.Checkpoint{}}
+	var sizes []int
+	size := 0
 	for _, t := range cp.Turns() {
-		res.Checkpoints = append(res.Checkpoints, protocol.Checkpoint{Turn: t.N, Title: t.Title, Seq: t.Seq, StartedMs: t.StartedMs,
-			Files: wireFiles(t.Changes), Uncaptured: protocol.List(t.Uncaptured), Rewound: t.Rewound})
+		files, uncap := t.Changes, t.Uncaptured
+		k := protocol.Checkpoint{Turn: t.N, Title: t.Title, Seq: t.Seq, StartedMs: t.StartedMs, Rewound: t.Rewound}
+		if n := len(files) + len(uncap); n > listMaxFiles {
+			files = files[:min(len(files), listMaxFiles)]
+			uncap = uncap[:min(len(uncap), listMaxFiles-len(files))]
+			k.FilesOmitted = n - len(files) - len(uncap)
+		}
+		k.Files, k.Uncaptured = wireFiles(files), protocol.List(uncap)
+		b, _ := json.Marshal(k)
+		sizes = append(sizes, len(b)+1)
+		size += len(b) + 1
+		res.Checkpoints = append(res.Checkpoints, k)
+	}
+	for len(res.Checkpoints) > 1 && size > listMaxBytes {
+		size -= sizes[res.Omitted]
+		res.Checkpoints = res.Checkpoints[1:]
+		res.Omitted++
 	}
 	return res, nil
 }

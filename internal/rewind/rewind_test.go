@@ -333,3 +333,36 @@ func TestRecoverFinishesAnInterruptedRewind(t *testing.T) {
 		t.Errorf("after the recovery: %+v", ev)
 	}
 }
+
+// session/checkpoints is bounded whatever the turns did: a checkpoint
+// lists its first files (filesOmitted counts the rest), and past the
+// answer's bound the oldest checkpoints are left out (omitted), never
+// the newest. Its bounds are lowered here to a turn's worth.
+func TestCheckpointsListIsBounded(t *testing.T) {
+	d := start(t, newHarness(t, nil))
+	ctx := context.Background()
+	cl, _ := sessiontest.Client(t, "c1", "")
+	cwd := t.TempDir()
+	d.open(t, cl, "cp", cwd)
+	for _, p := range []string{
+		`/tool write_file {"path":"one.txt","content":"1"}`,
+		`/tool shell {"command":"echo a > a.txt; echo b > b.txt; echo c > c.txt"}`,
+	} {
+		if r := d.Prompt(t, cl, "cp", p); r.StopReason != protocol.StopEndTurn {
+			t.Fatalf("turn: %+v", r)
+		}
+	}
+	all, err := d.cps.List(ctx, cl, "cp")
+	if err != nil || len(all.Checkpoints) != 2 || all.Omitted != 0 || len(all.Checkpoints[1].Files) != 3 || all.Checkpoints[1].FilesOmitted != 0 {
+		t.Fatalf("checkpoints: %+v %v", all, err)
+	}
+	defer func(f, b int) { *rewind.ListMaxFiles, *rewind.ListMaxBytes = f, b }(*rewind.ListMaxFiles, *rewind.ListMaxBytes)
+	*rewind.ListMaxFiles, *rewind.ListMaxBytes = 2, 1
+	cut, err := d.cps.List(ctx, cl, "cp")
+	if err != nil || len(cut.Checkpoints) != 1 || cut.Omitted != 1 {
+		t.Fatalf("over the bound: %+v %v", cut, err)
+	}
+	if k := cut.Checkpoints[0]; k.Turn != 2 || len(k.Files) != 2 || k.FilesOmitted != 1 {
+		t.Fatalf("the newest checkpoint, its files cut: %+v", k)
+	}
+}
