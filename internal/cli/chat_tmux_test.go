@@ -127,7 +127,7 @@ func (tc *tmuxChat) ended() {
 }
 
 // Streaming, cancelling and typing: Ctrl-C and Esc each cancel a turn
-// mid-stream; a prompt typed while a turn streams queues and runs after
+// mid-stream (only Ctrl-C's says that Ctrl-C again quits); a prompt typed while a turn streams queues and runs after
 // it; a bracketed paste of several lines is one prompt; Alt-Enter adds a
 // line; the reply renders as Markdown; Up brings back a prompt; the
 // history file is private.
@@ -148,7 +148,12 @@ func TestChatTmuxStreamCancelTypePaste(t *testing.T) {
 	tc.keys("typed meanwhile", "Enter")
 	tc.wait("queued: typed meanwhile")
 	tc.keys("Escape")
-	tc.waitN("(cancelled)", 2)
+	cancelled := tc.waitN("(cancelled)", 2)
+	// Esc says it cancels, not that Ctrl-C again quits (the Ctrl-C
+	// before said so, and a second Ctrl-C would).
+	if n := strings.Count(cancelled, "Ctrl-C again to quit"); n != 1 || !strings.Contains(cancelled, "(cancelling)\n") {
+		t.Fatalf("after Esc (%d of \"Ctrl-C again to quit\", want 1, the Ctrl-C's):\n%s", n, cancelled)
+	}
 	tc.wait("echo: typed meanwhile")
 
 	tc.paste("first pasted line\nsecond pasted line\nthird pasted line")

@@ -421,7 +421,7 @@ func (m *tui) key(k tea.KeyMsg) tea.Cmd {
 			return m.answerElicit(form.CancelWord)
 		}
 		if m.busy {
-			return m.cancelTurn()
+			return m.cancelTurn(escapeKey)
 		}
 		return nil
 	case "ctrl+d":
@@ -462,7 +462,7 @@ func (m *tui) interrupt(armed bool) tea.Cmd {
 		m.ta.SetHeight(1)
 		return nil
 	case m.busy && !m.cancelled:
-		return m.cancelTurn()
+		return m.cancelTurn(os.Interrupt)
 	case m.busy:
 		return tea.Quit // a second Ctrl-C while it stops
 	case !armed:
@@ -564,13 +564,23 @@ func (m *tui) fitInput() {
 	m.ta.SetHeight(min(max(m.ta.LineCount(), 1), max(m.height/3, 3)))
 }
 
-func (m *tui) cancelTurn() tea.Cmd {
+func (m *tui) cancelTurn(sig os.Signal) tea.Cmd {
 	if m.cancel != nil && !m.cancelled {
 		m.cancelled = true
-		m.cancel <- os.Interrupt // the turn says so
+		m.cancel <- sig // the turn says so
 	}
 	return nil
 }
+
+// escapeKey is Esc (or /cancel) as a turn's cancel, told apart from
+// Ctrl-C (os.Interrupt): a second Ctrl-C leaves the chat, a second Esc
+// does not, so only a Ctrl-C's cancel says "Ctrl-C again to quit".
+var escapeKey os.Signal = escapeSignal{}
+
+type escapeSignal struct{}
+
+func (escapeSignal) String() string { return "Esc" }
+func (escapeSignal) Signal()        {}
 
 // submit sends a prompt or runs a command, or queues it behind the turn.
 func (m *tui) submit(v string) tea.Cmd {
@@ -590,7 +600,7 @@ func (m *tui) submit(v string) tea.Cmd {
 		case busyBeside:
 			go func() { m.ch.command(m.ctx, text) }()
 		case busyCancel:
-			return m.cancelTurn()
+			return m.cancelTurn(escapeKey)
 		case busyQuit:
 			return tea.Quit
 		case busyHelp:
@@ -1246,7 +1256,11 @@ func (m *tui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	case "esc", "ctrl+c":
 		cmd := answer(protocol.DecisionRejectOnce)
 		if m.busy {
-			return tea.Batch(cmd, m.cancelTurn())
+			sig := escapeKey
+			if k.String() == "ctrl+c" {
+				sig = os.Interrupt
+			}
+			return tea.Batch(cmd, m.cancelTurn(sig))
 		}
 		return cmd // another client's turn: only the ask is answered
 	}

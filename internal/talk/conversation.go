@@ -650,12 +650,17 @@ func (cv *conversation) turn(ctx context.Context, text string, sigs <-chan os.Si
 			default:
 				t.res, t.gotResult = a.res, true
 			}
-		case <-sigs:
+		case sig := <-sigs:
 			if interrupted {
 				return t.res, console.Exitf(exitCancelled, "")
 			}
 			interrupted = true
-			fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
+			if sig == escapeKey {
+				// A second Esc does not quit: nothing to tell.
+				fmt.Fprintln(cv.env.Stderr, "\n(cancelling)")
+			} else {
+				fmt.Fprintln(cv.env.Stderr, "\n(cancelling; Ctrl-C again to quit)")
+			}
 			go cv.c.Cancel(ctx, t.sid)
 		case <-cv.c.Done():
 			if t.gotResult {
