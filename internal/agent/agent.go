@@ -212,6 +212,11 @@ type Agent struct {
 	// Price is what a model of the provider costs (nil or false:
 	// unknown, so its calls cost nothing that is counted).
 	Price func(model string) (provider.Price, bool)
+	// Bound, when set, says when a limit of the turn's own is reached
+	// (a goal's budget: its time or cost), asked with the host's Budget
+	// before each model call and each tool call ("": none is): then the
+	// turn ends there (budget), saying why.
+	Bound func() string
 	// MaxStopContinues bounds how often a Stop hook may send the turn
 	// on.
 	MaxStopContinues int
@@ -251,8 +256,30 @@ func (a *Agent) Continue(ctx context.Context, h Host, cwd string, note string, h
 	return a.run(ctx, h, cwd, provider.Message{Role: provider.RoleUser, Text: note}, held...)
 }
 
+// Priced says whether the turn's model has a known price (its calls'
+// cost is counted).
+func (a *Agent) Priced() bool {
+	if a.Price == nil {
+		return false
+	}
+	_, ok := a.Price(a.Model)
+	return ok
+}
+
+// over is the limit reached, if any: the host's (the [budget]), then the
+// turn's own (Bound).
+func (a *Agent) over(h Host) string {
+	if o := h.Budget(); o != "" {
+		return o
+	}
+	if a.Bound != nil {
+		return a.Bound()
+	}
+	return ""
+}
+
 func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Message, held ...provider.ToolCall) Outcome {
-	if over := h.Budget(); over != "" {
+	if over := a.over(h); over != "" {
 		// Past a limit: the model is not called, and the prompt does
 		// not enter the transcript it never answered (held calls are
 		// answered unrun, so the transcript stays valid).
@@ -291,7 +318,9 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		a.Offered(names)
 	}
 	if len(held) > 0 {
-		a.runCalls(ctx, h, env, byName, held)
+		if _, over := a.runCalls(ctx, h, env, byName, held); over != "" {
+			return Outcome{StopReason: StopBudget, Notice: over}
+		}
 	}
 	view := h.Record(first)
 	fixed := provider.EstimateRequest(a.System, specs)
@@ -300,6 +329,12 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 	max := max(a.MaxRequests, 1)
 	for call := range max {
 		if call > 0 {
+			if over := a.over(h); over != "" {
+				// A limit reached while the last calls ran: no more
+				// model calls.
+				out.StopReason, out.Notice = StopBudget, over
+				return out
+			}
 			for _, m := range h.Steers(false) {
 				view = h.Record(m)
 			}
@@ -347,7 +382,7 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 		h.Emit(protocol.ContextUsageEvent{InputTokens: resp.Usage.InputTokens, CacheReadTokens: resp.Usage.CacheReadTokens,
 			CacheWriteTokens: resp.Usage.CacheWriteTokens, MaxContextTokens: a.Provider.ContextWindow(a.Model)})
 		view = h.Record(provider.Message{Role: provider.RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls, Reasoning: resp.Reasoning})
-		if over := h.Budget(); over != "" {
+		if over := a.over(h); over != "" {
 			// This call crossed a limit: the turn ends here, its calls
 			// answered unrun so the transcript stays valid.
 			for _, call := range resp.ToolCalls {
@@ -388,7 +423,12 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 			}
 			return out
 		}
-		view = a.runCalls(ctx, h, env, byName, resp.ToolCalls)
+		var over string
+		view, over = a.runCalls(ctx, h, env, byName, resp.ToolCalls)
+		if over != "" {
+			out.StopReason, out.Notice = StopBudget, over
+			return out
+		}
 		if ctx.Err() != nil {
 			out.StopReason = StopCancelled
 			return out
@@ -400,9 +440,17 @@ func (a *Agent) run(ctx context.Context, h Host, cwd string, first provider.Mess
 
 // runCalls runs a reply's tool calls, each through its gate (rules,
 // hooks, an approval asked), records their results in call order and
-// returns the view after the last.
-func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[string]tool.Tool, calls []provider.ToolCall) (view provider.Transcript) {
+// returns the view after the last. A limit reached before a call (over,
+// see Agent.over) leaves it and the rest unrun, each answered so.
+func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[string]tool.Tool, calls []provider.ToolCall) (view provider.Transcript, over string) {
 	for len(calls) > 0 {
+		if over = a.over(h); over != "" {
+			for _, call := range calls {
+				view = h.Record(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name,
+					Text: "not run: " + over, IsError: true})
+			}
+			return view, over
+		}
 		// Calls of a tool that runs beside others (task: each a
 		// sub-agent) run at once when they come together; the rest
 		// one after the other. Results are recorded in call order.
@@ -451,7 +499,7 @@ func (a *Agent) runCalls(ctx context.Context, h Host, env *tool.Env, byName map[
 			view = h.Record(m)
 		}
 	}
-	return view
+	return view, ""
 }
 
 // charge prices a model call's usage (unless its server did), charges it

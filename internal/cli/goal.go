@@ -49,10 +49,11 @@ func goalCmd(g *globals) *cobra.Command {
 	var usd, minutes float64
 	var turns int
 	var tokens int64
+	var keep bool
 	set := &cobra.Command{Use: "set OBJECTIVE...", Short: "give the session a goal: it works toward it turn after turn, within the budget",
 		Args: rangeArgs(1, 1<<20, "the objective"),
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
-			p := protocol.SessionGoalParams{SessionID: session, Objective: strings.Join(args, " ")}
+			p := protocol.SessionGoalParams{SessionID: session, Objective: strings.Join(args, " "), Keep: keep}
 			var b protocol.GoalBudget
 			if usd > 0 {
 				b.USD = &usd
@@ -81,6 +82,7 @@ func goalCmd(g *globals) *cobra.Command {
 	sf.IntVar(&turns, "turns", 0, "at most this many turns")
 	sf.Float64Var(&minutes, "minutes", 0, "at most this many minutes")
 	sf.Int64Var(&tokens, "tokens", 0, "at most this many tokens")
+	sf.BoolVar(&keep, "keep", false, "what the goal's turns start (background processes, sub-agents) runs on after it ends")
 	status := &cobra.Command{Use: "status", Short: "the session's goal: its state, turns and spending", Args: noArgs,
 		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
 			var info protocol.SessionInfo
@@ -101,8 +103,19 @@ func goalCmd(g *globals) *cobra.Command {
 				return nil
 			})}
 	}
+	var keepOnClear bool
+	clear := &cobra.Command{Use: "clear", Short: "drop the goal (what its turns started is stopped unless --keep)", Args: noArgs,
+		RunE: run(g, func(ctx context.Context, env console.Env, args []string) error {
+			var res protocol.SessionGoalResult
+			if err := call(ctx, env, protocol.MethodSessionGoalClear, protocol.SessionGoalClearParams{SessionID: session, Keep: keepOnClear}, &res); err != nil {
+				return err
+			}
+			show(env, res.Goal)
+			return nil
+		})}
+	clear.Flags().BoolVar(&keepOnClear, "keep", false, "keep what the goal's turns started (background processes, sub-agents) running")
 	c.AddCommand(set, status, control("pause", "no more goal turns until resumed (a running one ends as it would)"),
-		control("resume", "go on with a paused or blocked goal"), control("clear", "drop the goal"))
+		control("resume", "go on with a paused or blocked goal"), clear)
 	c.RunE = status.RunE
 	return c
 }

@@ -193,8 +193,14 @@ type Approvals struct {
 
 // Goals is [goals].
 type Goals struct {
-	// DefaultBudgetUSD bounds a goal set without a budget (0: none).
+	// DefaultBudgetUSD bounds the cost of a goal set without a usd
+	// limit (0: none).
 	DefaultBudgetUSD float64 `toml:"default_budget_usd"`
+	// DefaultTurns, DefaultMinutes and DefaultTokens bound a goal set
+	// without that limit: every goal has all three.
+	DefaultTurns   int   `toml:"default_turns"`
+	DefaultMinutes int   `toml:"default_minutes"`
+	DefaultTokens  int64 `toml:"default_tokens"`
 }
 
 // Schedules is [schedules].
@@ -524,6 +530,7 @@ func Default(getenv func(string) string) *Config {
 		Sandbox:     Sandbox{Network: true},
 		Subagents:   Subagents{MaxDepth: 1, MaxConcurrent: 4},
 		Schedules:   Schedules{Enabled: true, Max: 100},
+		Goals:       Goals{DefaultTurns: 50, DefaultMinutes: 120, DefaultTokens: 5_000_000},
 		Approvals:   Approvals{ReviewerAllows: "low", ReviewerTimeoutSecs: 30},
 	}
 	var p Provider
@@ -569,7 +576,7 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Approvals: def.Approvals, Source: path, Origins: map[string]string{}}
+	c := &Config{Daemon: def.Daemon, Gateway: def.Gateway, Checkpoints: def.Checkpoints, Sandbox: def.Sandbox, Subagents: def.Subagents, Schedules: def.Schedules, Goals: def.Goals, Approvals: def.Approvals, Source: path, Origins: map[string]string{}}
 	md, err := decode(path, string(text), c)
 	if err != nil {
 		return nil, err
@@ -928,6 +935,15 @@ func (c *Config) checkApprovals() error {
 func (c *Config) checkGoals() error {
 	if v := c.Goals.DefaultBudgetUSD; v < 0 || v > 1e6 {
 		return fmt.Errorf("goals.default_budget_usd = %v: want 0 (none) to 1000000", v)
+	}
+	if v := c.Goals.DefaultTurns; v < 1 || v > 100000 {
+		return fmt.Errorf("goals.default_turns = %d: want 1 to 100000", v)
+	}
+	if v := c.Goals.DefaultMinutes; v < 1 || v > 525600 {
+		return fmt.Errorf("goals.default_minutes = %d: want 1 to 525600 (a year)", v)
+	}
+	if v := c.Goals.DefaultTokens; v < 1 || v > 1e12 {
+		return fmt.Errorf("goals.default_tokens = %d: want 1 to 1000000000000", v)
 	}
 	return nil
 }

@@ -59,6 +59,8 @@ func TestLoadErrors(t *testing.T) {
 		{"[providers.e]\nkind = \"echo\"\n[providers.e.pricing]\ninput = 3\ncache_read = -0.3\n", `providers.e.pricing.cache_read = -0.3: must be a price in USD per million tokens`},
 		{"[providers.e]\nkind = \"echo\"\n[providers.e.pricing]\noutput = nan\n", `providers.e.pricing.output = NaN`},
 		{"[budget]\nmax_cost_usd_per_day = -5\n", `budget.max_cost_usd_per_day = -5: must be an amount in USD, 0 or more (0: no limit)`},
+		{"[goals]\ndefault_turns = 0\n", `goals.default_turns = 0: want 1 to 100000`},
+		{"[goals]\ndefault_minutes = -1\n", `goals.default_minutes = -1: want 1 to 525600`},
 	} {
 		p := filepath.Join(t.TempDir(), "config.toml")
 		os.WriteFile(p, []byte(tt.text), 0o600)

@@ -150,7 +150,7 @@ func Serve(ctx context.Context, ln net.Listener, o Options) error {
 	}
 	// The goals take part in every session's turns, from the first
 	// resumed one on.
-	goalsRun := goals.New(sessions, db, log, func() float64 { return sessions.Config().Goals.DefaultBudgetUSD })
+	goalsRun := goals.New(sessions, db, log)
 	subagents.New(sessions, db, log)
 	// Each turn's checkpoint, and the command hooks at a turn's moments.
 	checkpoints := rewind.New(sessions, db, log)

@@ -2,8 +2,10 @@ package goals_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -28,7 +30,7 @@ func supervised(c *config.Config) {
 // and no fourth goal turn. session/get shows the goal as it ended.
 func TestGoalRunsUntilDone(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	objective := "count to three\n/when \"[Goal, turn 3]\" /tool goal_done {\"summary\":\"counted to three\"}"
@@ -54,7 +56,7 @@ func TestGoalRunsUntilDone(t *testing.T) {
 	}
 	for i, p := range prompts {
 		if !strings.HasPrefix(p, fmt.Sprintf("[Goal, turn %d]", i+1)) || !strings.Contains(p, "\n\n"+objective+"\n\n") ||
-			!strings.Contains(p, fmt.Sprintf("Budget left: %d of 10 turns.", 10-i)) {
+			!strings.Contains(p, fmt.Sprintf(", %d of 10 turns.", 10-i)) {
 			t.Errorf("goal turn %d's prompt: %q", i+1, p)
 		}
 	}
@@ -71,7 +73,7 @@ func TestGoalRunsUntilDone(t *testing.T) {
 // already) gets an error result: the goal stays met.
 func TestGoalDoneWithoutActiveGoal(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	_, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"done\"}\n/tool goal_blocked {\"reason\":\"too late\"}"})
@@ -97,7 +99,7 @@ func TestGoalDoneWithoutActiveGoal(t *testing.T) {
 // one the client is not attached to.
 func TestSetRefusals(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, _ := client(t, "c1", "")
 	other, _ := client(t, "c2", "")
 	sid := d.Open(t, cl, "")
@@ -126,7 +128,7 @@ func TestSetRefusals(t *testing.T) {
 		t.Errorf("a goal from a client not attached: %v", err)
 	}
 	for name, f := range map[string]func(*session.Client, string) (*protocol.SessionGoalResult, error){
-		"pause": d.gs.Pause, "resume": d.gs.Resume, "clear": d.gs.Clear} {
+		"pause": d.gs.Pause, "resume": d.gs.Resume, "clear": clearOf(d)} {
 		if _, err := f(cl, sid); paramsField(err) != "sessionId" || !strings.Contains(err.Error(), "has no goal") {
 			t.Errorf("%s with no goal: %v", name, err)
 		}
@@ -150,7 +152,7 @@ func TestBudgetExhausted(t *testing.T) {
 		p.Pricing = &config.Pricing{Input: 1, Output: 1}
 		c.Providers["echo"] = p
 	})
-	d := h.start(t, nil)
+	d := h.start(t)
 	for _, tc := range []struct {
 		name   string
 		budget protocol.GoalBudget
@@ -196,45 +198,58 @@ func TestBudgetExhausted(t *testing.T) {
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "hurry", Budget: &protocol.GoalBudget{Minutes: ptr(1e-7)}}); err != nil {
 		t.Fatal(err)
 	}
-	if g := goalUntil(t, c, sid, protocol.GoalBudgetExhausted); g.Turns > 1 || g.Reason != "its 0 minutes have passed" {
+	if g := goalUntil(t, c, sid, protocol.GoalBudgetExhausted); g.Turns > 1 || g.Reason != "its 0.00 minutes have passed" {
 		t.Fatalf("out of minutes: %+v", g)
 	}
 }
 
-// A goal set with no budget gets the default one the config says now
-// (none when it says 0).
+// A goal always has a budget: the limits not given take the config's
+// defaults ([goals]: turns, minutes and tokens, and its cost when
+// default_budget_usd is set).
 func TestDefaultBudget(t *testing.T) {
-	h := newHarness(t, nil)
-	usd := 2.5
-	d := h.start(t, func() float64 { return usd })
+	h := newHarness(t, func(c *config.Config) { c.Goals.DefaultBudgetUSD = 2.5 })
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	res, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"quick\"}"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := res.Goal.Budget; b.USD == nil || *b.USD != 2.5 || b.Tokens != nil || b.Turns != nil || b.Minutes != nil {
-		t.Fatalf("the default budget: %+v", b)
+	want := protocol.GoalBudget{USD: ptr(2.5), Turns: ptr(50), Minutes: ptr(120.0), Tokens: ptr(int64(5_000_000))}
+	if b := res.Goal.Budget; !reflect.DeepEqual(b, want) {
+		t.Fatalf("the default budget: %s, want %s", show(b), show(want))
 	}
 	goalWith(t, c, sid, func(g protocol.Goal) bool { return g.State == protocol.GoalMet && g.Turns == 1 }) // its turn ended
-	// With the config's default 0, a goal set with no budget has none.
-	usd = 0
-	res, err = d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"again\"}"})
+	// The limits given are kept; the others take the defaults.
+	res, err = d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"again\"}", Budget: &protocol.GoalBudget{Turns: ptr(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := res.Goal.Budget; b != (protocol.GoalBudget{}) {
-		t.Fatalf("no default budget: %+v", b)
+	want.Turns = ptr(3)
+	if b := res.Goal.Budget; !reflect.DeepEqual(b, want) {
+		t.Fatalf("a budget of turns only: %s, want %s", show(b), show(want))
 	}
 	if g := goalUntil(t, c, sid, protocol.GoalMet); g.Summary != "again" || g.Turns != 0 {
 		t.Fatalf("the second goal: %+v", g)
 	}
 }
 
+func show(b protocol.GoalBudget) string {
+	j, _ := json.Marshal(b)
+	return string(j)
+}
+
+// clearOf is d's clear as pause and resume are called (nothing kept).
+func clearOf(d *daemon) func(*session.Client, string) (*protocol.SessionGoalResult, error) {
+	return func(c *session.Client, id string) (*protocol.SessionGoalResult, error) {
+		return d.gs.Clear(c, id, false)
+	}
+}
+
 // A goal turn's prompt says what is left of each limit of its budget.
 func TestPromptSaysTheBudgetLeft(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	budget := protocol.GoalBudget{USD: ptr(10.0), Tokens: ptr(int64(1_000_000_000)), Minutes: ptr(60.0), Turns: ptr(3)}
@@ -252,7 +267,7 @@ func TestPromptSaysTheBudgetLeft(t *testing.T) {
 // brings back (resume refuses a met goal: set a new one).
 func TestPauseOfAMetGoal(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/tool goal_done {\"summary\":\"done\"}"}); err != nil {
@@ -278,7 +293,7 @@ func TestPauseOfAMetGoal(t *testing.T) {
 // follows; resumed, the next turn runs, and meets it.
 func TestBlockedWhileAsking(t *testing.T) {
 	h := newHarness(t, supervised)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /tool shell {\"command\":\"echo step\"}\n" +
@@ -345,7 +360,7 @@ func TestBlockedWhileAsking(t *testing.T) {
 // no goal.
 func TestPauseResumeClear(t *testing.T) {
 	h := newHarness(t, supervised)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "the tester")
 	sid := d.Open(t, cl, "")
 	objective := "/tool shell {\"command\":\"echo step\"}"
@@ -381,7 +396,7 @@ func TestPauseResumeClear(t *testing.T) {
 	of(t, c, sid, func(e protocol.UserMessageEvent) bool { return strings.HasPrefix(e.Text, "[Goal, turn 2]") })
 	req = of(t, c, sid, func(e protocol.ApprovalRequestEvent) bool { return true })
 	// Cleared by the daemon (no client): told cleared, then gone.
-	cleared, err := d.gs.Clear(nil, sid)
+	cleared, err := d.gs.Clear(nil, sid, false)
 	if err != nil || cleared.Goal.State != protocol.GoalCleared || cleared.Goal.Reason != "cleared by the daemon" {
 		t.Fatalf("clear: %+v %v", cleared, err)
 	}
@@ -400,7 +415,7 @@ func TestPauseResumeClear(t *testing.T) {
 		t.Fatalf("%d goal turns after the clear", n)
 	}
 	for name, f := range map[string]func(*session.Client, string) (*protocol.SessionGoalResult, error){
-		"pause": d.gs.Pause, "resume": d.gs.Resume, "clear": d.gs.Clear} {
+		"pause": d.gs.Pause, "resume": d.gs.Resume, "clear": clearOf(d)} {
 		if _, err := f(cl, sid); paramsField(err) != "sessionId" {
 			t.Errorf("%s of a cleared goal: %v", name, err)
 		}
@@ -411,7 +426,7 @@ func TestPauseResumeClear(t *testing.T) {
 // saying why; no turn follows.
 func TestCancelledTurnPauses(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	if _, err := d.gs.Set(cl, protocol.SessionGoalParams{SessionID: sid, Objective: "/delay 60000\nslowly"}); err != nil {
@@ -436,7 +451,7 @@ func TestCancelledTurnPauses(t *testing.T) {
 // failure; a turn that succeeds between failures starts the count over.
 func TestThreeFailuresPause(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /fail first\n/when \"[Goal, turn 3]\" /fail third\n" +
@@ -472,7 +487,7 @@ func TestThreeFailuresPause(t *testing.T) {
 // shows it as it was, and resumed it goes on from its turns so far.
 func TestResumedSessionHasItsGoal(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d.Open(t, cl, "")
 	objective := "/when \"[Goal, turn 1]\" /tool goal_blocked {\"reason\":\"ask me\"}\n/when \"[Goal, turn 2]\" /tool goal_done {\"summary\":\"after the reload\"}"
@@ -495,7 +510,7 @@ func TestResumedSessionHasItsGoal(t *testing.T) {
 	if g := goalUntil(t, c2, sid, protocol.GoalMet); g.Summary != "after the reload" || g.Turns != 1 {
 		t.Fatalf("met: %+v", g)
 	}
-	if p := goalPrompts(t, c2, sid); len(p) != 1 || !strings.HasPrefix(p[0], "[Goal, turn 2]") || !strings.Contains(p[0], "Budget left: 4 of 5 turns.") {
+	if p := goalPrompts(t, c2, sid); len(p) != 1 || !strings.HasPrefix(p[0], "[Goal, turn 2]") || !strings.Contains(p[0], ", 4 of 5 turns.") {
 		t.Fatalf("the goal turn after the reload: %q", p)
 	}
 }
@@ -504,7 +519,7 @@ func TestResumedSessionHasItsGoal(t *testing.T) {
 // not decode (a damaged row) is loaded too, without it.
 func TestResumedWithoutAGoal(t *testing.T) {
 	h := newHarness(t, nil)
-	d := h.start(t, nil)
+	d := h.start(t)
 	cl, _ := client(t, "c1", "")
 	plain, damaged := d.Open(t, cl, ""), d.Open(t, cl, "")
 	for _, sid := range []string{plain, damaged} {
@@ -536,7 +551,7 @@ func TestResumedWithoutAGoal(t *testing.T) {
 // runs it.
 func TestContinueAfterRestart(t *testing.T) {
 	h := newHarness(t, nil)
-	d1 := h.start(t, nil)
+	d1 := h.start(t)
 	cl, c := client(t, "c1", "")
 	sid := d1.Open(t, cl, "")
 	busy, err := d1.M.Prompt(cl, sid, "/delay 60000\nstill busy")
@@ -557,7 +572,7 @@ func TestContinueAfterRestart(t *testing.T) {
 	}
 	cl.Close()
 
-	d2 := h.start(t, nil)
+	d2 := h.start(t)
 	cl2, c2 := client(t, "c2", "")
 	d2.Open(t, cl2, sid)
 	if g := d2.goal(t, sid); g == nil || g.State != protocol.GoalActive || g.Turns != 0 {

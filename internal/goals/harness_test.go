@@ -78,12 +78,11 @@ func newHarness(t *testing.T, tune func(*config.Config)) *harness {
 	return &harness{sessiontest.New(t, tune)}
 }
 
-// start starts a daemon's Manager on the store, its goals joined
-// (defaultUSD: the budget of a goal set with none).
-func (h *harness) start(t *testing.T, defaultUSD func() float64) *daemon {
+// start starts a daemon's Manager on the store, its goals joined.
+func (h *harness) start(t *testing.T) *daemon {
 	t.Helper()
 	var gs *goals.Goals
-	d := h.Start(t, func(m *session.Manager) { gs = goals.New(m, h.Store, nil, defaultUSD) })
+	d := h.Start(t, func(m *session.Manager) { gs = goals.New(m, h.Store, nil) })
 	return &daemon{d, gs}
 }
 

@@ -52,6 +52,11 @@ type Goal struct {
 	Reason    string `json:"reason,omitempty"`
 	Summary   string `json:"summary,omitempty"`
 	StartedMs int64  `json:"startedMs"`
+	// Keep: what its turns started outlives its end.
+	Keep bool `json:"keep,omitempty"`
+	// Stopped counts what its end stopped (background processes and
+	// sub-agents its turns started).
+	Stopped int `json:"stopped,omitempty"`
 }
 
 // SessionGoalParams are session/goal's: set (or replace) the session's
@@ -60,6 +65,16 @@ type SessionGoalParams struct {
 	SessionID string      `json:"sessionId"`
 	Objective string      `json:"objective"`
 	Budget    *GoalBudget `json:"budget,omitempty"`
+	// Keep: what the goal's turns started (background processes,
+	// sub-agents) outlives its end (false: stopped when it ends).
+	Keep bool `json:"keep,omitempty"`
+}
+
+// SessionGoalClearParams are session/goal/clear's: Keep keeps what the
+// goal's turns started running (false: it is stopped).
+type SessionGoalClearParams struct {
+	SessionID string `json:"sessionId"`
+	Keep      bool   `json:"keep,omitempty"`
 }
 
 // SessionGoalResult answers session/goal and its pause, resume and

@@ -35,7 +35,7 @@ func servePeer(t *testing.T, p Peer, tune func(*Options)) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m, Goals: goals.New(m, st, nil, nil), Checkpoints: rewind.New(m, st, nil)}
+	o := Options{Version: "test", Dirs: config.Dirs{DataDir: dir}, Config: cfg, Sessions: m, Goals: goals.New(m, st, nil), Checkpoints: rewind.New(m, st, nil)}
 	if tune != nil {
 		tune(&o)
 	}

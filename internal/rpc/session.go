@@ -530,6 +530,6 @@ func (b *binding) sessionGoalResume(_ context.Context, p *protocol.SessionRef) (
 	return b.srv.goals.Resume(b.client, p.SessionID)
 }
 
-func (b *binding) sessionGoalClear(_ context.Context, p *protocol.SessionRef) (*protocol.SessionGoalResult, error) {
-	return b.srv.goals.Clear(b.client, p.SessionID)
+func (b *binding) sessionGoalClear(_ context.Context, p *protocol.SessionGoalClearParams) (*protocol.SessionGoalResult, error) {
+	return b.srv.goals.Clear(b.client, p.SessionID, p.Keep)
 }

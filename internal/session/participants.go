@@ -261,6 +261,23 @@ func (s *Session) Spent() store.Usage {
 	return s.spent
 }
 
+// Priced says whether the session's model has a known price (what its
+// calls cost is counted).
+func (s *Session) Priced() bool {
+	s.refreshAgent()
+	s.mu.Lock()
+	a := *s.agent
+	if s.model != "" {
+		a.Model = s.model
+	}
+	s.mu.Unlock()
+	return a.Priced()
+}
+
+// Busy says whether a turn runs, or is about to (queued, not yet
+// begun), or work between turns holds the session.
+func (s *Session) Busy() bool { return !s.t.Idle() }
+
 // StartIfIdle runs a turn for prompt (an input of kind) when no turn
 // runs, no prompt waits and the session is not closing: started says
 // whether it did.

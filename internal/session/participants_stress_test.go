@@ -35,7 +35,7 @@ func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 	var db *store.Store
 	join := func(m *session.Manager, st *store.Store) {
 		db = st
-		gs = goals.New(m, st, nil, nil)
+		gs = goals.New(m, st, nil)
 		subagents.New(m, st, nil)
 		cps = rewind.New(m, st, nil)
 		hooks.New(m, nil)
@@ -56,7 +56,7 @@ func TestLockOrderUnderStressWithEveryFeature(t *testing.T) {
 			case 1:
 				_, err = gs.Resume(cl, id)
 			default:
-				_, err = gs.Clear(cl, id)
+				_, err = gs.Clear(cl, id, false)
 			}
 			if err == nil {
 				return "goal changed", nil

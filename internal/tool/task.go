@@ -134,9 +134,15 @@ func (t task) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	return taskResult(st)
 }
 
+// TaskDetails are a task tool's result's details: the child it
+// concerns.
+type TaskDetails struct {
+	Subagent protocol.SubagentInfo `json:"subagent"`
+}
+
 // taskResult is what a task tool says of a child.
 func taskResult(st TaskStatus) Result {
-	d, _ := json.Marshal(map[string]any{"subagent": st.SubagentInfo})
+	d, _ := json.Marshal(TaskDetails{Subagent: st.SubagentInfo})
 	r := Result{Details: d}
 	switch st.State {
 	case protocol.SubagentRunning:
@@ -242,7 +248,7 @@ func (t taskSend) Run(ctx context.Context, env *Env, input json.RawMessage) Resu
 		return errorf("%v", err)
 	}
 	if st.State == protocol.SubagentRunning {
-		d, _ := json.Marshal(map[string]any{"subagent": st.SubagentInfo})
+		d, _ := json.Marshal(TaskDetails{Subagent: st.SubagentInfo})
 		return Result{Output: fmt.Sprintf("sent to sub-agent %s: it reads it at its next step", a.ID), Details: d}
 	}
 	return taskResult(st)
