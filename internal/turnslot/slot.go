@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 	"sync"
 	"time"
 
@@ -281,8 +282,21 @@ func (t *Slot[J, C]) Items() []protocol.QueueItem {
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(line) > MaxItemText {
+		// A one-line prompt of megabytes: told cut (in session/queue
+		// and every queue_update, which are stored).
+		n := MaxItemText
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n] + "…"
+	}
 	return line
 }
+
+// MaxItemText bounds a queue item's text (a prompt's first line), in
+// bytes; a longer one is cut, ending "…".
+const MaxItemText = 1024
 
 // Queued reports whether a prompt waits.
 func (t *Slot[J, C]) Queued() bool {

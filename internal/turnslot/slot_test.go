@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -82,7 +83,7 @@ func TestQueueInOrder(t *testing.T) {
 	if s.Idle() || s.Queued() {
 		t.Fatal("held by the first prompt, the slot should be busy with nothing queued")
 	}
-	two, three := &job{text: "two\nand more", from: alice}, &job{text: "  three"}
+	two, three := &job{text: "two\nand more", from: alice}, &job{text: "  three" + strings.Repeat("é", MaxItemText)}
 	for _, j := range []*job{two, three} {
 		if start, err := s.Enqueue(j, 2); start || err != nil {
 			t.Fatalf("%q: start %v, err %v", j.text, start, err)
@@ -99,7 +100,8 @@ func TestQueueInOrder(t *testing.T) {
 	if got := items[0]; got.ID != two.slot.id || got.Text != "two" || got.ClientID != "c1" || got.ClientName != "alice" || got.QueuedMs != two.slot.queued.UnixMilli() {
 		t.Errorf("the first item: %+v", got)
 	}
-	if got := items[1]; got.Text != "three" || got.ClientID != "" || got.ClientName != "" {
+	// A first line past MaxItemText is told cut.
+	if got := items[1]; got.Text != "three"+strings.Repeat("é", (MaxItemText-len("three"))/2)+"…" || got.ClientID != "" || got.ClientName != "" {
 		t.Errorf("a daemon's prompt: %+v", got)
 	}
 	if items[0].ID == items[1].ID || len(items[0].ID) != len("q_")+12 {
@@ -125,7 +127,7 @@ func TestQueueInOrder(t *testing.T) {
 		}
 		j = next
 	}
-	if want := []string{"two\nand more", "  three"}; !slices.Equal(got, want) {
+	if want := []string{"two\nand more", three.text}; !slices.Equal(got, want) {
 		t.Errorf("handed the slot: %q, want %q", got, want)
 	}
 	if !s.Idle() || s.Queued() {
