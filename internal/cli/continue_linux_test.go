@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,6 +79,18 @@ func TestTurnContinuesAfterKill9(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	c.Close()
+	// The dead daemon's last event: the next daemon's first is
+	// turn_interrupted, at the seq after it.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "data", "zeroclaw.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deadLast int64
+	err = db.QueryRow(`SELECT last_seq FROM sessions WHERE id = 'cont-1'`).Scan(&deadLast)
+	db.Close()
+	if err != nil || deadLast == 0 {
+		t.Fatalf("the dead daemon's last seq: %d %v", deadLast, err)
+	}
 
 	startDaemon(t, env)
 	c2, err := client.Dial(ctx, sock, client.Options{})
@@ -121,6 +134,9 @@ func TestTurnContinuesAfterKill9(t *testing.T) {
 			t.Fatalf("seq %d after %d", u.Seq, seq)
 		}
 		seq = u.Seq
+		if u.Seq == deadLast+1 && u.Type != protocol.EventTurnInterrupted {
+			t.Errorf("the next daemon's first event (seq %d) is %s, not turn_interrupted", u.Seq, u.Type)
+		}
 		switch e := u.Event.(type) {
 		case protocol.UserMessageEvent:
 			users[e.Text]++
