@@ -18,6 +18,9 @@ type goalParams struct {
 	Action    string               `json:"action,omitempty"` // set (default with an objective), get, pause, resume, clear
 	Objective string               `json:"objective,omitempty"`
 	Budget    *protocol.GoalBudget `json:"budget,omitempty"`
+	// Keep (set, clear): what the goal's turns start runs on after it
+	// ends.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // goal serves _session/goal: the daemon's session/goal methods.
@@ -39,14 +42,16 @@ func (b *Bridge) goal(ctx context.Context, p *goalParams) (any, error) {
 	var res protocol.SessionGoalResult
 	switch action {
 	case "set":
-		err = d.Call(ctx, protocol.MethodSessionGoal, protocol.SessionGoalParams{SessionID: p.SessionID, Objective: p.Objective, Budget: p.Budget}, &res)
+		err = d.Call(ctx, protocol.MethodSessionGoal, protocol.SessionGoalParams{SessionID: p.SessionID, Objective: p.Objective, Budget: p.Budget, Keep: p.Keep}, &res)
 	case "get":
 		var info protocol.SessionInfo
 		if err = d.Call(ctx, protocol.MethodSessionGet, protocol.SessionRef{SessionID: p.SessionID}, &info); err == nil {
 			res.Goal = info.Goal
 		}
-	case "pause", "resume", "clear":
+	case "pause", "resume":
 		err = d.Call(ctx, "session/goal/"+action, protocol.SessionRef{SessionID: p.SessionID}, &res)
+	case "clear":
+		err = d.Call(ctx, protocol.MethodSessionGoalClear, protocol.SessionGoalClearParams{SessionID: p.SessionID, Keep: p.Keep}, &res)
 	default:
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, nil, "action %q: set, get, pause, resume or clear", action)
 	}

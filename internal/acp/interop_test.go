@@ -170,7 +170,8 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 			Goal struct {
 				Advertised               bool
 				SetState, State, Summary string
-				Line                     string
+				Line, Cleared            string
+				Kept                     bool
 			}
 			Killed struct {
 				StopReason  string
@@ -265,9 +266,10 @@ func TestInteropWithACPClientsFromNPM(t *testing.T) {
 		} else {
 			acptest.Validate(t, "RequestPermissionRequest", pl.Request)
 		}
-		// The goal extension: advertised, set, met, read back, and its
-		// change shown as a line.
-		if g := got.Goal; !g.Advertised || g.SetState != "active" || g.State != "met" || g.Summary != "met from node" || !strings.Contains(g.Line, "goal met") {
+		// The goal extension: advertised, set, met, read back, its
+		// change shown as a line, and cleared with keep.
+		if g := got.Goal; !g.Advertised || g.SetState != "active" || g.State != "met" || g.Summary != "met from node" || !strings.Contains(g.Line, "goal met") ||
+			g.Cleared != "cleared" || !g.Kept {
 			t.Errorf("the goal extension: %+v", g)
 		}
 	})

@@ -434,6 +434,55 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+// A turn's own bound (a goal's budget) is asked before each model call
+// and each tool call: once reached, the calls left are answered unrun
+// and no model call follows; the turn ends budget, saying why.
+func TestBound(t *testing.T) {
+	dir := t.TempDir()
+	ran := func(h *host) int { // the tool results recorded
+		n := 0
+		for _, m := range h.record {
+			if m.Role == provider.RoleTool && !strings.HasPrefix(m.Text, "not run") {
+				n++
+			}
+		}
+		return n
+	}
+	// Reached after the first of two tool calls: the second is not run.
+	c := &counting{}
+	h := &host{}
+	a := agentWith(RiskFull, "list_dir")
+	a.Provider = c
+	a.Bound = func() string {
+		if ran(h) >= 1 {
+			return "the goal's time is up"
+		}
+		return ""
+	}
+	out := a.Run(context.Background(), h, dir, "/tool list_dir {}\n/tool list_dir {}")
+	if out.StopReason != StopBudget || out.Notice != "the goal's time is up" || c.calls != 1 || ran(h) != 1 {
+		t.Fatalf("bound between tool calls: %+v, %d model calls, %d tools ran", out, c.calls, ran(h))
+	}
+	if last := h.record[len(h.record)-1]; last.Role != provider.RoleTool || !last.IsError || last.Text != "not run: the goal's time is up" {
+		t.Errorf("the call not run: %+v", last)
+	}
+	// Reached once the calls ran: no model call follows them.
+	c = &counting{}
+	h = &host{}
+	a.Provider = c
+	out = a.Run(context.Background(), h, dir, "/tool list_dir {}")
+	if out.StopReason != StopBudget || c.calls != 1 || ran(h) != 1 {
+		t.Fatalf("bound before the next model call: %+v, %d model calls", out, c.calls)
+	}
+	// Reached before the turn: the model is never called.
+	c = &counting{}
+	a.Provider = c
+	a.Bound = func() string { return "spent" }
+	if out = a.Run(context.Background(), &host{}, dir, "hi"); out.StopReason != StopBudget || out.Notice != "spent" || c.calls != 0 {
+		t.Fatalf("bound before the turn: %+v, %d model calls", out, c.calls)
+	}
+}
+
 // Each call that may change the disk is bracketed by Changing and
 // Changed with what it may change; calls that only look are not.
 func TestToolCallsSayWhatTheyMayChange(t *testing.T) {

@@ -114,6 +114,13 @@ func TestChatLinesGoal(t *testing.T) {
 	s.expect(": cleared by zeroclaw-chat — tidy the docs")
 	s.typed("/goal\n")
 	s.expect("no goal (")
+	// Kept: what its turns start runs on after it ends (set or cleared
+	// with --keep).
+	s.typed("/goal keep the server up --keep --turns 1\n")
+	s.expectMatch(`goal [a-z ]+, \d+ turns \(of 1\)(: .*)? \(what it started runs on\) — keep the server up`)
+	s.typed("/goal clear --keep\n")
+	s.expect("goal cleared, ")
+	s.expect(": cleared by zeroclaw-chat (what it started runs on) — keep the server up")
 }
 
 // /schedule lists none, adds one every 10m (its when and prompt said,

@@ -76,7 +76,7 @@ func init() {
 		{names: []string{"/steer"}, args: "TEXT", help: "send TEXT to the running turn (it joins at the model's next call)", busy: busyBeside, run: (*chat).steer},
 		{names: []string{"/queue"}, args: "[rm N | clear]", help: "list the prompts waiting behind the running turn, or remove them", busy: busyBeside, run: (*chat).queue},
 		{names: []string{"/tasks"}, help: "the session's sub-agents (zeroclaw chat --session ID follows one)", busy: busyBeside, run: (*chat).tasks},
-		{names: []string{"/goal"}, args: "[OBJECTIVE [--budget $N] | pause | resume | clear]", help: "the session's goal: it works toward it turn after turn, within its budget", busy: busyBeside, run: (*chat).goal},
+		{names: []string{"/goal"}, args: "[OBJECTIVE [--budget $N] [--keep] | pause | resume | clear [--keep]]", help: "the session's goal: it works toward it turn after turn, within its budget", busy: busyBeside, run: (*chat).goal},
 		{names: []string{"/schedule"}, args: "[every D | at T | \"CRON\"] PROMPT", help: "the schedules that run in this session, or add one\n(/schedule run|pause|resume|rm ID)", busy: busyBeside, run: (*chat).schedule},
 		{names: []string{"/ps"}, help: "the session's background processes", busy: busyBeside, run: (*chat).ps},
 		{names: []string{"/logs"}, args: "[ID]", help: "a background process's output, followed until it ends\n(/logs alone stops following; an id's start is enough)", busy: busyBeside, run: (*chat).logs},

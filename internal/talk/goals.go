@@ -14,8 +14,9 @@ import (
 // schedules that run in it (schedule/*).
 
 // goal shows the session's goal, sets one (/goal OBJECTIVE [--budget
-// $N] [--turns N] [--minutes N] [--tokens N]), or pauses, resumes or
-// clears it.
+// $N] [--turns N] [--minutes N] [--tokens N] [--keep]), or pauses,
+// resumes or clears it (/goal clear [--keep]: what its turns started
+// runs on).
 func (ch *chat) goal(ctx context.Context, _, arg string) error {
 	sid := ch.cv.r.sessionID
 	arg = strings.TrimSpace(arg)
@@ -38,12 +39,22 @@ func (ch *chat) goal(ctx context.Context, _, arg string) error {
 		}
 		ch.say(goalLine(*res.Goal))
 		return nil
+	case "clear --keep":
+		if err := ch.cv.c.Call(ctx, protocol.MethodSessionGoalClear, protocol.SessionGoalClearParams{SessionID: sid, Keep: true}, &res); err != nil {
+			return err
+		}
+		ch.say(goalLine(*res.Goal))
+		return nil
 	}
 	p := protocol.SessionGoalParams{SessionID: sid, Budget: &protocol.GoalBudget{}}
 	var words []string
 	fields := strings.Fields(arg)
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
+		if f == "--keep" {
+			p.Keep = true
+			continue
+		}
 		if !strings.HasPrefix(f, "--") || i+1 == len(fields) {
 			words = append(words, f)
 			continue
@@ -112,6 +123,12 @@ func goalLine(g protocol.Goal) string {
 	}
 	if g.Summary != "" {
 		s += ": " + g.Summary
+	}
+	if g.Stopped > 0 {
+		s += fmt.Sprintf(" (stopped %d it started)", g.Stopped)
+	}
+	if g.Keep {
+		s += " (what it started runs on)"
 	}
 	obj, _, _ := strings.Cut(g.Objective, "\n")
 	return s + " — " + obj

@@ -151,8 +151,9 @@ await g.app.connectWith(g.stream, async (ctx) => {
   const set = await ctx.request("_session/goal", { sessionId, objective: '/tool goal_done {"summary":"met from node"}', budget: { turns: 3 } });
   while (!updates7.some((u) => u._meta?.goal?.state === "met")) await new Promise((res) => setTimeout(res, 10));
   const got = await ctx.request("_session/goal", { sessionId });
+  const cleared = await ctx.request("_session/goal", { sessionId, action: "clear", keep: true });
   out.goal = { advertised: init?._meta?.goal?.supported === true, setState: set.goal.state, state: got.goal.state, summary: got.goal.summary,
-    line: updates7.find((u) => u._meta?.goal?.state === "met").content.text };
+    line: updates7.find((u) => u._meta?.goal?.state === "met").content.text, cleared: cleared.goal.state, kept: cleared.goal.keep === true };
   // The plan mode: exit_plan asks with the plan as the call's content;
   // proceeding switches the mode option.
   await ctx.request("session/set_config_option", { sessionId, configId: "mode", value: "plan" });
