@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,12 @@ func startTmuxChat(t *testing.T, dir, cwd string, args ...string) *tmuxChat {
 // startTmuxChatEnv is startTmuxChat with more environment ("K=V ...").
 func startTmuxChatEnv(t *testing.T, dir, cwd, vars string, args ...string) *tmuxChat {
 	t.Helper()
+	return startTmuxChatSized(t, dir, cwd, 120, 40, vars, args...)
+}
+
+// startTmuxChatSized is startTmuxChatEnv in a terminal of cols by rows.
+func startTmuxChatSized(t *testing.T, dir, cwd string, cols, rows int, vars string, args ...string) *tmuxChat {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
@@ -45,7 +52,7 @@ func startTmuxChatEnv(t *testing.T, dir, cwd, vars string, args ...string) *tmux
 	tc.race = filepath.Join(testdir.New(t), "race")
 	cmdline := fmt.Sprintf("sh -c 'umask 000; exec env ZEROCLAW_TEST_MAIN=1 ZEROCLAW_CONFIG_DIR=%s TERM=xterm-256color GORACE=log_path=%s %s %s chat --cwd %s %s'",
 		dir, tc.race, vars, exe, cwd, strings.Join(args, " "))
-	tc.tmux("new-session", "-d", "-s", tc.name, "-x", "120", "-y", "40", cmdline)
+	tc.tmux("new-session", "-d", "-s", tc.name, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), cmdline)
 	t.Cleanup(func() { exec.Command("tmux", "-L", tc.name, "kill-server").Run() })
 	tc.wait("type /help for commands")
 	return tc
@@ -478,6 +485,39 @@ func TestChatTmuxSubagents(t *testing.T) {
 	}
 	tc.keys("/tasks", "Enter")
 	tc.wait("zeroclaw chat --session ID follows one")
+	tc.quit()
+}
+
+// In an 80-column terminal, lines wider than it printed above the chat's
+// view (a long prompt, a sub-agent's start) while a slow first token
+// keeps the spinner and a child's live line on: the rows they wrap onto
+// are cleared first, so no piece of the footer or the spinner stays
+// inside the text. The screen is read with its wrapped rows joined: a
+// fragment would end a printed line.
+func TestChatTmuxWrappedLinesRedrawCleanly(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	startDaemon(t, env)
+	tc := startTmuxChatSized(t, dir, testdir.New(t), 80, 30, "")
+	tc.keys(`//tool task {"description":"side job","prompt":"/tool shell {\"command\":\"sleep 2\"}","background":true}`, "Enter")
+	tc.wait("allow shell? (sub-agent: side job)")
+	tc.keys("y")
+	long := strings.Repeat("word ", 40)
+	tc.keys("//delay 500", "M-Enter", "/chunks 3", "M-Enter", "/think "+long, "Enter")
+	tc.wait("ok ok ok")
+	tc.wait("(side job) completed")
+	// The turn's end takes the spinner away.
+	s := tc.screen(false)
+	for deadline := time.Now().Add(20 * time.Second); strings.Contains(s, "esc to cancel") && time.Now().Before(deadline); time.Sleep(30 * time.Millisecond) {
+		s = tc.screen(false)
+	}
+	if n := strings.Count(s, "k tokens"); n != 1 || strings.Contains(s, "esc to cancel") {
+		t.Fatalf("footer (%d, want the live one) or spinner fragments on the screen:\n%s", n, s)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "› /tool task") && !strings.HasSuffix(line, `"background":true}`) {
+			t.Fatalf("the prompt's wrapped line ends in a fragment: %q\n%s", line, s)
+		}
+	}
 	tc.quit()
 }
 

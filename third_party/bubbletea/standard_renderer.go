@@ -190,6 +190,13 @@ func (r *standardRenderer) flush() {
 	flushQueuedMessages := len(r.queuedMessageLines) > 0 && !r.altScreenActive
 
 	if flushQueuedMessages {
+		// zeroclaw: clear what was rendered before printing over it. A
+		// line as wide as the terminal or wider is written without an
+		// erase (see below), so the last row it wraps onto kept the old
+		// frame's rest: the footer's and the spinner's fragments stayed
+		// inside the printed text. The frame is painted whole after.
+		buf.WriteString(ansi.EraseScreenBelow)
+
 		// Dump the lines we've queued up for printing.
 		for _, line := range r.queuedMessageLines {
 			if ansi.StringWidth(line) < r.width {
