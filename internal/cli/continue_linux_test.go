@@ -865,3 +865,74 @@ func TestBackgroundSubagentGoesOnAfterKill9(t *testing.T) {
 		t.Fatalf("the parent's export: %d %q %q", code, out, errs)
 	}
 }
+
+// Fifty rounds of kill -9 with three prompts queued behind a running
+// turn: after each restart the cut turn goes on and the three run once
+// each, in the order they were queued (the store numbers inputs as they
+// are first written; no clock decides).
+func TestQueuedPromptsKeepTheirOrderAcrossKill9(t *testing.T) {
+	env, _, _, dir := testEnv(t, "")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("[providers.echo]\nkind = \"echo\"\n[agents.default]\nprovider = \"echo\"\nrisk = \"full\"\n"), 0o600)
+	sock := endpointOf(dir)
+	ctx := context.Background()
+	cwd := t.TempDir()
+	const rounds = 50
+	for round := range rounds {
+		sid := fmt.Sprintf("order-%02d", round)
+		cmd, _ := startDaemon(t, env)
+		c, err := client.Dial(ctx, sock, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewSession(ctx, protocol.SessionNewParams{SessionID: sid, Cwd: cwd, Mode: "code"}); err != nil {
+			t.Fatal(err)
+		}
+		long := `/tool shell {"command":"sleep 60"}`
+		go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: sid, Prompt: &long, ClientMessageID: sid + "-long"})
+		historyCount(t, c, sid, `"type":"tool_call"`, 1)
+		for i := 1; i <= 3; i++ {
+			text, cmid := fmt.Sprintf("queued %d", i), fmt.Sprintf("%s-%d", sid, i)
+			go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: sid, Prompt: &text, ClientMessageID: cmid})
+			// Taken (its input_update queued committed) before the next.
+			historyCount(t, c, sid, `"clientMessageId":"`+cmid+`","inputId"`, 1)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		c.Close()
+
+		next, _ := startDaemon(t, env)
+		c2, err := client.Dial(ctx, sock, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c2.NewSession(ctx, protocol.SessionNewParams{SessionID: sid}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			if r, err := c2.Await(ctx, sid, fmt.Sprintf("%s-%d", sid, i)); err != nil || r.StopReason != "end_turn" {
+				t.Fatalf("round %d, prompt %d: %+v %v", round, i, r, err)
+			}
+		}
+		h, err := c2.History(ctx, protocol.SessionHistoryParams{SessionID: sid, Limit: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ran []string
+		for _, raw := range h.Events {
+			u, err := protocol.ParseUpdate(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := u.Event.(protocol.UserMessageEvent); ok && strings.HasPrefix(e.Text, "queued ") {
+				ran = append(ran, e.Text)
+			}
+		}
+		if got := strings.Join(ran, ", "); got != "queued 1, queued 2, queued 3" {
+			t.Fatalf("round %d: the queued prompts ran %s", round, got)
+		}
+		c2.Close()
+		next.Process.Signal(syscall.SIGKILL)
+		next.Wait()
+	}
+}
