@@ -15,11 +15,9 @@ package continuation
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"strings"
 
-	"github.com/zeroclaw/zeroclaw/internal/protocol"
+	"github.com/zeroclaw/zeroclaw/internal/cut"
 	"github.com/zeroclaw/zeroclaw/internal/session"
 	"github.com/zeroclaw/zeroclaw/internal/store"
 )
@@ -102,68 +100,17 @@ func Run(ctx context.Context, m *session.Manager, st *store.Store, log *slog.Log
 	}
 }
 
-// ReadCut reads the cut attempt's events (from c.Since on): the reply it
-// was streaming (c.Partial), its tool calls that started (c.Started) and
-// those of them that did not end (c.Calls), and those that waited for an
-// approval no one had given (c.Asked). A read that fails leaves what was
-// read before it, and c.Started nil (which calls started is not known).
+// ReadCut reads the cut attempt's events (from c.Since on, internal/cut):
+// the reply it was streaming (c.Partial), its tool calls that started
+// (c.Started) and those of them that did not end (c.Calls), and those
+// that waited for an approval no one had given (c.Asked). A read that
+// fails leaves what was read before it, and c.Started nil (which calls
+// started is not known).
 func ReadCut(ctx context.Context, st *store.Store, sessionID string, c *session.Cut) error {
-	c.Calls, c.Asked, c.Started = map[string]string{}, map[string]bool{}, nil
-	if c.Since <= 0 {
-		return nil
+	l, err := cut.Read(ctx, st, sessionID, c.TurnID, c.Since)
+	c.Partial, c.Calls, c.Asked, c.Started = l.Partial, l.Open(), l.Asked, nil
+	if err == nil && c.Since > 0 {
+		c.Started = l.Started()
 	}
-	started := map[string]bool{}
-	var partial strings.Builder
-	asked := map[string]string{} // requestId → toolCallId
-	var rerr error
-	for from := c.Since - 1; ; {
-		page, err := st.Events(ctx, sessionID, from, 512, 1<<20)
-		if err != nil || len(page) == 0 {
-			rerr = err
-			break
-		}
-		for _, ev := range page {
-			from = ev.Seq
-			var e struct {
-				TurnID     string `json:"turnId"`
-				Text       string `json:"text"`
-				RequestID  string `json:"requestId"`
-				ToolCallID string `json:"toolCallId"`
-				Name       string `json:"name"`
-			}
-			switch ev.Type {
-			case protocol.EventAgentMessageChunk, protocol.EventApprovalRequest, protocol.EventApprovalResolved, protocol.EventToolCall, protocol.EventToolResult:
-				if json.Unmarshal(ev.Body, &e) != nil || (e.TurnID != c.TurnID && ev.Type != protocol.EventApprovalResolved) {
-					continue
-				}
-			}
-			switch ev.Type {
-			case protocol.EventToolCall:
-				c.Calls[e.ToolCallID] = e.Name
-				started[e.ToolCallID] = true
-			case protocol.EventToolResult:
-				delete(c.Calls, e.ToolCallID)
-			}
-			switch ev.Type {
-			case protocol.EventAgentMessageChunk:
-				partial.WriteString(e.Text)
-			case protocol.EventContextUsage, protocol.EventToolCall, protocol.EventToolResult, protocol.EventUserMessage, protocol.EventTurnResumed:
-				// A model call that ended (its reply is in the
-				// transcript), or a message after it.
-				partial.Reset()
-			case protocol.EventApprovalRequest:
-				asked[e.RequestID] = e.ToolCallID
-			case protocol.EventApprovalResolved:
-				delete(asked, e.RequestID)
-			}
-		}
-	}
-	c.Partial = partial.String()
-	for _, id := range asked {
-		c.Asked[id] = true
-	}
-	if rerr == nil {
-		c.Started = started
-	}
-	return rerr
+	return err
 }

@@ -73,7 +73,7 @@ func (s *Session) turnAgent() *agent.Agent {
 	// child's, within what its parent holds at that call.
 	a.Gate, a.Actor = s.m.gate, s.Actor()
 	a.Offered = func(names map[string]bool) { s.tools.Store(&names) }
-	if s.liveParent() != nil {
+	if s.Parent() != nil {
 		a.Grant = s.grant
 	}
 	return &a
@@ -85,7 +85,7 @@ func (s *Session) turnAgent() *agent.Agent {
 // and the
 // narrowest mode of its ancestors now. nil when it has no live parent.
 func (s *Session) grant() *gate.Grant {
-	p := s.liveParent()
+	p := s.Parent()
 	if p == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw/zeroclaw/internal/agent"
+	"github.com/zeroclaw/zeroclaw/internal/cut"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 )
@@ -20,24 +21,13 @@ import (
 // at most [daemon] continue_attempts times: one that keeps killing the
 // daemon ends failed.
 
-// interruptedCall is the result of a tool call a daemon's end cut.
-const interruptedCall = "interrupted by a daemon restart: the command may or may not have run to the end"
-
-// unrunCall is the result of a tool call of a cut reply that had not
-// started when the daemon stopped.
-const unrunCall = "not run: the daemon stopped before this call started, and it was not run after the restart"
-
-// unrunAsked is the result of a call that waited for an approval when the
-// daemon stopped, in a turn that is not continued.
-const unrunAsked = "not run: the daemon stopped while it waited for an approval"
-
 // startTurn writes a prompt's turn start: its input_update and its
 // user_message with the turn's claim (one transaction), and returns the
 // user_message's seq.
 func (s *Session) startTurn(j *job, turnID string) int64 {
 	in := j.input()
 	s.inputUpdate(in, protocol.InputStarted, turnID, "", nil)
-	return s.emitInput(userMessage(j.prompt, j.client, false), ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
+	return s.write(userMessage(j.prompt, j.client, false), nil, ptr(j.record(protocol.InputStarted, turnID, 1, nil)))
 }
 
 // sayInterrupted appends turn_interrupted for the turn a dead daemon
@@ -64,7 +54,7 @@ func (s *Session) sayInterrupted(ctx context.Context) {
 func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent.Outcome {
 	allowed := s.m.conf().Config().Daemon.ContinueAttempts
 	s.mu.Lock()
-	cut, unrun, held := s.cutCalls, s.unrun, s.held
+	cutCalls, unrun, held := s.cutCalls, s.unrun, s.held
 	s.cutCalls, s.unrun, s.held = nil, nil, nil
 	s.mu.Unlock()
 	if j.cont.Partial != "" {
@@ -73,34 +63,24 @@ func (s *Session) continueTurn(ctx context.Context, j *job, turnID string) agent
 	}
 	if j.cont.Attempt-1 > allowed {
 		for _, tc := range held {
-			s.Record(provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Text: "not run: the daemon stopped while it waited (for an approval or a sub-agent), and the turn is not continued again", IsError: true})
+			s.Record(provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Text: cut.UnrunHeld, IsError: true})
 		}
 		return agent.Outcome{StopReason: agent.StopError, Err: fmt.Errorf("the daemon stopped during this turn %d times; it is not continued again ([daemon] continue_attempts = %d)",
 			j.cont.Attempt-1, allowed)}
 	}
-	seq := s.emitInput(protocol.TurnResumedEvent{Attempt: j.cont.Attempt}, ptr(j.record(protocol.InputStarted, turnID, j.cont.Attempt, nil)))
+	seq := s.write(protocol.TurnResumedEvent{Attempt: j.cont.Attempt}, nil, ptr(j.record(protocol.InputStarted, turnID, j.cont.Attempt, nil)))
 	// The calls the daemon's end cut, and those it kept from starting:
 	// their results, as the model will read them.
-	for _, tc := range cut {
-		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: interruptedCall, IsError: true})
+	for _, tc := range cutCalls {
+		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: cut.Interrupted, IsError: true})
 	}
 	for _, tc := range unrun {
-		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: unrunCall, IsError: true})
+		s.emit(protocol.ToolResultEvent{ToolCallID: tc.ID, Name: tc.Name, RawOutput: cut.Unrun, IsError: true})
 	}
-	note := continueNote(j.cont.Attempt, len(cut) > 0)
+	note := cut.Note(j.cont.Attempt, len(cutCalls) > 0)
 	ended := s.running(j.prompt, seq)
 	// Calls that waited for an approval never ran: they are asked again.
 	out := s.turnAgent().Continue(ctx, s, s.cwd, note, held)
 	ended()
 	return out
-}
-
-// continueNote is what the model reads when its cut turn goes on; it
-// speaks of a running call only when one was running (cut).
-func continueNote(attempt int, cut bool) string {
-	note := "[The daemon stopped during this turn and was restarted; the turn goes on (attempt " + fmt.Sprint(attempt) + ")."
-	if cut {
-		note += " A tool call that was running then was not run again: its result says so. Check what it did before relying on it."
-	}
-	return note + "]"
 }

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"context"
-
 	"github.com/zeroclaw/zeroclaw/internal/eventlog"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -16,21 +14,11 @@ import (
 // can be written (the session is closed or its writes failed).
 func (s *Session) emit(ev protocol.EventBody) int64 { return s.events.Write(ev, nil, nil) }
 
-// emitInput emits ev and, when in is not nil, writes in in the same
-// transaction (an input's claim or end with its event).
-func (s *Session) emitInput(ev protocol.EventBody, in *store.Input) int64 {
-	return s.events.Write(ev, nil, in)
-}
-
 // write emits ev as one of turn (nil: the turn running now, if any),
 // writing in (if not nil) in the same transaction.
 func (s *Session) write(ev protocol.EventBody, turn *string, in *store.Input) int64 {
 	return s.events.Write(ev, turn, in)
 }
-
-// inTurn makes every event emitted from now on one of turn's ("":
-// none).
-func (s *Session) inTurn(turn string) { s.events.InTurn(turn) }
 
 // broken is told the first write failure of the session: its turn is
 // cancelled with it as the cause.
@@ -39,21 +27,11 @@ func (s *Session) broken(err error) {
 	s.t.CancelTurn(err)
 }
 
-func (s *Session) failure() error { return s.events.Failure() }
-
-// committed waits until seq has been delivered, or the session's writes
-// failed (that error), or ctx ends.
-func (s *Session) committed(ctx context.Context, seq int64) error { return s.events.Await(ctx, seq) }
-
-// caughtUp waits until every event emitted so far is committed (see
-// eventlog.Log.CaughtUp).
-func (s *Session) caughtUp(ctx context.Context) error { return s.events.CaughtUp(ctx) }
-
 // mend makes a session whose writes failed writable again, from what the
 // store holds: the seq counter goes back to the last committed event (no
 // later one was ever delivered) and the transcript to the stored one.
 func (s *Session) mend() error {
-	if s.failure() == nil {
+	if s.events.Failure() == nil {
 		return nil
 	}
 	last, msgs, err := s.m.store.Resume(s.id)
@@ -72,10 +50,6 @@ func (s *Session) mend() error {
 	s.m.log.Info("session writable again", "sessionId", s.id, "lastSeq", last)
 	return nil
 }
-
-// fence stops every later write of the session: a turn that outlives its
-// session's close (a tool that ignores cancellation) writes nothing.
-func (s *Session) fence() { s.events.Fence() }
 
 // written is the error callback of writes whose failure breaks the session.
 func (s *Session) written(err error) {

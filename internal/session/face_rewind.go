@@ -24,10 +24,6 @@ func (m *Manager) CheckpointDir() string { return m.cpDir }
 // the variables that hold provider keys.
 func (m *Manager) Environ() []string { return m.conf().Environ() }
 
-// LoadTranscript reads the transcript of a resumed session that is
-// still only in the store (nothing once it is read).
-func (s *Session) LoadTranscript(ctx context.Context) error { return s.load(ctx) }
-
 // HoldIdle takes the session's turn slot while no turn runs, for work
 // between turns (a prompt that comes meanwhile waits in the queue);
 // while a turn runs it fails with busy. release hands the slot on.
@@ -118,7 +114,7 @@ func (s *Session) processesSince(seq int64) []*background.Process {
 // PublishCommitted is Publish, then waits until ev is on disk (and
 // handed to the clients).
 func (s *Session) PublishCommitted(ctx context.Context, ev protocol.EventBody) error {
-	return s.committed(ctx, s.emit(ev))
+	return s.events.Await(ctx, s.emit(ev))
 }
 
 // Title is the title a prompt gives a turn, or a fresh session: its

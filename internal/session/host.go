@@ -110,5 +110,5 @@ func (s *Session) ClientTerminal() func(context.Context, tool.TerminalRun) (tool
 
 // to is what the turn asks of client c.
 func (s *Session) to(c *Client) clientcalls.To {
-	return clientcalls.To{Conn: c.conn, SessionID: s.id, CaughtUp: s.caughtUp}
+	return clientcalls.To{Conn: c.conn, SessionID: s.id, CaughtUp: s.events.CaughtUp}
 }

@@ -151,7 +151,7 @@ func (s *Session) neverRan(j *job, state, reason string) {
 	seq := s.inputUpdate(j.in, state, "", reason, ptr(j.record(state, "", 0, &res)))
 	// In memory until the store has its end: sent again meanwhile, it
 	// is found here, after that there.
-	s.committed(context.Background(), seq)
+	s.events.Await(context.Background(), seq)
 	s.finish(j.in, res)
 	j.done <- res
 }

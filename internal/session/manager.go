@@ -198,15 +198,10 @@ func NewManager(o Options) (*Manager, error) {
 // session when id is "": a shared server) that what its MCP servers offer
 // may have changed.
 func (m *Manager) mcpChanged(id string) {
-	m.mu.Lock()
-	var live []*Session
-	for _, s := range m.live {
-		if id == "" || s.id == id {
-			live = append(live, s)
+	for _, s := range m.liveSessions() {
+		if id != "" && s.id != id {
+			continue
 		}
-	}
-	m.mu.Unlock()
-	for _, s := range live {
 		for _, c := range s.clients() {
 			c.notify(protocol.MethodSessionMCPChanged, protocol.SessionRef{SessionID: s.id})
 		}
@@ -243,12 +238,7 @@ func (m *Manager) MCPStatus() []mcptools.Status {
 // Shutdown cancels every running turn, waits for them to end (bounded by
 // ctx) and flushes the store.
 func (m *Manager) Shutdown(ctx context.Context) {
-	m.mu.Lock()
-	live := make([]*Session, 0, len(m.live))
-	for _, s := range m.live {
-		live = append(live, s)
-	}
-	m.mu.Unlock()
+	live := m.liveSessions()
 	// Queued prompts are answered before the turns are cancelled, so
 	// none starts.
 	for _, s := range live {
@@ -274,7 +264,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	var own []*mcptools.Set
 	var procs []*background.Table
 	for _, s := range m.live {
-		s.fence()
+		s.events.Fence()
 		s.mu.Lock()
 		if s.mcp != nil {
 			own = append(own, s.mcp)
@@ -307,17 +297,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 
 // Summaries lists the live sessions for status.
 func (m *Manager) Summaries() []protocol.SessionSummary {
-	m.mu.Lock()
-	ss := make([]*Session, 0, len(m.live))
-	for _, s := range m.live {
-		ss = append(ss, s)
-	}
-	m.mu.Unlock()
-	out := make([]protocol.SessionSummary, 0, len(ss))
-	for _, s := range ss {
+	out := []protocol.SessionSummary{}
+	for _, s := range m.liveSessions() { // by id
 		out = append(out, s.summary())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
 	return out
 }
 

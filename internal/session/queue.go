@@ -127,7 +127,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 		return res
 	}
-	if err := s.load(ctx); err != nil {
+	if err := s.LoadTranscript(ctx); err != nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 		return res
 	}
@@ -154,8 +154,8 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		s.m.store.AutoTitle(s.id, title(j.prompt), s.m.list.ChangedAfter(s.id, s.written))
 	}
 
-	s.inTurn(turnID)
-	defer s.inTurn("")
+	s.events.InTurn(turnID)
+	defer s.events.InTurn("")
 	attempt := 1
 	var out agent.Outcome
 	if j.cont != nil {
@@ -184,7 +184,7 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		c := out.Usage.CostUSD
 		res.Usage.CostUSD = &c
 	}
-	if err := s.failure(); err != nil {
+	if err := s.events.Failure(); err != nil {
 		// A write failed: the turn ends with that cause, whatever the
 		// agent made of its cancelled context.
 		out.StopReason, out.Err = agent.StopError, err
@@ -210,10 +210,10 @@ func (s *Session) turn(j *job) protocol.SessionPromptResult {
 		state = protocol.InputCancelled
 	}
 	s.inputUpdate(in, state, turnID, "", nil)
-	last := s.emitInput(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice},
-		ptr(j.record(state, turnID, attempt, &res)))
+	last := s.write(protocol.TurnCompleteEvent{Outcome: outcome, StopReason: out.StopReason, Content: out.Content, Error: res.Error, Notice: out.Notice},
+		nil, ptr(j.record(state, turnID, attempt, &res)))
 	s.m.store.SetState(s.id, store.StateIdle, s.m.list.ChangedAfter(s.id, s.written))
-	if err := s.committed(context.Background(), last); err != nil && res.Error == nil {
+	if err := s.events.Await(context.Background(), last); err != nil && res.Error == nil {
 		res.StopReason, res.Error = agent.StopError, &protocol.ErrorInfo{Message: err.Error()}
 	}
 	return res
@@ -228,7 +228,7 @@ func (s *Session) cancelTurn() bool { return s.t.CancelTurn(nil) }
 // Compact leaves all but the last turn out of the model's view
 // (session/compact), between turns.
 func (s *Session) Compact(ctx context.Context) (int, error) {
-	if err := s.load(ctx); err != nil {
+	if err := s.LoadTranscript(ctx); err != nil {
 		return 0, err
 	}
 	// After the running turn (and those queued behind it).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zeroclaw/zeroclaw/internal/cut"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
 	"github.com/zeroclaw/zeroclaw/internal/provider"
 	"github.com/zeroclaw/zeroclaw/internal/store"
@@ -49,9 +50,10 @@ func (m *Manager) resume(ctx context.Context, rec *store.Session) (*Session, err
 	return s, nil
 }
 
-// load reads the transcript of a resumed session (repairing what an
-// interrupted turn left open), once, before its first turn.
-func (s *Session) load(ctx context.Context) error {
+// LoadTranscript reads the transcript of a resumed session that is
+// still only in the store (repairing what an interrupted turn left
+// open), once, before its first turn: nothing once it is read.
+func (s *Session) LoadTranscript(ctx context.Context) error {
 	s.mu.Lock()
 	unloaded := s.unloaded
 	s.mu.Unlock()
@@ -82,9 +84,9 @@ func (s *Session) load(ctx context.Context) error {
 func (s *Session) repairStored() error {
 	s.mu.Lock()
 	old := s.history.Messages
-	fixed, r := repair(old, s.asked, s.started)
+	fixed, r := cut.Repair(old, s.asked, s.started)
 	s.history = provider.NewTranscript(fixed)
-	s.cutCalls, s.unrun, s.held, s.asked, s.started = r.cut, r.unrun, r.held, nil, nil
+	s.cutCalls, s.unrun, s.held, s.asked, s.started = r.Cut, r.Unrun, r.Held, nil, nil
 	s.mu.Unlock()
 	from := 0
 	for from < len(old) && from < len(fixed) && reflect.DeepEqual(old[from], fixed[from]) {
@@ -100,55 +102,6 @@ func (s *Session) repairStored() error {
 	return s.m.store.ReplaceMessages(s.id, int64(from), bodies)
 }
 
-// repaired is what repair did with the calls it found open: answered
-// interrupted (cut: they had started), answered not run (unrun: they
-// had not), or left open (held).
-type repaired struct {
-	cut, unrun, held []provider.ToolCall
-}
-
-// repair gives every tool call of an interrupted turn a result, so the
-// transcript is one a model accepts: results follow their assistant
-// message, and a call without one gets an "interrupted" result (cut),
-// except in the transcript's last reply: a call that asks holds (one
-// that waited for an approval, never run) is left open (held), for a
-// continuation to ask again and answer, and where started says which
-// calls had started (non-nil), one that had not gets a "not run" result
-// (unrun).
-func repair(h []provider.Message, asks, started map[string]bool) (out []provider.Message, r repaired) {
-	out = make([]provider.Message, 0, len(h))
-	for i := 0; i < len(h); i++ {
-		m := h[i]
-		out = append(out, m)
-		if m.Role != provider.RoleAssistant || len(m.ToolCalls) == 0 {
-			continue
-		}
-		answered := map[string]bool{}
-		for i+1 < len(h) && h[i+1].Role == provider.RoleTool {
-			i++
-			out = append(out, h[i])
-			answered[h[i].ToolCallID] = true
-		}
-		last := i == len(h)-1
-		for _, tc := range m.ToolCalls {
-			switch {
-			case answered[tc.ID]:
-			case last && asks[tc.ID]:
-				r.held = append(r.held, tc)
-			case last && started != nil && !started[tc.ID]:
-				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Text: unrunCall, IsError: true})
-				r.unrun = append(r.unrun, tc)
-			default:
-				out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: tc.ID, Name: tc.Name,
-					Text: interruptedCall, IsError: true})
-				r.cut = append(r.cut, tc)
-			}
-		}
-	}
-	return out, r
-}
-
 // closeCut gives each tool call a cut turn that is not continued had
 // started and not ended (turnID, its attempt begun at seq since) its
 // tool_result, so no client waits for one: "interrupted" for a call that
@@ -159,58 +112,21 @@ func (s *Session) closeCut(ctx context.Context, turnID string, since int64) map[
 	if since <= 0 {
 		return nil
 	}
-	type call struct{ id, name string }
-	var open []call
-	ended := map[string]bool{}
-	asked := map[string]string{} // requestId → toolCallId
-	for from := since - 1; ; {
-		page, err := s.m.store.Events(ctx, s.id, from, 512, 1<<20)
-		if err != nil {
-			return nil
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, ev := range page {
-			from = ev.Seq
-			var e struct {
-				TurnID     string `json:"turnId"`
-				RequestID  string `json:"requestId"`
-				ToolCallID string `json:"toolCallId"`
-				Name       string `json:"name"`
-			}
-			if json.Unmarshal(ev.Body, &e) != nil || (e.TurnID != turnID && ev.Type != protocol.EventApprovalResolved) {
-				continue
-			}
-			switch ev.Type {
-			case protocol.EventToolCall:
-				open = append(open, call{e.ToolCallID, e.Name})
-			case protocol.EventToolResult:
-				ended[e.ToolCallID] = true
-			case protocol.EventApprovalRequest:
-				asked[e.RequestID] = e.ToolCallID
-			case protocol.EventApprovalResolved:
-				delete(asked, e.RequestID)
-			}
-		}
-	}
-	waited := map[string]bool{}
-	for _, id := range asked {
-		waited[id] = true
+	l, err := cut.Read(ctx, s.m.store, s.id, turnID, since)
+	if err != nil {
+		return nil
 	}
 	ran := map[string]bool{}
-	for _, c := range open {
-		if waited[c.id] {
-			if !ended[c.id] {
-				s.write(protocol.ToolResultEvent{ToolCallID: c.id, Name: c.name, RawOutput: unrunAsked, IsError: true}, &turnID, nil)
-				ended[c.id] = true
-			}
-			continue
+	for _, c := range l.Calls {
+		result := cut.Interrupted
+		if l.Asked[c.ID] {
+			result = cut.UnrunAsked
+		} else {
+			ran[c.ID] = true
 		}
-		ran[c.id] = true
-		if !ended[c.id] {
-			s.write(protocol.ToolResultEvent{ToolCallID: c.id, Name: c.name, RawOutput: interruptedCall, IsError: true}, &turnID, nil)
-			ended[c.id] = true
+		if !l.Ended[c.ID] {
+			s.write(protocol.ToolResultEvent{ToolCallID: c.ID, Name: c.Name, RawOutput: result, IsError: true}, &turnID, nil)
+			l.Ended[c.ID] = true
 		}
 	}
 	return ran

@@ -31,7 +31,7 @@ func (s *Session) sandboxNow() (mode string, noNet bool) {
 	s.mu.Lock()
 	mode, noNet = s.sbMode, s.noNetwork
 	s.mu.Unlock()
-	if p := s.liveParent(); p != nil {
+	if p := s.Parent(); p != nil {
 		pm, pn := p.sandboxNow()
 		if pm == sandbox.ModeReadOnly {
 			mode = pm

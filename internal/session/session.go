@@ -252,7 +252,7 @@ func (s *Session) touch() { s.t.Touch() }
 func (s *Session) unloadable() bool {
 	n := s.events.Attached()
 	// A live parent's child stays (its parent drives it).
-	return n == 0 && s.idle() && !s.t.Shutting() && s.liveParent() == nil
+	return n == 0 && s.idle() && !s.t.Shutting() && s.Parent() == nil
 }
 
 // drain starts closing the session: no prompt is queued any more, and
@@ -298,7 +298,7 @@ func (s *Session) close(keep bool) {
 		}
 		t.Stop()
 	}
-	s.fence()
+	s.events.Fence()
 	s.mu.Lock()
 	own, procs := s.mcp, s.procs
 	s.mcp = nil

@@ -81,7 +81,7 @@ func (m *Manager) Steer(ctx context.Context, c *Client, p protocol.SessionSteerP
 		seq := s.inputUpdate(in, protocol.InputSteered, turn, "", &rec)
 		// Remembered until the store has it: a steer sent again
 		// meanwhile finds it here, after that there.
-		s.committed(ctx, seq)
+		s.events.Await(ctx, seq)
 		s.forget(in)
 		return res, nil
 	}

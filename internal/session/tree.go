@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/zeroclaw/zeroclaw/internal/gate"
 	"github.com/zeroclaw/zeroclaw/internal/protocol"
@@ -20,11 +19,8 @@ import (
 // children (which run, their answers, their progress) is the
 // sub-agents' own.
 
-// liveParent is the session's parent while it is live.
-func (s *Session) liveParent() *Session { return s.parent.Load() }
-
 // Parent is the session's parent while it is live (nil: none, or gone).
-func (s *Session) Parent() *Session { return s.liveParent() }
+func (s *Session) Parent() *Session { return s.parent.Load() }
 
 // Lineage says whose child the session is (the zero value: nobody's).
 func (s *Session) Lineage() protocol.Lineage {
@@ -119,7 +115,7 @@ func (s *Session) SteerRunning(text string) string {
 // chargeUp adds a child's usage to each ancestor's (their session
 // usage; the day's is the child's own charge).
 func (s *Session) chargeUp(su store.Usage) {
-	for p := s.liveParent(); p != nil; p = p.liveParent() {
+	for p := s.Parent(); p != nil; p = p.Parent() {
 		p.mu.Lock()
 		spend.Add(&p.spent, su)
 		p.mu.Unlock()
@@ -131,21 +127,10 @@ func (s *Session) chargeUp(su store.Usage) {
 // all its descendants'): a session budget bounds the whole tree.
 func (s *Session) rootSpent() float64 {
 	r := s
-	for p := s.liveParent(); p != nil; p = p.liveParent() {
+	for p := s.Parent(); p != nil; p = p.Parent() {
 		r = p
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.spent.CostUSD
-}
-
-// cut is s cut to at most n bytes, at a rune's start.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -11,7 +11,7 @@ func (m *Manager) Work() protocol.StayingFor {
 	var w protocol.StayingFor
 	for _, s := range m.liveSessions() {
 		if !s.t.Idle() {
-			if s.liveParent() != nil {
+			if s.Parent() != nil {
 				w.Subagents++
 			} else {
 				w.Turns++
