@@ -183,3 +183,70 @@ func TestReadCutReadsWhatTheAttemptLeft(t *testing.T) {
 		t.Errorf("calls started, ended or not: %v", c.Started)
 	}
 }
+
+// A child's cut turn goes on with its parent's (the parent loaded with
+// it, its task call that started the child found still open), and a
+// child whose parent is gone goes on alone: each cut turn is continued
+// once, before anything queued after it.
+func TestRunGivesChildrenBackToTheirParents(t *testing.T) {
+	h := sessiontest.New(t, nil)
+	st, ctx := h.Store, context.Background()
+	cwd := t.TempDir()
+	seqs := map[string]int64{}
+	write := func(sid, typ string, body map[string]any, in *store.Input) {
+		t.Helper()
+		seqs[sid]++
+		body["sessionId"], body["seq"], body["type"] = sid, seqs[sid], typ
+		b, _ := json.Marshal(body)
+		done := make(chan error, 1)
+		ev := store.Event{Seq: seqs[sid], Type: typ, Body: b}
+		if in != nil {
+			st.AppendEventWithInput(sid, ev, *in, func(err error) { done <- err })
+		} else {
+			st.AppendEvent(sid, ev, func(err error) { done <- err })
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutTurn := func(sid, parent, callID string) {
+		t.Helper()
+		depth := 0
+		if parent != "" {
+			depth = 1
+		}
+		if err := st.CreateSession(&store.Session{ID: sid, AgentAlias: "default", Cwd: cwd, ParentID: parent, ParentToolCallID: callID, Depth: depth}); err != nil {
+			t.Fatal(err)
+		}
+		turn := "turn_" + sid
+		write(sid, "user_message", map[string]any{"turnId": turn, "text": "go"},
+			&store.Input{ID: "in_" + sid, Kind: "prompt", State: protocol.InputStarted, TurnID: turn, Attempts: 1, Prompt: []byte(`{"text":"go"}`)})
+	}
+	cutTurn("p", "", "")
+	write("p", "tool_call", map[string]any{"turnId": "turn_p", "toolCallId": "call_task", "name": "task"}, nil)
+	cutTurn("ch", "p", "call_task")
+	cutTurn("orphan", "gone", "call_x")
+
+	d := h.Start(t, nil)
+	continuation.Run(ctx, d.M, st, slog.Default())
+	cl, _ := sessiontest.Client(t, "c2", "")
+	for _, sid := range []string{"p", "ch", "orphan"} {
+		d.Open(t, cl, sid)
+		// A prompt queued behind the continued turn runs after it.
+		if r := d.Prompt(t, cl, sid, "after"); r.Content != "echo: after" {
+			t.Fatalf("%s: the prompt after: %+v", sid, r)
+		}
+		var resumed, completes int
+		for _, u := range h.StoredEvents(t, sid) {
+			switch u.Event.(type) {
+			case protocol.TurnResumedEvent:
+				resumed++
+			case protocol.TurnCompleteEvent:
+				completes++
+			}
+		}
+		if resumed != 1 || completes != 2 {
+			t.Errorf("%s: its cut turn resumed %d times; %d turns completed, want 2", sid, resumed, completes)
+		}
+	}
+}
