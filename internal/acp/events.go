@@ -360,7 +360,7 @@ func stateUpdate(u protocol.SessionUpdate, replay bool, meta map[string]any) map
 		// The goal extension: a line the editor shows, the goal whole
 		// in _meta.
 		g := ev.Goal
-		text := fmt.Sprintf("(goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+		text := fmt.Sprintf("(goal %s after %s", strings.ReplaceAll(g.State, "_", " "), protocol.TurnsText(g.Turns))
 		if g.Summary+g.Reason != "" {
 			text += ": " + g.Summary + g.Reason
 		}

@@ -555,7 +555,7 @@ func TestChatTmuxGoalAndSchedule(t *testing.T) {
 	tc.paste(`/when "[Goal, turn 2]" /tool goal_done {"summary":"counted to two"}`)
 	tc.keys("Enter")
 	tc.wait("goal active, 0 turns")
-	tc.wait("(goal met after 1 turns: counted to two)")
+	tc.wait("(goal met after 1 turn: counted to two)")
 	tc.keys("/goal", "Enter")
 	tc.wait("goal met, 2 turns (of 50): counted to two — count to two")
 	tc.keys("/schedule every 1h check the deploy", "Enter")

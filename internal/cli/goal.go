@@ -122,7 +122,7 @@ func goalCmd(g *globals) *cobra.Command {
 
 // goalSummary says a goal in one line.
 func goalSummary(g protocol.Goal) string {
-	s := fmt.Sprintf("%s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+	s := fmt.Sprintf("%s after %s", strings.ReplaceAll(g.State, "_", " "), protocol.TurnsText(g.Turns))
 	if b := g.Budget; b.USD != nil {
 		s += fmt.Sprintf(", $%.4f of $%.2f", g.Spent.USD, *b.USD)
 	} else if g.Spent.USD > 0 {

@@ -1,5 +1,7 @@
 package protocol
 
+import "strconv"
+
 // Goals (issue 38): an objective a session works toward turn after turn,
 // within a budget, until the model says it is met (goal_done) or that it
 // needs the user (goal_blocked), the budget runs out, or a client pauses
@@ -90,3 +92,11 @@ type GoalUpdateEvent struct {
 }
 
 func (GoalUpdateEvent) EventType() string { return EventGoalUpdate }
+
+// TurnsText says n turns in words: "1 turn", "3 turns".
+func TurnsText(n int) string {
+	if n == 1 {
+		return "1 turn"
+	}
+	return strconv.Itoa(n) + " turns"
+}

@@ -139,7 +139,7 @@ func reviewNote(e protocol.ApprovalReviewedEvent) string {
 // goalNote says how a session's goal stands.
 func goalNote(e protocol.GoalUpdateEvent) string {
 	g := e.Goal
-	s := fmt.Sprintf("  (goal %s after %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+	s := fmt.Sprintf("  (goal %s after %s", strings.ReplaceAll(g.State, "_", " "), protocol.TurnsText(g.Turns))
 	if g.Spent.USD > 0 {
 		s += fmt.Sprintf(", $%.4f", g.Spent.USD)
 	}

@@ -108,7 +108,7 @@ func (ch *chat) goal(ctx context.Context, _, arg string) error {
 
 // goalLine says a goal in one line.
 func goalLine(g protocol.Goal) string {
-	s := fmt.Sprintf("goal %s, %d turns", strings.ReplaceAll(g.State, "_", " "), g.Turns)
+	s := fmt.Sprintf("goal %s, %s", strings.ReplaceAll(g.State, "_", " "), protocol.TurnsText(g.Turns))
 	b := g.Budget
 	if b.USD != nil {
 		s += fmt.Sprintf(", $%.4f of $%.2f", g.Spent.USD, *b.USD)
