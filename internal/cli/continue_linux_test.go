@@ -172,18 +172,22 @@ func TestTurnContinuesAfterKill9(t *testing.T) {
 func TestCrashLoopEndsTheTurnFailed(t *testing.T) {
 	env, _, _, dir := testEnv(t, "")
 	cwd := t.TempDir()
+	pidFile := filepath.Join(cwd, "daemon.pid")
 	var mu sync.Mutex
-	calls := 0
+	calls, started := 0, 0
+	// The n-th call is answered once the n-th daemon's pid is in the file
+	// its command reads: a continued turn calls the model as its daemon
+	// starts, before the test has written that daemon's pid.
+	startedCond := sync.NewCond(&mu)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		calls++
 		n := calls
+		for started < n {
+			startedCond.Wait()
+		}
 		mu.Unlock()
-		// The command's parent is the daemon (no sandbox): it kills the
-		// daemon that runs it, whichever that is (a pid file written
-		// after a start could still name the last one when the
-		// continued turn runs the command).
-		args, _ := json.Marshal(map[string]string{"command": "kill -9 $PPID"})
+		args, _ := json.Marshal(map[string]string{"command": "kill -9 $(cat daemon.pid)"})
 		call, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{
 			map[string]any{"index": 0, "id": "call_" + strconv.Itoa(n), "type": "function", "function": map[string]any{"name": "shell", "arguments": string(args)}}}}}}})
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -197,6 +201,11 @@ func TestCrashLoopEndsTheTurnFailed(t *testing.T) {
 	ctx := context.Background()
 	start := func() *exec.Cmd {
 		cmd, _ := startDaemon(t, env)
+		os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		mu.Lock()
+		started++
+		startedCond.Broadcast()
+		mu.Unlock()
 		return cmd
 	}
 	cmd := start()
@@ -210,7 +219,7 @@ func TestCrashLoopEndsTheTurnFailed(t *testing.T) {
 	text := "kill it"
 	go c.Prompt(ctx, protocol.SessionPromptParams{SessionID: "loop", Prompt: &text, ClientMessageID: "loop-1"})
 	// The first run and two continuations each kill the daemon: each
-	// time it is started again.
+	// time it is started again (its pid where the command reads it).
 	for kills := 0; kills < 3; kills++ {
 		if err := cmd.Wait(); err == nil {
 			t.Fatalf("the daemon exited cleanly on kill %d", kills+1)
